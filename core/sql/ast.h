@@ -1,0 +1,213 @@
+// The syntax tree of fld's SQL (Feldera's dialect, the subset fld runs, plus what sqllogictest
+// files use). Produced by the parser (core/sql/parser.h), consumed by the binder/planner
+// (core/plan). Nodes own their children. Every node records the position of its first token so
+// later errors can point at the SQL.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/types/types.h"
+
+namespace fld::sql {
+
+// A position in the SQL text: 1-based line and column, 0-based byte offset.
+struct Pos {
+  int line = 1;
+  int col = 1;
+  size_t offset = 0;
+};
+
+struct Query;
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+enum class ExprKind : uint8_t {
+  kLiteral,    // lit_kind, text
+  kColumnRef,  // qualifier (may be empty), name
+  kStar,       // `*` or `t.*` in a select list (qualifier), or COUNT(*) argument
+  kUnary,      // op in {kNeg, kPlus, kNot}; args[0]
+  kBinary,     // op; args[0], args[1]
+  kFunction,   // name (upper case), args; distinct; star_arg for COUNT(*)
+  kCase,       // args: [operand if has_operand] then WHEN, THEN pairs, then ELSE if has_else
+  kCast,       // args[0] AS cast_type
+  kBetween,    // args[0] [NOT] BETWEEN args[1] AND args[2]; negated
+  kInList,     // args[0] [NOT] IN (args[1..]); negated
+  kInQuery,    // args[0] [NOT] IN (subquery); negated
+  kExists,     // [NOT] EXISTS (subquery); negated
+  kSubquery,   // (subquery) used as a scalar
+  kIsNull,     // args[0] IS [NOT] NULL; negated means IS NOT NULL
+  kLike,       // args[0] [NOT] LIKE args[1] [ESCAPE args[2]]; negated
+  kIsBool,     // args[0] IS [NOT] TRUE/FALSE; bool_value, negated
+  kIsDistinct, // args[0] IS [NOT] DISTINCT FROM args[1]; negated = IS NOT DISTINCT FROM
+};
+
+enum class LiteralKind : uint8_t {
+  kNull,
+  kBoolean,    // text "TRUE" / "FALSE"
+  kInteger,    // text: digits only (a leading minus is a unary operator)
+  kDecimal,    // text with a '.', e.g. "12.50", ".5"
+  kDouble,     // text with an exponent, e.g. "1e3", "2.5E-3"
+  kString,     // text: the unquoted, unescaped contents
+  kDate,       // DATE '2024-01-01': text is the quoted part
+  kTime,       // TIME '12:00:00'
+  kTimestamp,  // TIMESTAMP '2024-01-01 12:00:00'
+};
+
+enum class Op : uint8_t {
+  kNone,
+  // unary
+  kNeg, kPlus, kNot,
+  // binary arithmetic
+  kAdd, kSub, kMul, kDiv, kMod, kConcat,
+  // comparison
+  kEq, kNe, kLt, kLe, kGt, kGe,
+  // logic
+  kAnd, kOr,
+};
+
+struct Expr {
+  ExprKind kind = ExprKind::kLiteral;
+  Pos pos;
+  LiteralKind lit_kind = LiteralKind::kNull;
+  std::string text;       // literal text
+  std::string qualifier;  // column ref / star qualifier (as written, case kept)
+  std::string name;       // column name (as written) / function name (upper case)
+  Op op = Op::kNone;
+  std::vector<ExprPtr> args;
+  bool distinct = false;     // aggregate DISTINCT
+  bool star_arg = false;     // COUNT(*)
+  bool negated = false;      // NOT BETWEEN / NOT IN / IS NOT NULL / NOT LIKE / NOT EXISTS
+  bool has_operand = false;  // CASE x WHEN ...
+  bool has_else = false;
+  bool bool_value = false;   // IS [NOT] TRUE / FALSE
+  SqlType cast_type;         // CAST target (nullable = true)
+  std::unique_ptr<Query> subquery;
+};
+
+enum class JoinType : uint8_t { kInner, kLeft, kRight, kFull, kCross };
+
+struct TableRef {
+  enum class Kind : uint8_t { kTable, kSubquery, kJoin };
+  Kind kind = Kind::kTable;
+  Pos pos;
+  std::string name;   // kTable: the relation name as written
+  std::string alias;  // optional for kTable, kSubquery
+  std::unique_ptr<Query> subquery;
+  // kJoin
+  JoinType join_type = JoinType::kInner;
+  bool natural = false;
+  std::unique_ptr<TableRef> left, right;
+  ExprPtr on;                          // ON condition (may be null)
+  std::vector<std::string> using_cols; // USING (a, b)
+};
+
+struct SelectItem {
+  ExprPtr expr;       // kStar for `*` / `t.*`
+  std::string alias;  // empty when none was given
+  Pos pos;
+};
+
+struct Select {
+  Pos pos;
+  bool distinct = false;  // SELECT DISTINCT (SELECT ALL is the default)
+  std::vector<SelectItem> items;
+  std::vector<std::unique_ptr<TableRef>> from;  // comma-separated list; empty = no FROM
+  ExprPtr where;
+  std::vector<ExprPtr> group_by;
+  ExprPtr having;
+};
+
+enum class SetOp : uint8_t { kUnion, kExcept, kIntersect };
+
+struct OrderItem {
+  ExprPtr expr;
+  bool desc = false;
+  std::optional<bool> nulls_first;
+};
+
+// A query: either one SELECT or a set operation over two queries, with optional ORDER BY / LIMIT.
+struct Query {
+  Pos pos;
+  std::unique_ptr<Select> select;  // set when this is a plain SELECT (or VALUES-free SELECT)
+  // set operation (when select is null)
+  SetOp set_op = SetOp::kUnion;
+  bool set_all = false;
+  std::unique_ptr<Query> left, right;
+  std::vector<OrderItem> order_by;
+  std::optional<int64_t> limit;
+  std::optional<int64_t> offset;
+};
+
+struct ColumnDef {
+  Pos pos;
+  std::string name;
+  SqlType type;  // nullable = false when NOT NULL or PRIMARY KEY was given
+  bool primary_key = false;
+};
+
+// 'key' = 'value' in WITH (...). value is the unquoted string.
+struct Property {
+  Pos pos;        // of the key
+  Pos value_pos;  // of the value's opening quote
+  std::string key;
+  std::string value;
+};
+
+struct CreateTable {
+  std::string name;
+  std::vector<ColumnDef> columns;
+  std::vector<std::string> primary_key;  // from PRIMARY KEY (..) or column-level PRIMARY KEY
+  std::vector<Property> properties;
+};
+
+struct CreateView {
+  std::string name;
+  bool materialized = false;
+  bool local = false;
+  std::vector<std::string> column_names;  // CREATE VIEW v (a, b) AS ...
+  std::unique_ptr<Query> query;
+  std::vector<Property> properties;
+  size_t query_begin = 0, query_end = 0;  // byte range of the query text
+};
+
+struct Insert {
+  std::string table;
+  std::vector<std::string> columns;           // empty = all, in table order
+  std::vector<std::vector<ExprPtr>> rows;     // VALUES (...), (...)
+  std::unique_ptr<Query> query;               // INSERT INTO t SELECT ...
+};
+
+struct Delete {
+  std::string table;
+  ExprPtr where;  // may be null
+};
+
+struct Statement {
+  enum class Kind : uint8_t {
+    kCreateTable,
+    kCreateView,
+    kInsert,
+    kDelete,
+    kQuery,      // a bare SELECT
+    kDropTable,
+    kDropView,
+    kCreateIndex,  // parsed and ignored
+  };
+  Kind kind = Kind::kQuery;
+  Pos pos;
+  size_t begin = 0, end = 0;  // byte range of the statement's text (without the ';')
+  std::unique_ptr<CreateTable> create_table;
+  std::unique_ptr<CreateView> create_view;
+  std::unique_ptr<Insert> insert;
+  std::unique_ptr<Delete> del;
+  std::unique_ptr<Query> query;
+  std::string drop_name;
+  bool if_exists = false;
+};
+
+}  // namespace fld::sql

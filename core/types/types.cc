@@ -1,0 +1,336 @@
+#include "core/types/types.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace fld {
+
+std::string SqlType::ToString() const {
+  std::string s;
+  switch (id) {
+    case TypeId::kNull: s = "NULL"; break;
+    case TypeId::kBoolean: s = "BOOLEAN"; break;
+    case TypeId::kTinyInt: s = "TINYINT"; break;
+    case TypeId::kSmallInt: s = "SMALLINT"; break;
+    case TypeId::kInteger: s = "INTEGER"; break;
+    case TypeId::kBigInt: s = "BIGINT"; break;
+    case TypeId::kDecimal: s = fmt::format("DECIMAL({}, {})", precision, scale); break;
+    case TypeId::kReal: s = "REAL"; break;
+    case TypeId::kDouble: s = "DOUBLE"; break;
+    case TypeId::kChar: s = length >= 0 ? fmt::format("CHAR({})", length) : "CHAR"; break;
+    case TypeId::kVarchar: s = length >= 0 ? fmt::format("VARCHAR({})", length) : "VARCHAR"; break;
+    case TypeId::kDate: s = "DATE"; break;
+    case TypeId::kTime: s = "TIME"; break;
+    case TypeId::kTimestamp: s = "TIMESTAMP"; break;
+  }
+  if (!nullable) s += " NOT NULL";
+  return s;
+}
+
+std::strong_ordering Value::operator<=>(const Value& o) const {
+  auto rank = [](Kind k) { return k == Kind::kDouble ? 1 : static_cast<int>(k); };
+  int ra = rank(kind), rb = rank(o.kind);
+  if (ra != rb) return ra <=> rb;
+  switch (kind) {
+    case Kind::kNull: return std::strong_ordering::equal;
+    case Kind::kString: return s.compare(o.s) <=> 0;
+    default: break;
+  }
+  if (kind == Kind::kInt && o.kind == Kind::kInt) return i <=> o.i;
+  double a = kind == Kind::kInt ? static_cast<double>(i) : d;
+  double b = o.kind == Kind::kInt ? static_cast<double>(o.i) : o.d;
+  if (a < b) return std::strong_ordering::less;
+  if (a > b) return std::strong_ordering::greater;
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) <=> std::isnan(b);
+  // Equal as doubles: keep the order total by kind.
+  return static_cast<int>(kind) <=> static_cast<int>(o.kind);
+}
+
+int64_t Pow10(int n) {
+  static constexpr int64_t kP[19] = {1,
+                                     10,
+                                     100,
+                                     1000,
+                                     10000,
+                                     100000,
+                                     1000000,
+                                     10000000,
+                                     100000000,
+                                     1000000000,
+                                     10000000000,
+                                     100000000000,
+                                     1000000000000,
+                                     10000000000000,
+                                     100000000000000,
+                                     1000000000000000,
+                                     10000000000000000,
+                                     100000000000000000,
+                                     1000000000000000000};
+  return kP[n < 0 ? 0 : (n > 18 ? 18 : n)];
+}
+
+// Days from 1970-01-01 for a proleptic Gregorian date (the well-known era-based algorithm).
+int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const unsigned doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t yy = static_cast<int64_t>(yoe) + era * 400;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
+  *y = yy + (*m <= 2);
+}
+
+namespace {
+
+std::string_view Trim(std::string_view t) {
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r')) t.remove_suffix(1);
+  return t;
+}
+
+bool ParseInt(std::string_view t, int64_t* out) {
+  if (!t.empty() && t.front() == '+') t.remove_prefix(1);
+  auto r = std::from_chars(t.data(), t.data() + t.size(), *out);
+  return r.ec == std::errc() && r.ptr == t.data() + t.size() && !t.empty();
+}
+
+// Fixed-width unsigned digits.
+bool Digits(std::string_view t, size_t pos, size_t n, int64_t* out) {
+  if (pos + n > t.size()) return false;
+  int64_t v = 0;
+  for (size_t k = pos; k < pos + n; ++k) {
+    if (t[k] < '0' || t[k] > '9') return false;
+    v = v * 10 + (t[k] - '0');
+  }
+  *out = v;
+  return true;
+}
+
+bool ParseDate(std::string_view t, int64_t* days) {
+  // [-]YYYY-MM-DD
+  bool neg = !t.empty() && t.front() == '-';
+  if (neg) t.remove_prefix(1);
+  size_t dash = t.find('-');
+  if (dash == std::string_view::npos || dash < 1) return false;
+  int64_t y, m, d;
+  if (!ParseInt(t.substr(0, dash), &y)) return false;
+  if (t.size() != dash + 6 || t[dash + 3] != '-') return false;
+  if (!Digits(t, dash + 1, 2, &m) || !Digits(t, dash + 4, 2, &d)) return false;
+  if (neg) y = -y;
+  if (m < 1 || m > 12 || d < 1) return false;
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  int maxd = kDays[m - 1] + (m == 2 && leap ? 1 : 0);
+  if (d > maxd) return false;
+  *days = DaysFromCivil(y, static_cast<unsigned>(m), static_cast<unsigned>(d));
+  return true;
+}
+
+bool ParseTime(std::string_view t, int64_t* micros) {
+  // HH:MM[:SS[.ffffff]]
+  int64_t h, mi, s = 0, frac = 0;
+  if (!Digits(t, 0, 2, &h) || t.size() < 5 || t[2] != ':' || !Digits(t, 3, 2, &mi)) return false;
+  size_t pos = 5;
+  if (pos < t.size()) {
+    if (t[pos] != ':' || !Digits(t, pos + 1, 2, &s)) return false;
+    pos += 3;
+    if (pos < t.size()) {
+      if (t[pos] != '.') return false;
+      ++pos;
+      int n = 0;
+      while (pos < t.size() && t[pos] >= '0' && t[pos] <= '9') {
+        if (n < 6) frac = frac * 10 + (t[pos] - '0');
+        ++n;
+        ++pos;
+      }
+      if (n == 0 || pos != t.size()) return false;
+      for (int k = n; k < 6; ++k) frac *= 10;
+    }
+  }
+  if (h > 23 || mi > 59 || s > 59) return false;
+  *micros = ((h * 60 + mi) * 60 + s) * kMicrosPerSecond + frac;
+  return true;
+}
+
+bool ParseDecimal(std::string_view t, int scale, int64_t* out) {
+  bool neg = false;
+  if (!t.empty() && (t.front() == '-' || t.front() == '+')) {
+    neg = t.front() == '-';
+    t.remove_prefix(1);
+  }
+  if (t.empty()) return false;
+  __int128 v = 0;
+  int frac_digits = -1;
+  bool any = false;
+  for (char c : t) {
+    if (c == '.') {
+      if (frac_digits >= 0) return false;
+      frac_digits = 0;
+      continue;
+    }
+    if (c < '0' || c > '9') return false;
+    any = true;
+    if (frac_digits >= 0) {
+      if (frac_digits >= scale) continue;  // extra digits are truncated
+      ++frac_digits;
+    }
+    v = v * 10 + (c - '0');
+    if (v > (static_cast<__int128>(1) << 100)) return false;
+  }
+  if (!any) return false;
+  int have = frac_digits < 0 ? 0 : frac_digits;
+  for (int k = have; k < scale; ++k) v *= 10;
+  if (v > INT64_MAX) return false;
+  *out = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  return true;
+}
+
+}  // namespace
+
+bool ParseValue(std::string_view text, const SqlType& type, Value* out) {
+  std::string_view t = type.IsString() ? text : Trim(text);
+  switch (type.id) {
+    case TypeId::kNull: return false;
+    case TypeId::kBoolean: {
+      std::string l;
+      for (char c : t) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (l == "true" || l == "t" || l == "1") *out = Value::Int(1);
+      else if (l == "false" || l == "f" || l == "0") *out = Value::Int(0);
+      else return false;
+      return true;
+    }
+    case TypeId::kTinyInt:
+    case TypeId::kSmallInt:
+    case TypeId::kInteger:
+    case TypeId::kBigInt: {
+      int64_t v;
+      if (!ParseInt(t, &v)) return false;
+      int64_t lo = INT64_MIN, hi = INT64_MAX;
+      if (type.id == TypeId::kTinyInt) lo = -128, hi = 127;
+      if (type.id == TypeId::kSmallInt) lo = -32768, hi = 32767;
+      if (type.id == TypeId::kInteger) lo = INT32_MIN, hi = INT32_MAX;
+      if (v < lo || v > hi) return false;
+      *out = Value::Int(v);
+      return true;
+    }
+    case TypeId::kDecimal: {
+      int64_t v;
+      if (!ParseDecimal(t, type.scale, &v)) return false;
+      if (type.precision > 0 && type.precision < 19) {
+        int64_t lim = Pow10(type.precision);
+        if (v >= lim || v <= -lim) return false;
+      }
+      *out = Value::Int(v);
+      return true;
+    }
+    case TypeId::kReal:
+    case TypeId::kDouble: {
+      if (t.empty()) return false;
+      std::string tmp(t);
+      char* end = nullptr;
+      double d = std::strtod(tmp.c_str(), &end);
+      if (end != tmp.c_str() + tmp.size()) return false;
+      *out = Value::Double(type.id == TypeId::kReal ? static_cast<double>(static_cast<float>(d)) : d);
+      return true;
+    }
+    case TypeId::kChar:
+    case TypeId::kVarchar: *out = Value::String(std::string(t)); return true;
+    case TypeId::kDate: {
+      int64_t d;
+      if (!ParseDate(t, &d)) return false;
+      *out = Value::Int(d);
+      return true;
+    }
+    case TypeId::kTime: {
+      int64_t us;
+      if (!ParseTime(t, &us)) return false;
+      *out = Value::Int(us);
+      return true;
+    }
+    case TypeId::kTimestamp: {
+      size_t sep = t.find_first_of(" T");
+      int64_t d, us = 0;
+      if (sep == std::string_view::npos) {
+        if (!ParseDate(t, &d)) return false;
+      } else {
+        std::string_view tp = t.substr(sep + 1);
+        if (!tp.empty() && (tp.back() == 'Z' || tp.back() == 'z')) tp.remove_suffix(1);
+        if (!ParseDate(t.substr(0, sep), &d) || !ParseTime(tp, &us)) return false;
+      }
+      *out = Value::Int(d * kMicrosPerDay + us);
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+std::string FormatTimeOfDay(int64_t us) {
+  int64_t s = us / kMicrosPerSecond, frac = us % kMicrosPerSecond;
+  std::string r = fmt::format("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60);
+  if (frac != 0) {
+    std::string f = fmt::format("{:06}", frac);
+    while (f.back() == '0') f.pop_back();
+    r += "." + f;
+  }
+  return r;
+}
+
+std::string FormatDate(int64_t days) {
+  int64_t y;
+  unsigned m, d;
+  CivilFromDays(days, &y, &m, &d);
+  if (y < 0) return fmt::format("-{:04}-{:02}-{:02}", -y, m, d);
+  return fmt::format("{:04}-{:02}-{:02}", y, m, d);
+}
+
+}  // namespace
+
+std::string FormatValue(const Value& v, const SqlType& type) {
+  if (v.IsNull()) return "NULL";
+  if (v.kind == Value::Kind::kString) return v.s;
+  if (v.kind == Value::Kind::kDouble) {
+    if (std::isnan(v.d)) return "NaN";
+    if (std::isinf(v.d)) return v.d > 0 ? "Infinity" : "-Infinity";
+    return fmt::format("{}", v.d);
+  }
+  int64_t x = v.i;
+  switch (type.id) {
+    case TypeId::kBoolean: return x ? "true" : "false";
+    case TypeId::kDecimal: {
+      if (type.scale <= 0) return fmt::format("{}", x);
+      int64_t p = Pow10(type.scale);
+      bool neg = x < 0;
+      uint64_t ax = neg ? static_cast<uint64_t>(-(x + 1)) + 1 : static_cast<uint64_t>(x);
+      return fmt::format("{}{}.{:0{}}", neg ? "-" : "", ax / p, ax % p, type.scale);
+    }
+    case TypeId::kDate: return FormatDate(x);
+    case TypeId::kTime: return FormatTimeOfDay(x);
+    case TypeId::kTimestamp: {
+      int64_t days = x >= 0 ? x / kMicrosPerDay : -((-x + kMicrosPerDay - 1) / kMicrosPerDay);
+      int64_t rest = x - days * kMicrosPerDay;
+      return FormatDate(days) + " " + FormatTimeOfDay(rest);
+    }
+    case TypeId::kReal:
+    case TypeId::kDouble: return fmt::format("{}", static_cast<double>(x));
+    default: return fmt::format("{}", x);
+  }
+}
+
+}  // namespace fld

@@ -1,0 +1,141 @@
+// SQL types and scalar values.
+//
+// Every SQL type maps to one of three physical representations, which is what column vectors
+// (core/zset/batch.h) store:
+//   kI64: BOOLEAN (0/1), TINYINT..BIGINT, DECIMAL(p,s) (the value times 10^s, p <= 18),
+//         DATE (days since 1970-01-01), TIME (microseconds since midnight),
+//         TIMESTAMP (microseconds since 1970-01-01 00:00:00, no time zone)
+//   kF64: REAL, DOUBLE
+//   kStr: CHAR(n), VARCHAR(n), VARCHAR
+// `Value` is a scalar in that physical form plus NULL; it is used for literals, keys of
+// operator state and query results, never on the per-row path of an expression.
+#pragma once
+
+#include <cstdint>
+#include <compare>
+#include <string>
+#include <string_view>
+
+namespace fld {
+
+enum class TypeId : uint8_t {
+  kNull = 0,  // the type of a bare NULL literal; unifies with anything
+  kBoolean,
+  kTinyInt,
+  kSmallInt,
+  kInteger,
+  kBigInt,
+  kDecimal,
+  kReal,
+  kDouble,
+  kChar,
+  kVarchar,
+  kDate,
+  kTime,
+  kTimestamp,
+};
+
+enum class PhysType : uint8_t { kI64 = 0, kF64 = 1, kStr = 2 };
+
+struct SqlType {
+  TypeId id = TypeId::kNull;
+  int32_t precision = 0;  // DECIMAL precision
+  int32_t scale = 0;      // DECIMAL scale
+  int32_t length = -1;    // CHAR/VARCHAR length; -1 = unbounded
+  bool nullable = true;
+
+  static SqlType Of(TypeId id, bool nullable = true) {
+    SqlType t;
+    t.id = id;
+    t.nullable = nullable;
+    return t;
+  }
+  static SqlType Decimal(int p, int s, bool nullable = true) {
+    SqlType t = Of(TypeId::kDecimal, nullable);
+    t.precision = p;
+    t.scale = s;
+    return t;
+  }
+
+  PhysType phys() const {
+    switch (id) {
+      case TypeId::kReal:
+      case TypeId::kDouble: return PhysType::kF64;
+      case TypeId::kChar:
+      case TypeId::kVarchar: return PhysType::kStr;
+      default: return PhysType::kI64;
+    }
+  }
+  bool IsInteger() const { return id >= TypeId::kTinyInt && id <= TypeId::kBigInt; }
+  bool IsExactNumeric() const { return IsInteger() || id == TypeId::kDecimal; }
+  bool IsNumeric() const { return IsExactNumeric() || IsFloat(); }
+  bool IsFloat() const { return id == TypeId::kReal || id == TypeId::kDouble; }
+  bool IsString() const { return id == TypeId::kChar || id == TypeId::kVarchar; }
+  bool IsTemporal() const { return id == TypeId::kDate || id == TypeId::kTime || id == TypeId::kTimestamp; }
+  SqlType WithNullable(bool n) const {
+    SqlType t = *this;
+    t.nullable = n;
+    return t;
+  }
+  // Same type ignoring nullability.
+  bool SameAs(const SqlType& o) const {
+    return id == o.id && precision == o.precision && scale == o.scale && length == o.length;
+  }
+  // "INT NOT NULL", "DECIMAL(10, 2)", "VARCHAR(40)" ...
+  std::string ToString() const;
+};
+
+// A scalar in physical form. Ordering: NULL first, then integers/doubles numerically, then strings.
+struct Value {
+  enum class Kind : uint8_t { kNull = 0, kInt = 1, kDouble = 2, kString = 3 };
+  Kind kind = Kind::kNull;
+  int64_t i = 0;
+  double d = 0;
+  std::string s;
+
+  static Value Null() { return Value(); }
+  static Value Int(int64_t v) {
+    Value x;
+    x.kind = Kind::kInt;
+    x.i = v;
+    return x;
+  }
+  static Value Double(double v) {
+    Value x;
+    x.kind = Kind::kDouble;
+    x.d = v;
+    return x;
+  }
+  static Value String(std::string v) {
+    Value x;
+    x.kind = Kind::kString;
+    x.s = std::move(v);
+    return x;
+  }
+  bool IsNull() const { return kind == Kind::kNull; }
+  std::strong_ordering operator<=>(const Value& o) const;
+  bool operator==(const Value& o) const { return (*this <=> o) == 0; }
+};
+
+// ---- Calendar helpers (proleptic Gregorian, no time zones) ----
+int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d);
+void CivilFromDays(int64_t days, int64_t* y, unsigned* m, unsigned* d);
+constexpr int64_t kMicrosPerSecond = 1000000;
+constexpr int64_t kMicrosPerDay = 86400LL * kMicrosPerSecond;
+
+// Parse text into the physical value of `type`. Returns false (and leaves *out untouched) when the
+// text is not a valid literal of that type. Accepted forms: integers "-12"; decimals "12.50",
+// "1e3" for DOUBLE; booleans true/false/t/f/1/0 (any case); DATE "2024-03-01";
+// TIME "12:30:00[.ffffff]"; TIMESTAMP "2024-03-01 12:30:00[.ffffff]" or with 'T' and optional 'Z'.
+bool ParseValue(std::string_view text, const SqlType& type, Value* out);
+
+// Text form of a value of `type` as written to CSV/JSON/tables: booleans true/false, decimals
+// with exactly `scale` digits, dates ISO-8601, timestamps "YYYY-MM-DD HH:MM:SS[.ffffff]",
+// doubles in shortest round-trip form. NULL is "NULL" (callers that need another spelling check
+// IsNull first).
+std::string FormatValue(const Value& v, const SqlType& type);
+
+// 10^n for 0 <= n <= 18.
+int64_t Pow10(int n);
+
+}  // namespace fld

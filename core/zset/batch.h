@@ -1,0 +1,110 @@
+// Z-set batches: the unit of data that flows through the circuit.
+//
+// A Batch is a set of rows in columnar form (one typed Column per field) plus a weight per row:
+// +1 inserts one copy, -1 deletes one, any other integer is that many copies. A batch is a
+// *change* (delta) unless it is explicitly an integrated contents. Batches are immutable once
+// built and share their columns by shared_ptr, so a projection that keeps a column copies nothing.
+//
+// Row encoding (EncodeRow/DecodeRow) turns the values of some columns of one row into a byte
+// string; operator state (traces, aggregate groups) keys its maps by it and checkpoints write it.
+// The encoding is self-describing per value (a tag byte then the payload), stable across
+// versions (it is written to disk) and equal rows encode to equal strings.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/types/types.h"
+
+namespace fld {
+
+struct Column {
+  PhysType phys = PhysType::kI64;
+  std::vector<int64_t> i64;       // kI64
+  std::vector<double> f64;        // kF64
+  std::vector<std::string> str;   // kStr
+  std::vector<uint8_t> nulls;     // empty: no NULLs; else one byte per row, 1 = NULL
+
+  Column() = default;
+  explicit Column(PhysType p) : phys(p) {}
+
+  size_t size() const {
+    switch (phys) {
+      case PhysType::kI64: return i64.size();
+      case PhysType::kF64: return f64.size();
+      case PhysType::kStr: return str.size();
+    }
+    return 0;
+  }
+  bool IsNull(size_t r) const { return !nulls.empty() && nulls[r]; }
+  bool HasNulls() const { return !nulls.empty(); }
+  Value Get(size_t r) const;
+  void Reserve(size_t n);
+  void Append(const Value& v);      // v must match phys (or be NULL)
+  void AppendNull();
+  void AppendFrom(const Column& src, size_t r);
+  // Marks row r NULL (materializing the null vector on first use).
+  void SetNull(size_t r);
+  // Drops the null vector when it holds no NULL.
+  void CompactNulls();
+};
+
+using ColumnPtr = std::shared_ptr<const Column>;
+
+struct Batch {
+  std::vector<ColumnPtr> cols;
+  std::vector<int64_t> weights;
+
+  size_t size() const { return weights.size(); }
+  bool empty() const { return weights.empty(); }
+  size_t width() const { return cols.size(); }
+  Value Get(size_t col, size_t row) const { return cols[col]->Get(row); }
+};
+
+// An empty batch with the given column physical types.
+Batch EmptyBatch(std::span<const PhysType> types);
+
+// Builds a batch column by column or row by row.
+class BatchBuilder {
+ public:
+  explicit BatchBuilder(std::span<const PhysType> types);
+  size_t width() const { return cols_.size(); }
+  Column& col(size_t i) { return *cols_[i]; }
+  void AddWeight(int64_t w) { weights_.push_back(w); }
+  void AppendRow(std::span<const Value> row, int64_t w);
+  // Copies row r of src (all columns, in order) with weight w.
+  void AppendFrom(const Batch& src, size_t r, int64_t w);
+  size_t size() const { return weights_.size(); }
+  Batch Finish();
+
+ private:
+  std::vector<std::shared_ptr<Column>> cols_;
+  std::vector<int64_t> weights_;
+};
+
+// ---- Row encoding ----
+void EncodeValue(std::string* out, const Column& c, size_t r);
+void EncodeValue(std::string* out, const Value& v);
+// Appends the values of columns `cols` of row r.
+void EncodeRow(std::string* out, const Batch& b, size_t r, std::span<const int> cols);
+// Appends all columns of row r.
+void EncodeRow(std::string* out, const Batch& b, size_t r);
+// Decodes one value at *pos and advances it.
+Value DecodeValue(std::string_view in, size_t* pos);
+std::vector<Value> DecodeRow(std::string_view in);
+// Decodes an encoded row and appends its values to the builder's columns starting at `first_col`.
+void DecodeRowInto(std::string_view in, BatchBuilder* b, size_t first_col);
+
+// Adds the weights of equal rows and drops rows whose weight sums to 0. The result is sorted by
+// the rows' encodings, so it is deterministic whatever the input order.
+Batch Consolidate(const Batch& b);
+// Concatenates batches of the same shape.
+Batch Concat(std::span<const Batch> parts);
+// Rows of b selected by `sel` (indices), in that order.
+Batch Gather(const Batch& b, std::span<const uint32_t> sel);
+
+}  // namespace fld

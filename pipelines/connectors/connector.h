@@ -1,0 +1,82 @@
+// Input and output connectors: where a table's changes come from and where a view's changes go.
+// Their configuration objects have Feldera's shape:
+//   {"transport": {"name": "datagen"|"file_input"|"file_output", "config": {...}},
+//    "format": {"name": "csv"|"json", "config": {...}}, "max_batch_size": N, "name": "..."}
+// They come either from a table's/view's WITH ('connectors' = '[...]') property or from the
+// spec's `connectors:` map (pipelines/spec.h); both are parsed by MakeInputConnector /
+// MakeOutputConnector, which reject unknown keys naming the key and where it was written.
+//
+// Threading: the controller calls every method from its one thread; a connector may use the
+// context's ThreadPool inside Read.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/thread_pool.h"
+#include "core/types/schema.h"
+#include "core/zset/batch.h"
+
+namespace fld {
+
+struct ConnectorContext {
+  std::string relation;    // table or view name
+  std::string where;       // where the config was written, for errors: "bank.yaml:12" or "bank.yaml (SQL line 3)"
+  std::string base_dir;    // relative paths are resolved against it (the spec's folder)
+  ThreadPool* pool = nullptr;
+};
+
+class InputConnector {
+ public:
+  virtual ~InputConnector() = default;
+  // Takes up to max_batch_size() records (rows, or insert/delete records) and returns them as one
+  // batch over the table's columns (weights +1/-1). Returns an empty batch when nothing is
+  // available now or the input has ended (see AtEnd). A malformed record throws
+  // fld::Error(kRuntime) naming file, line and column; the records accepted by earlier Reads
+  // are unaffected.
+  virtual Batch Read() = 0;
+  virtual bool AtEnd() const = 0;
+  virtual size_t max_batch_size() const = 0;
+  // Records taken so far (what Read returned, counted as records of the source).
+  virtual uint64_t records() const = 0;
+  // The number of records the input will produce in total, when known in advance (datagen with
+  // a limit on every plan); for progress and ETA.
+  virtual std::optional<uint64_t> total_records() const { return std::nullopt; }
+  // Where reading stands, as a JSON value that Seek accepts: enough to resume exactly after the
+  // last record returned by Read (datagen: plan and row; files: byte offset and line number).
+  virtual nlohmann::json Position() const = 0;
+  virtual void Seek(const nlohmann::json& position) = 0;
+  // A short description for logs: "datagen", "file_input(data.csv, csv)".
+  virtual std::string Describe() const = 0;
+};
+
+class OutputConnector {
+ public:
+  virtual ~OutputConnector() = default;
+  // Writes one step's change batch of the view (columns in the view's order). `step` numbers the
+  // steps from 1.
+  virtual void Write(const Batch& delta, uint64_t step) = 0;
+  // Pushes buffered bytes to the file (and fsyncs it when `durable`).
+  virtual void Flush(bool durable) = 0;
+  // Records (rows) written so far.
+  virtual uint64_t records() const = 0;
+  // Bytes written so far; TruncateTo cuts the file back to such a position (used on resume so
+  // output released after the last durable step is not written twice).
+  virtual uint64_t Position() const = 0;
+  virtual void TruncateTo(uint64_t position) = 0;
+  virtual std::string Describe() const = 0;
+};
+
+// Builds a connector from its configuration object. Throws fld::Error(kUsage) for an unknown
+// transport or format, an unknown key (naming it and ctx.where), a wrong value type, or a
+// datagen field the table lacks.
+std::unique_ptr<InputConnector> MakeInputConnector(const nlohmann::json& config, const Schema& schema,
+                                                   const ConnectorContext& ctx);
+std::unique_ptr<OutputConnector> MakeOutputConnector(const nlohmann::json& config, const Schema& schema,
+                                                     const ConnectorContext& ctx);
+
+}  // namespace fld
