@@ -1,0 +1,2 @@
+// fld: entry point (placeholder until the command line lands).
+int main() { return 0; }

@@ -1,0 +1,2 @@
+// fld_slt: sqllogictest runner (placeholder).
+int main() { return 0; }
