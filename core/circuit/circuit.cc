@@ -1,0 +1,115 @@
+#include "core/circuit/circuit.h"
+
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "core/common/error.h"
+#include "core/operators/integrate.h"
+#include "core/operators/source.h"
+
+namespace fld {
+
+int Circuit::AddNode(std::unique_ptr<Operator> op, std::vector<int> inputs, std::vector<PhysType> types) {
+  Node n;
+  n.op = std::move(op);
+  n.inputs = std::move(inputs);
+  n.output = EmptyBatch(types);
+  n.types = std::move(types);
+  nodes_.push_back(std::move(n));
+  return static_cast<int>(nodes_.size()) - 1;
+}
+
+int Circuit::AddRelation(Relation r) {
+  relations_.push_back(std::move(r));
+  pending_.emplace_back();
+  return static_cast<int>(relations_.size()) - 1;
+}
+
+int Circuit::FindRelation(std::string_view name) const {
+  for (size_t i = 0; i < relations_.size(); ++i)
+    if (EqualsIgnoreCase(relations_[i].name, name)) return static_cast<int>(i);
+  return -1;
+}
+
+void Circuit::Push(int table, Batch delta) {
+  if (!delta.empty()) pending_[table].push_back(std::move(delta));
+}
+
+void Circuit::Step() {
+  for (size_t r = 0; r < relations_.size(); ++r) {
+    if (relations_[r].kind != Relation::Kind::kTable) continue;
+    auto* src = static_cast<SourceOp*>(nodes_[relations_[r].input_node].op.get());
+    src->Feed(std::move(pending_[r]));
+    pending_[r].clear();
+  }
+  std::vector<const Batch*> ins;
+  for (auto& n : nodes_) {
+    ins.clear();
+    for (int i : n.inputs) ins.push_back(&nodes_[i].output);
+    n.output = n.op->Step(ins);
+  }
+  ++steps_;
+}
+
+Batch Circuit::Contents(int relation) const {
+  const Relation& r = relations_[relation];
+  if (r.integrate_node < 0)
+    Fail(ErrorKind::kUsage, "relation '{}' is not materialized", r.name);
+  return static_cast<const IntegrateOp*>(nodes_[r.integrate_node].op.get())->Contents();
+}
+
+void Circuit::SaveState(std::string* out) const {
+  StateWriter w(out);
+  w.U64(steps_);
+  w.U64(nodes_.size());
+  for (const auto& n : nodes_) {
+    std::string s;
+    if (n.op->HasState()) {
+      StateWriter nw(&s);
+      n.op->SaveState(nw);
+    }
+    w.Str(s);
+  }
+}
+
+void Circuit::RestoreState(std::string_view in) {
+  StateReader r(in);
+  steps_ = r.U64();
+  uint64_t n = r.U64();
+  if (n != nodes_.size())
+    Fail(ErrorKind::kCorruption, "saved state has {} operators but the circuit has {}", n, nodes_.size());
+  for (auto& node : nodes_) {
+    std::string s = r.Str();
+    if (node.op->HasState()) {
+      StateReader nr(s);
+      node.op->RestoreState(nr);
+    }
+  }
+}
+
+std::string Circuit::Explain(int relation) const {
+  // Walk the sub-graph feeding the relation's node, printing it as an indented tree.
+  std::string out;
+  std::vector<bool> seen(nodes_.size(), false);
+  auto rel_of = [&](int node) -> const Relation* {
+    for (const auto& r : relations_)
+      if (r.node == node && &r != &relations_[relation]) return &r;
+    return nullptr;
+  };
+  std::function<void(int, int)> walk = [&](int id, int depth) {
+    std::string pad(depth * 2, ' ');
+    if (const Relation* r = rel_of(id); r && depth > 0) {
+      out += fmt::format("{}{} {}\n", pad, r->kind == Relation::Kind::kTable ? "table" : "view", r->name);
+      return;
+    }
+    out += fmt::format("{}{}{}\n", pad, nodes_[id].op->Describe(), seen[id] ? " (shared)" : "");
+    if (seen[id]) return;
+    seen[id] = true;
+    for (int i : nodes_[id].inputs) walk(i, depth + 1);
+  };
+  walk(relations_[relation].node, 0);
+  return out;
+}
+
+}  // namespace fld

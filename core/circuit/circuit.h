@@ -1,0 +1,87 @@
+// A circuit: the dataflow graph of incremental operators that evaluates a SQL program.
+//
+// Nodes are added in topological order (an operator's inputs exist before it), so a step runs
+// them in id order. Tables are input nodes fed by Push(); every view is a node whose output is
+// its change per step; a materialized table or view also has an integrate node holding its
+// contents. The circuit is single-threaded: Push/Step/Contents are called by one thread (the
+// controller); operators may use the circuit's ThreadPool inside a step.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/circuit/operator.h"
+#include "core/common/thread_pool.h"
+#include "core/sql/ast.h"
+#include "core/types/schema.h"
+
+namespace fld {
+
+struct Relation {
+  enum class Kind : uint8_t { kTable, kView };
+  Kind kind = Kind::kTable;
+  std::string name;  // as declared
+  Schema schema;
+  int node = -1;            // the node whose output is this relation's change per step
+  int input_node = -1;      // tables: the source node that Push() feeds
+  int integrate_node = -1;  // materialized: the node holding the contents
+  bool materialized = false;
+  bool local = false;
+  std::vector<int> primary_key;             // tables: column indices
+  std::vector<sql::Property> properties;    // WITH (...) as written
+  sql::Pos pos;                             // of the CREATE statement
+  std::string query_text;                   // views: the query's SQL text
+};
+
+class Circuit {
+ public:
+  explicit Circuit(ThreadPool* pool = nullptr) : pool_(pool) {}
+
+  // ---- building (the planner) ----
+  int AddNode(std::unique_ptr<Operator> op, std::vector<int> inputs, std::vector<PhysType> types);
+  int AddRelation(Relation r);
+  Relation& relation(int i) { return relations_[i]; }
+  ThreadPool* pool() const { return pool_; }
+  const std::vector<PhysType>& node_types(int id) const { return nodes_[id].types; }
+  size_t num_nodes() const { return nodes_.size(); }
+
+  // ---- running ----
+  const std::vector<Relation>& relations() const { return relations_; }
+  // Index of the relation named `name` (case-insensitive), or -1.
+  int FindRelation(std::string_view name) const;
+  // Queues a change for a table; it enters the circuit at the next Step().
+  void Push(int table, Batch delta);
+  // Runs one step: every queued change goes in, every view's change comes out.
+  void Step();
+  uint64_t steps() const { return steps_; }
+  // The change a relation had in the last step.
+  const Batch& Delta(int relation) const { return nodes_[relations_[relation].node].output; }
+  // Contents of a materialized relation (consolidated, sorted by row encoding).
+  Batch Contents(int relation) const;
+  // The output of any node in the last step (for the planner's one-step ad-hoc queries).
+  const Batch& NodeOutput(int node) const { return nodes_[node].output; }
+
+  // ---- state ----
+  // All operator state (for checkpoints): restoring it into a circuit compiled from the same
+  // program continues exactly where the saved one stood.
+  void SaveState(std::string* out) const;
+  void RestoreState(std::string_view in);
+  // Text form of the operator graph that computes `relation` (for `fld check`).
+  std::string Explain(int relation) const;
+
+ private:
+  struct Node {
+    std::unique_ptr<Operator> op;
+    std::vector<int> inputs;
+    std::vector<PhysType> types;
+    Batch output;
+  };
+  ThreadPool* pool_;
+  std::vector<Node> nodes_;
+  std::vector<Relation> relations_;
+  std::vector<std::vector<Batch>> pending_;  // per relation (tables only)
+  uint64_t steps_ = 0;
+};
+
+}  // namespace fld

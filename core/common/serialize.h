@@ -1,0 +1,68 @@
+// Minimal binary encoding used for operator state in checkpoints: little-endian fixed-width
+// integers, doubles by bit pattern, length-prefixed strings. StateReader checks every read
+// against the end of its buffer and throws fld::Error(kCorruption) instead of reading past it.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "core/common/error.h"
+
+namespace fld {
+
+class StateWriter {
+ public:
+  explicit StateWriter(std::string* out) : out_(out) {}
+  void U64(uint64_t v) { out_->append(reinterpret_cast<const char*>(&v), 8); }
+  void I64(int64_t v) { U64(static_cast<uint64_t>(v)); }
+  void F64(double d) {
+    uint64_t b;
+    std::memcpy(&b, &d, 8);
+    U64(b);
+  }
+  void Str(std::string_view s) {
+    U64(s.size());
+    out_->append(s);
+  }
+
+ private:
+  std::string* out_;
+};
+
+class StateReader {
+ public:
+  explicit StateReader(std::string_view in) : in_(in) {}
+  uint64_t U64() {
+    Need(8);
+    uint64_t v;
+    std::memcpy(&v, in_.data() + pos_, 8);
+    pos_ += 8;
+    return v;
+  }
+  int64_t I64() { return static_cast<int64_t>(U64()); }
+  double F64() {
+    uint64_t b = U64();
+    double d;
+    std::memcpy(&d, &b, 8);
+    return d;
+  }
+  std::string Str() {
+    uint64_t n = U64();
+    Need(n);
+    std::string s(in_.substr(pos_, n));
+    pos_ += n;
+    return s;
+  }
+  bool AtEnd() const { return pos_ == in_.size(); }
+
+ private:
+  void Need(uint64_t n) {
+    if (n > in_.size() - pos_) Fail(ErrorKind::kCorruption, "operator state is truncated at byte {}", pos_);
+  }
+  std::string_view in_;
+  size_t pos_ = 0;
+};
+
+}  // namespace fld

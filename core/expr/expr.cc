@@ -1,0 +1,630 @@
+#include "core/expr/expr.h"
+
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/common/error.h"
+
+namespace fld {
+
+// ---------------------------------------------------------------- construction & utilities
+
+BoundExprPtr MakeColumn(int index, SqlType type) {
+  auto e = std::make_unique<BoundExpr>();
+  e->op = ExprOp::kColumn;
+  e->column_index = index;
+  e->type = type;
+  return e;
+}
+
+BoundExprPtr MakeLiteral(Value v, SqlType type) {
+  auto e = std::make_unique<BoundExpr>();
+  e->op = ExprOp::kLiteral;
+  e->literal = std::move(v);
+  e->type = type;
+  e->type.nullable = e->literal.IsNull();
+  return e;
+}
+
+BoundExprPtr MakeCall(ExprOp op, SqlType type, std::vector<BoundExprPtr> args) {
+  auto e = std::make_unique<BoundExpr>();
+  e->op = op;
+  e->type = type;
+  e->args = std::move(args);
+  return e;
+}
+
+std::unique_ptr<BoundExpr> BoundExpr::Clone() const {
+  auto e = std::make_unique<BoundExpr>();
+  e->op = op;
+  e->type = type;
+  e->column_index = column_index;
+  e->literal = literal;
+  e->has_else = has_else;
+  for (const auto& a : args) e->args.push_back(a->Clone());
+  return e;
+}
+
+bool BoundExpr::Equals(const BoundExpr& o) const {
+  if (op != o.op || !type.SameAs(o.type) || column_index != o.column_index || has_else != o.has_else ||
+      args.size() != o.args.size())
+    return false;
+  if (op == ExprOp::kLiteral && !(literal == o.literal)) return false;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!args[i]->Equals(*o.args[i])) return false;
+  return true;
+}
+
+bool BoundExpr::IsConstant() const {
+  if (op == ExprOp::kColumn) return false;
+  for (const auto& a : args)
+    if (!a->IsConstant()) return false;
+  return true;
+}
+
+std::string BoundExpr::ToString() const {
+  static const char* kNames[] = {"col", "lit", "-", "NOT", "+", "-", "*", "/", "%", "||", "=", "<>", "<",
+                                 "<=", ">", ">=", "IS DISTINCT FROM", "AND", "OR", "IS NULL", "IS NOT NULL",
+                                 "IS TRUE", "IS FALSE", "CASE", "CAST", "COALESCE", "ABS", "LIKE"};
+  switch (op) {
+    case ExprOp::kColumn: return fmt::format("${}", column_index);
+    case ExprOp::kLiteral:
+      if (literal.kind == Value::Kind::kString) return "'" + literal.s + "'";
+      return FormatValue(literal, type);
+    case ExprOp::kNeg:
+    case ExprOp::kNot: return fmt::format("({} {})", kNames[static_cast<int>(op)], args[0]->ToString());
+    case ExprOp::kIsNull:
+    case ExprOp::kIsNotNull:
+    case ExprOp::kIsTrue:
+    case ExprOp::kIsFalse: return fmt::format("({} {})", args[0]->ToString(), kNames[static_cast<int>(op)]);
+    case ExprOp::kCast: return fmt::format("CAST({} AS {})", args[0]->ToString(), type.WithNullable(true).ToString());
+    case ExprOp::kCase:
+    case ExprOp::kCoalesce:
+    case ExprOp::kAbs:
+    case ExprOp::kLike: {
+      std::string s = std::string(kNames[static_cast<int>(op)]) + "(";
+      for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i]->ToString();
+      return s + ")";
+    }
+    default:
+      return fmt::format("({} {} {})", args[0]->ToString(), kNames[static_cast<int>(op)], args[1]->ToString());
+  }
+}
+
+namespace {
+
+using ColPtr = std::shared_ptr<Column>;
+
+ColPtr NewColumn(PhysType p, size_t n) {
+  auto c = std::make_shared<Column>(p);
+  switch (p) {
+    case PhysType::kI64: c->i64.resize(n); break;
+    case PhysType::kF64: c->f64.resize(n); break;
+    case PhysType::kStr: c->str.resize(n); break;
+  }
+  return c;
+}
+
+ColumnPtr ConstantColumn(const Value& v, PhysType p, size_t n) {
+  auto c = std::make_shared<Column>(p);
+  if (v.IsNull()) {
+    switch (p) {
+      case PhysType::kI64: c->i64.assign(n, 0); break;
+      case PhysType::kF64: c->f64.assign(n, 0); break;
+      case PhysType::kStr: c->str.assign(n, std::string()); break;
+    }
+    c->nulls.assign(n, 1);
+    return c;
+  }
+  switch (p) {
+    case PhysType::kI64: c->i64.assign(n, v.kind == Value::Kind::kDouble ? static_cast<int64_t>(v.d) : v.i); break;
+    case PhysType::kF64: c->f64.assign(n, v.kind == Value::Kind::kInt ? static_cast<double>(v.i) : v.d); break;
+    case PhysType::kStr: c->str.assign(n, v.s); break;
+  }
+  return c;
+}
+
+// nulls of the result of a strict binary operator.
+void MergeNulls(const Column& a, const Column& b, size_t n, Column* out) {
+  if (!a.HasNulls() && !b.HasNulls()) return;
+  out->nulls.assign(n, 0);
+  if (a.HasNulls())
+    for (size_t i = 0; i < n; ++i) out->nulls[i] |= a.nulls[i];
+  if (b.HasNulls())
+    for (size_t i = 0; i < n; ++i) out->nulls[i] |= b.nulls[i];
+}
+
+[[noreturn]] void Overflow(const char* what) { Fail(ErrorKind::kRuntime, "integer overflow in {}", what); }
+
+int64_t CheckedMulDiv(__int128 v, const char* what) {
+  if (v > INT64_MAX || v < INT64_MIN) Overflow(what);
+  return static_cast<int64_t>(v);
+}
+
+ColumnPtr EvalArith(const BoundExpr& e, const Batch& b) {
+  size_t n = b.size();
+  ColumnPtr ac = Evaluate(*e.args[0], b), bc = Evaluate(*e.args[1], b);
+  const Column& x = *ac;
+  const Column& y = *bc;
+  ColPtr out = NewColumn(e.type.phys(), n);
+  MergeNulls(x, y, n, out.get());
+  auto null_at = [&](size_t i) {
+    if (out->nulls.empty()) out->nulls.assign(n, 0);
+    out->nulls[i] = 1;
+  };
+  if (e.type.phys() == PhysType::kF64) {
+    const double* a = x.f64.data();
+    const double* c = y.f64.data();
+    double* r = out->f64.data();
+    switch (e.op) {
+      case ExprOp::kAdd: for (size_t i = 0; i < n; ++i) r[i] = a[i] + c[i]; break;
+      case ExprOp::kSub: for (size_t i = 0; i < n; ++i) r[i] = a[i] - c[i]; break;
+      case ExprOp::kMul: for (size_t i = 0; i < n; ++i) r[i] = a[i] * c[i]; break;
+      case ExprOp::kDiv:
+        for (size_t i = 0; i < n; ++i) {
+          if (c[i] == 0) null_at(i);
+          else r[i] = a[i] / c[i];
+        }
+        break;
+      case ExprOp::kMod:
+        for (size_t i = 0; i < n; ++i) {
+          if (c[i] == 0) null_at(i);
+          else r[i] = std::fmod(a[i], c[i]);
+        }
+        break;
+      default: break;
+    }
+    out->CompactNulls();
+    return out;
+  }
+  const int64_t* a = x.i64.data();
+  const int64_t* c = y.i64.data();
+  int64_t* r = out->i64.data();
+  const bool decimal = e.type.id == TypeId::kDecimal;
+  switch (e.op) {
+    case ExprOp::kAdd:
+      for (size_t i = 0; i < n; ++i)
+        if (__builtin_add_overflow(a[i], c[i], &r[i]) && !out->IsNull(i)) Overflow("+");
+      break;
+    case ExprOp::kSub:
+      for (size_t i = 0; i < n; ++i)
+        if (__builtin_sub_overflow(a[i], c[i], &r[i]) && !out->IsNull(i)) Overflow("-");
+      break;
+    case ExprOp::kMul:
+      if (!decimal) {
+        for (size_t i = 0; i < n; ++i)
+          if (__builtin_mul_overflow(a[i], c[i], &r[i]) && !out->IsNull(i)) Overflow("*");
+      } else {
+        int shift = e.args[0]->type.scale + e.args[1]->type.scale - e.type.scale;
+        int64_t div = Pow10(shift);
+        for (size_t i = 0; i < n; ++i)
+          if (!out->IsNull(i)) r[i] = CheckedMulDiv(static_cast<__int128>(a[i]) * c[i] / div, "*");
+      }
+      break;
+    case ExprOp::kDiv:
+      if (!decimal) {
+        for (size_t i = 0; i < n; ++i) {
+          if (c[i] == 0) null_at(i);
+          else if (a[i] == INT64_MIN && c[i] == -1) {
+            if (!out->IsNull(i)) Overflow("/");
+          } else r[i] = a[i] / c[i];
+        }
+      } else {
+        // result scale rs: a/10^sa / (c/10^sc) * 10^rs = a * 10^(rs - sa + sc) / c
+        int up = e.type.scale - e.args[0]->type.scale + e.args[1]->type.scale;
+        for (size_t i = 0; i < n; ++i) {
+          if (c[i] == 0) {
+            null_at(i);
+            continue;
+          }
+          if (out->IsNull(i)) continue;
+          __int128 num = a[i];
+          if (up >= 0) num *= Pow10(up);
+          else num /= Pow10(-up);
+          r[i] = CheckedMulDiv(num / c[i], "/");
+        }
+      }
+      break;
+    case ExprOp::kMod:
+      for (size_t i = 0; i < n; ++i) {
+        if (c[i] == 0) null_at(i);
+        else if (c[i] == -1) r[i] = 0;
+        else r[i] = a[i] % c[i];
+      }
+      break;
+    default: break;
+  }
+  out->CompactNulls();
+  return out;
+}
+
+template <typename T, typename Cmp>
+void CompareLoop(const T* a, const T* c, int64_t* r, size_t n, Cmp cmp) {
+  for (size_t i = 0; i < n; ++i) r[i] = cmp(a[i], c[i]);
+}
+
+template <typename T>
+void CompareTyped(ExprOp op, const T* a, const T* c, int64_t* r, size_t n) {
+  switch (op) {
+    case ExprOp::kEq: CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p == q; }); break;
+    case ExprOp::kNe: CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p != q; }); break;
+    case ExprOp::kLt: CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p < q; }); break;
+    case ExprOp::kLe: CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p <= q; }); break;
+    case ExprOp::kGt: CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p > q; }); break;
+    case ExprOp::kGe: CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p >= q; }); break;
+    default: break;
+  }
+}
+
+ColumnPtr EvalCompare(const BoundExpr& e, const Batch& b) {
+  size_t n = b.size();
+  ColumnPtr ac = Evaluate(*e.args[0], b), bc = Evaluate(*e.args[1], b);
+  ColPtr out = NewColumn(PhysType::kI64, n);
+  MergeNulls(*ac, *bc, n, out.get());
+  switch (ac->phys) {
+    case PhysType::kI64: CompareTyped(e.op, ac->i64.data(), bc->i64.data(), out->i64.data(), n); break;
+    case PhysType::kF64: CompareTyped(e.op, ac->f64.data(), bc->f64.data(), out->i64.data(), n); break;
+    case PhysType::kStr: CompareTyped(e.op, ac->str.data(), bc->str.data(), out->i64.data(), n); break;
+  }
+  return out;
+}
+
+bool SameValue(const Column& a, const Column& b, size_t i) {
+  bool an = a.IsNull(i), bn = b.IsNull(i);
+  if (an || bn) return an && bn;
+  switch (a.phys) {
+    case PhysType::kI64: return a.i64[i] == b.i64[i];
+    case PhysType::kF64: return a.f64[i] == b.f64[i];
+    case PhysType::kStr: return a.str[i] == b.str[i];
+  }
+  return false;
+}
+
+ColumnPtr EvalLogic(const BoundExpr& e, const Batch& b) {
+  size_t n = b.size();
+  ColumnPtr ac = Evaluate(*e.args[0], b), bc = Evaluate(*e.args[1], b);
+  ColPtr out = NewColumn(PhysType::kI64, n);
+  const bool is_and = e.op == ExprOp::kAnd;
+  if (!ac->HasNulls() && !bc->HasNulls()) {
+    for (size_t i = 0; i < n; ++i)
+      out->i64[i] = is_and ? (ac->i64[i] && bc->i64[i]) : (ac->i64[i] || bc->i64[i]);
+    return out;
+  }
+  out->nulls.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    bool an = ac->IsNull(i), bn = bc->IsNull(i);
+    bool av = !an && ac->i64[i], bv = !bn && bc->i64[i];
+    if (is_and) {
+      if ((!an && !av) || (!bn && !bv)) out->i64[i] = 0;
+      else if (an || bn) out->nulls[i] = 1;
+      else out->i64[i] = 1;
+    } else {
+      if (av || bv) out->i64[i] = 1;
+      else if (an || bn) out->nulls[i] = 1;
+      else out->i64[i] = 0;
+    }
+  }
+  out->CompactNulls();
+  return out;
+}
+
+// SQL LIKE: '%' any sequence, '_' any one character, `esc` makes the next character literal.
+bool LikeMatch(std::string_view s, std::string_view p, int esc) {
+  size_t si = 0, pi = 0, star_p = std::string_view::npos, star_s = 0;
+  while (si < s.size()) {
+    if (pi < p.size()) {
+      char pc = p[pi];
+      if (esc >= 0 && pc == static_cast<char>(esc) && pi + 1 < p.size()) {
+        if (s[si] == p[pi + 1]) {
+          si++;
+          pi += 2;
+          continue;
+        }
+      } else if (pc == '%') {
+        star_p = pi++;
+        star_s = si;
+        continue;
+      } else if (pc == '_' || pc == s[si]) {
+        si++;
+        pi++;
+        continue;
+      }
+    }
+    if (star_p == std::string_view::npos) return false;
+    pi = star_p + 1;
+    si = ++star_s;
+  }
+  while (pi < p.size() && p[pi] == '%') pi++;
+  return pi == p.size();
+}
+
+ColumnPtr CastColumn(const Column& in, const SqlType& from, const SqlType& to, size_t n) {
+  PhysType fp = in.phys, tp = to.phys();
+  // Fast paths that need no per-row checks.
+  if (fp == tp && fp == PhysType::kStr && to.length < 0) return std::make_shared<Column>(in);
+  if (fp == PhysType::kI64 && tp == PhysType::kF64 && from.id != TypeId::kDecimal) {
+    ColPtr out = NewColumn(tp, n);
+    for (size_t i = 0; i < n; ++i) out->f64[i] = static_cast<double>(in.i64[i]);
+    out->nulls = in.nulls;
+    return out;
+  }
+  if (fp == PhysType::kI64 && tp == PhysType::kI64 && from.IsInteger() && to.id == TypeId::kBigInt) {
+    return std::make_shared<Column>(in);
+  }
+  auto out = std::make_shared<Column>(tp);
+  out->Reserve(n);
+  for (size_t i = 0; i < n; ++i) out->Append(CastValue(in.Get(i), from, to));
+  out->CompactNulls();
+  return out;
+}
+
+}  // namespace
+
+Value CastValue(const Value& v, const SqlType& from, const SqlType& to) {
+  if (v.IsNull()) return v;
+  if (from.SameAs(to)) return v;
+  auto bad = [&]() -> Value {
+    Fail(ErrorKind::kRuntime, "cannot cast {} '{}' to {}", from.WithNullable(true).ToString(), FormatValue(v, from),
+         to.WithNullable(true).ToString());
+  };
+  auto range_check = [&](int64_t x) -> Value {
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    if (to.id == TypeId::kTinyInt) lo = -128, hi = 127;
+    if (to.id == TypeId::kSmallInt) lo = -32768, hi = 32767;
+    if (to.id == TypeId::kInteger) lo = INT32_MIN, hi = INT32_MAX;
+    if (x < lo || x > hi) bad();
+    return Value::Int(x);
+  };
+  if (to.IsString()) {
+    std::string s = FormatValue(v, from);
+    if (to.length >= 0 && s.size() > static_cast<size_t>(to.length)) s.resize(to.length);
+    return Value::String(std::move(s));
+  }
+  if (from.IsString()) {
+    Value out;
+    if (ParseValue(v.s, to, &out)) return out;
+    if (to.IsExactNumeric() || to.IsFloat()) {  // '1.5' as INT: go through DOUBLE
+      Value d;
+      if (ParseValue(v.s, SqlType::Of(TypeId::kDouble), &d)) return CastValue(d, SqlType::Of(TypeId::kDouble), to);
+    }
+    return bad();
+  }
+  double as_double = 0;
+  if (from.id == TypeId::kDecimal) as_double = static_cast<double>(v.i) / static_cast<double>(Pow10(from.scale));
+  else if (from.IsFloat()) as_double = v.d;
+  else as_double = static_cast<double>(v.i);
+  switch (to.id) {
+    case TypeId::kBoolean:
+      if (from.IsFloat()) return Value::Int(v.d != 0);
+      return Value::Int(v.i != 0);
+    case TypeId::kTinyInt:
+    case TypeId::kSmallInt:
+    case TypeId::kInteger:
+    case TypeId::kBigInt:
+      if (from.IsFloat()) {
+        if (std::isnan(v.d) || v.d >= 9.2233720368547758e18 || v.d < -9.2233720368547758e18) bad();
+        return range_check(static_cast<int64_t>(std::trunc(v.d)));
+      }
+      if (from.id == TypeId::kDecimal) return range_check(v.i / Pow10(from.scale));
+      if (from.IsTemporal()) bad();
+      return range_check(v.i);
+    case TypeId::kDecimal: {
+      __int128 x;
+      if (from.IsFloat()) {
+        double scaled = std::round(v.d * static_cast<double>(Pow10(to.scale)));
+        if (std::isnan(scaled) || std::fabs(scaled) >= 9.2e18) bad();
+        x = static_cast<__int128>(scaled);
+      } else if (from.id == TypeId::kDecimal) {
+        x = v.i;
+        if (to.scale >= from.scale) x *= Pow10(to.scale - from.scale);
+        else x /= Pow10(from.scale - to.scale);
+      } else if (from.IsTemporal()) {
+        return bad();
+      } else {
+        x = static_cast<__int128>(v.i) * Pow10(to.scale);
+      }
+      if (to.precision > 0 && to.precision < 19) {
+        __int128 lim = Pow10(to.precision);
+        if (x >= lim || x <= -lim) bad();
+      }
+      if (x > INT64_MAX || x < INT64_MIN) bad();
+      return Value::Int(static_cast<int64_t>(x));
+    }
+    case TypeId::kReal:
+      if (from.IsTemporal()) bad();
+      return Value::Double(static_cast<double>(static_cast<float>(as_double)));
+    case TypeId::kDouble:
+      if (from.IsTemporal()) bad();
+      return Value::Double(as_double);
+    case TypeId::kDate:
+      if (from.id == TypeId::kTimestamp) {
+        int64_t d = v.i >= 0 ? v.i / kMicrosPerDay : -((-v.i + kMicrosPerDay - 1) / kMicrosPerDay);
+        return Value::Int(d);
+      }
+      return bad();
+    case TypeId::kTimestamp:
+      if (from.id == TypeId::kDate) return Value::Int(v.i * kMicrosPerDay);
+      return bad();
+    case TypeId::kTime:
+      if (from.id == TypeId::kTimestamp) return Value::Int(((v.i % kMicrosPerDay) + kMicrosPerDay) % kMicrosPerDay);
+      return bad();
+    default: return bad();
+  }
+}
+
+ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
+  const size_t n = b.size();
+  switch (e.op) {
+    case ExprOp::kColumn: return b.cols[e.column_index];
+    case ExprOp::kLiteral: return ConstantColumn(e.literal, e.type.phys(), n);
+    case ExprOp::kNeg: {
+      ColumnPtr a = Evaluate(*e.args[0], b);
+      ColPtr out = NewColumn(a->phys, n);
+      out->nulls = a->nulls;
+      if (a->phys == PhysType::kF64) {
+        for (size_t i = 0; i < n; ++i) out->f64[i] = -a->f64[i];
+      } else {
+        for (size_t i = 0; i < n; ++i) {
+          if (a->i64[i] == INT64_MIN && !a->IsNull(i)) Overflow("unary -");
+          out->i64[i] = -a->i64[i];
+        }
+      }
+      return out;
+    }
+    case ExprOp::kNot: {
+      ColumnPtr a = Evaluate(*e.args[0], b);
+      ColPtr out = NewColumn(PhysType::kI64, n);
+      out->nulls = a->nulls;
+      for (size_t i = 0; i < n; ++i) out->i64[i] = !a->i64[i];
+      return out;
+    }
+    case ExprOp::kAdd:
+    case ExprOp::kSub:
+    case ExprOp::kMul:
+    case ExprOp::kDiv:
+    case ExprOp::kMod: return EvalArith(e, b);
+    case ExprOp::kConcat: {
+      ColumnPtr a = Evaluate(*e.args[0], b), c = Evaluate(*e.args[1], b);
+      ColPtr out = NewColumn(PhysType::kStr, n);
+      MergeNulls(*a, *c, n, out.get());
+      for (size_t i = 0; i < n; ++i)
+        if (!out->IsNull(i)) out->str[i] = a->str[i] + c->str[i];
+      return out;
+    }
+    case ExprOp::kEq:
+    case ExprOp::kNe:
+    case ExprOp::kLt:
+    case ExprOp::kLe:
+    case ExprOp::kGt:
+    case ExprOp::kGe: return EvalCompare(e, b);
+    case ExprOp::kIsDistinct: {
+      ColumnPtr a = Evaluate(*e.args[0], b), c = Evaluate(*e.args[1], b);
+      ColPtr out = NewColumn(PhysType::kI64, n);
+      for (size_t i = 0; i < n; ++i) out->i64[i] = !SameValue(*a, *c, i);
+      return out;
+    }
+    case ExprOp::kAnd:
+    case ExprOp::kOr: return EvalLogic(e, b);
+    case ExprOp::kIsNull:
+    case ExprOp::kIsNotNull: {
+      ColumnPtr a = Evaluate(*e.args[0], b);
+      ColPtr out = NewColumn(PhysType::kI64, n);
+      bool want_null = e.op == ExprOp::kIsNull;
+      for (size_t i = 0; i < n; ++i) out->i64[i] = a->IsNull(i) == want_null;
+      return out;
+    }
+    case ExprOp::kIsTrue:
+    case ExprOp::kIsFalse: {
+      ColumnPtr a = Evaluate(*e.args[0], b);
+      ColPtr out = NewColumn(PhysType::kI64, n);
+      int64_t want = e.op == ExprOp::kIsTrue ? 1 : 0;
+      for (size_t i = 0; i < n; ++i) out->i64[i] = !a->IsNull(i) && (a->i64[i] != 0) == (want != 0);
+      return out;
+    }
+    case ExprOp::kCase: {
+      size_t pairs = (e.args.size() - (e.has_else ? 1 : 0)) / 2;
+      std::vector<ColumnPtr> conds, vals;
+      for (size_t p = 0; p < pairs; ++p) {
+        conds.push_back(Evaluate(*e.args[2 * p], b));
+        vals.push_back(Evaluate(*e.args[2 * p + 1], b));
+      }
+      ColumnPtr els = e.has_else ? Evaluate(*e.args.back(), b) : nullptr;
+      auto out = std::make_shared<Column>(e.type.phys());
+      out->Reserve(n);
+      for (size_t i = 0; i < n; ++i) {
+        const Column* pick = els.get();
+        for (size_t p = 0; p < pairs; ++p)
+          if (!conds[p]->IsNull(i) && conds[p]->i64[i]) {
+            pick = vals[p].get();
+            break;
+          }
+        if (pick) out->AppendFrom(*pick, i);
+        else out->AppendNull();
+      }
+      out->CompactNulls();
+      return out;
+    }
+    case ExprOp::kCast: {
+      ColumnPtr a = Evaluate(*e.args[0], b);
+      return CastColumn(*a, e.args[0]->type, e.type, n);
+    }
+    case ExprOp::kCoalesce: {
+      std::vector<ColumnPtr> cols;
+      for (const auto& a : e.args) cols.push_back(Evaluate(*a, b));
+      auto out = std::make_shared<Column>(e.type.phys());
+      out->Reserve(n);
+      for (size_t i = 0; i < n; ++i) {
+        const Column* pick = nullptr;
+        for (const auto& c : cols)
+          if (!c->IsNull(i)) {
+            pick = c.get();
+            break;
+          }
+        if (pick) out->AppendFrom(*pick, i);
+        else out->AppendNull();
+      }
+      out->CompactNulls();
+      return out;
+    }
+    case ExprOp::kAbs: {
+      ColumnPtr a = Evaluate(*e.args[0], b);
+      ColPtr out = NewColumn(a->phys, n);
+      out->nulls = a->nulls;
+      if (a->phys == PhysType::kF64) {
+        for (size_t i = 0; i < n; ++i) out->f64[i] = std::fabs(a->f64[i]);
+      } else {
+        for (size_t i = 0; i < n; ++i) {
+          if (a->i64[i] == INT64_MIN && !a->IsNull(i)) Overflow("ABS");
+          out->i64[i] = a->i64[i] < 0 ? -a->i64[i] : a->i64[i];
+        }
+      }
+      return out;
+    }
+    case ExprOp::kLike: {
+      ColumnPtr s = Evaluate(*e.args[0], b), p = Evaluate(*e.args[1], b);
+      ColumnPtr esc = e.args.size() > 2 ? Evaluate(*e.args[2], b) : nullptr;
+      ColPtr out = NewColumn(PhysType::kI64, n);
+      MergeNulls(*s, *p, n, out.get());
+      for (size_t i = 0; i < n; ++i) {
+        if (out->IsNull(i)) continue;
+        int ec = -1;
+        if (esc) {
+          if (esc->IsNull(i)) {
+            out->SetNull(i);
+            continue;
+          }
+          if (esc->str[i].size() != 1) Fail(ErrorKind::kRuntime, "LIKE ESCAPE must be a single character");
+          ec = static_cast<unsigned char>(esc->str[i][0]);
+        }
+        out->i64[i] = LikeMatch(s->str[i], p->str[i], ec);
+      }
+      return out;
+    }
+  }
+  return ConstantColumn(Value::Null(), e.type.phys(), n);
+}
+
+Value EvaluateConstant(const BoundExpr& e) {
+  Batch one;
+  one.weights.push_back(1);
+  return Evaluate(e, one)->Get(0);
+}
+
+std::vector<uint32_t> SelectTrue(const BoundExpr& pred, const Batch& b) {
+  ColumnPtr c = Evaluate(pred, b);
+  std::vector<uint32_t> sel;
+  sel.reserve(b.size());
+  const int64_t* v = c->i64.data();
+  if (!c->HasNulls()) {
+    for (size_t i = 0; i < b.size(); ++i)
+      if (v[i]) sel.push_back(static_cast<uint32_t>(i));
+  } else {
+    for (size_t i = 0; i < b.size(); ++i)
+      if (v[i] && !c->nulls[i]) sel.push_back(static_cast<uint32_t>(i));
+  }
+  return sel;
+}
+
+}  // namespace fld

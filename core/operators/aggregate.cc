@@ -1,0 +1,273 @@
+#include "core/operators/aggregate.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/common/error.h"
+
+namespace fld {
+
+AggregateOp::AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vector<AggSpec> aggs)
+    : in_types_(std::move(in_types)), num_keys_(num_keys), aggs_(std::move(aggs)) {
+  for (int k = 0; k < num_keys_; ++k) out_types_.push_back(in_types_[k]);
+  for (const auto& a : aggs_) out_types_.push_back(a.result_type.phys());
+}
+
+std::string AggregateOp::Describe() const {
+  static const char* kNames[] = {"COUNT(*)", "COUNT", "SUM", "AVG", "MIN", "MAX"};
+  std::string s = fmt::format("{} keys=${}..${}", Name(), 0, num_keys_ - 1);
+  if (num_keys_ == 0) s = Name();
+  for (const auto& a : aggs_) {
+    s += fmt::format(" {}", kNames[static_cast<int>(a.kind)]);
+    if (a.kind != AggKind::kCountStar) s += fmt::format("({}${})", a.distinct ? "DISTINCT " : "", a.arg);
+  }
+  return s;
+}
+
+namespace {
+[[noreturn]] void SumOverflow() { Fail(ErrorKind::kRuntime, "integer overflow in SUM"); }
+}  // namespace
+
+Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) const {
+  const bool exact = a.arg_type.phys() == PhysType::kI64;
+  auto as_double = [&](int64_t v) {
+    return a.arg_type.id == TypeId::kDecimal ? static_cast<double>(v) / static_cast<double>(Pow10(a.arg_type.scale))
+                                             : static_cast<double>(v);
+  };
+  if (a.distinct) {
+    int64_t n = 0, isum = 0;
+    double dsum = 0;
+    for (const auto& [v, w] : acc.values) {
+      if (w <= 0) continue;
+      ++n;
+      if (a.kind == AggKind::kSum || a.kind == AggKind::kAvg) {
+        if (exact) {
+          if (__builtin_add_overflow(isum, v.i, &isum)) SumOverflow();
+        } else {
+          dsum += v.d;
+        }
+      }
+    }
+    switch (a.kind) {
+      case AggKind::kCount: return Value::Int(n);
+      case AggKind::kSum:
+        if (n == 0) return Value::Null();
+        return exact ? Value::Int(isum) : Value::Double(dsum);
+      case AggKind::kAvg:
+        if (n == 0) return Value::Null();
+        return Value::Double((exact ? as_double(isum) : dsum) / static_cast<double>(n));
+      default: break;
+    }
+  }
+  switch (a.kind) {
+    case AggKind::kCountStar: return Value::Int(g.rows);
+    case AggKind::kCount: return Value::Int(acc.count);
+    case AggKind::kSum:
+      if (acc.count == 0) return Value::Null();
+      return exact ? Value::Int(acc.isum) : Value::Double(acc.dsum);
+    case AggKind::kAvg:
+      if (acc.count == 0) return Value::Null();
+      return Value::Double((exact ? as_double(acc.isum) : acc.dsum) / static_cast<double>(acc.count));
+    case AggKind::kMin:
+      for (auto it = acc.values.begin(); it != acc.values.end(); ++it)
+        if (it->second > 0) return it->first;
+      return Value::Null();
+    case AggKind::kMax:
+      for (auto it = acc.values.rbegin(); it != acc.values.rend(); ++it)
+        if (it->second > 0) return it->first;
+      return Value::Null();
+  }
+  return Value::Null();
+}
+
+void AggregateOp::Fold(Group* into, const Group& partial) const {
+  into->rows += partial.rows;
+  if (into->accs.empty()) into->accs.resize(aggs_.size());
+  for (size_t a = 0; a < aggs_.size(); ++a) {
+    Acc& dst = into->accs[a];
+    const Acc& src = partial.accs[a];
+    dst.count += src.count;
+    if (__builtin_add_overflow(dst.isum, src.isum, &dst.isum)) SumOverflow();
+    dst.dsum += src.dsum;
+    for (const auto& [v, w] : src.values) {
+      auto it = dst.values.try_emplace(v, 0).first;
+      it->second += w;
+      if (it->second == 0) dst.values.erase(it);
+    }
+  }
+}
+
+Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
+  const Batch& in = *inputs[0];
+  const size_t n = in.size();
+  BatchBuilder out(out_types_);
+  if (n == 0 && (num_keys_ > 0 || initialized_)) return out.Finish();
+
+  // 1. Assign each row a dense group id; remember each group's key encoding.
+  std::vector<uint32_t> gid(n);
+  std::vector<std::string> keys;
+  bool fast = false;
+  if (num_keys_ == 1 && in.cols[0]->phys == PhysType::kI64 && !in.cols[0]->HasNulls() && n > 0) {
+    const int64_t* k = in.cols[0]->i64.data();
+    int64_t lo = k[0], hi = k[0];
+    for (size_t i = 1; i < n; ++i) {
+      lo = std::min(lo, k[i]);
+      hi = std::max(hi, k[i]);
+    }
+    if (static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) < 65536) {
+      fast = true;
+      std::vector<int32_t> slot(static_cast<size_t>(hi - lo) + 1, -1);
+      for (size_t i = 0; i < n; ++i) {
+        int32_t& s = slot[static_cast<size_t>(k[i] - lo)];
+        if (s < 0) {
+          s = static_cast<int32_t>(keys.size());
+          keys.emplace_back();
+          EncodeValue(&keys.back(), Value::Int(k[i]));
+        }
+        gid[i] = static_cast<uint32_t>(s);
+      }
+    }
+  }
+  if (!fast) {
+    std::unordered_map<std::string, uint32_t> ids;
+    std::string key;
+    for (size_t i = 0; i < n; ++i) {
+      key.clear();
+      for (int c = 0; c < num_keys_; ++c) EncodeValue(&key, *in.cols[c], i);
+      auto [it, fresh] = ids.try_emplace(key, static_cast<uint32_t>(keys.size()));
+      if (fresh) keys.push_back(key);
+      gid[i] = it->second;
+    }
+  }
+  if (num_keys_ == 0 && keys.empty()) keys.emplace_back();  // global: the one group exists
+
+  // 2. Pre-aggregate the batch per group, one tight loop per aggregate.
+  const size_t ng = keys.size();
+  std::vector<Group> partial(ng);
+  for (auto& g : partial) g.accs.resize(aggs_.size());
+  const int64_t* w = in.weights.data();
+  for (size_t i = 0; i < n; ++i) partial[gid[i]].rows += w[i];
+  for (size_t a = 0; a < aggs_.size(); ++a) {
+    const AggSpec& spec = aggs_[a];
+    if (spec.kind == AggKind::kCountStar) continue;
+    const Column& col = *in.cols[spec.arg];
+    if (UsesMultiset(spec)) {
+      for (size_t i = 0; i < n; ++i) {
+        if (col.IsNull(i)) continue;
+        auto& vals = partial[gid[i]].accs[a].values;
+        auto it = vals.try_emplace(col.Get(i), 0).first;
+        it->second += w[i];
+        if (it->second == 0) vals.erase(it);
+      }
+      continue;
+    }
+    const bool has_nulls = col.HasNulls();
+    if (col.phys == PhysType::kI64) {
+      const int64_t* x = col.i64.data();
+      const bool need_sum = spec.kind != AggKind::kCount;
+      for (size_t i = 0; i < n; ++i) {
+        if (has_nulls && col.nulls[i]) continue;
+        Acc& acc = partial[gid[i]].accs[a];
+        acc.count += w[i];
+        if (need_sum) {
+          int64_t prod;
+          if (__builtin_mul_overflow(w[i], x[i], &prod) || __builtin_add_overflow(acc.isum, prod, &acc.isum))
+            SumOverflow();
+        }
+      }
+    } else if (col.phys == PhysType::kF64) {
+      const double* x = col.f64.data();
+      for (size_t i = 0; i < n; ++i) {
+        if (has_nulls && col.nulls[i]) continue;
+        Acc& acc = partial[gid[i]].accs[a];
+        acc.count += w[i];
+        acc.dsum += static_cast<double>(w[i]) * x[i];
+      }
+    } else {
+      for (size_t i = 0; i < n; ++i)
+        if (!col.IsNull(i)) partial[gid[i]].accs[a].count += w[i];
+    }
+  }
+
+  // 3. Fold partials into state in key order; emit old/new rows of each changed group.
+  std::vector<uint32_t> order(ng);
+  for (uint32_t g = 0; g < ng; ++g) order[g] = g;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+  std::vector<Value> old_row, new_row;
+  auto row_of = [&](const std::string& key, const Group& g, std::vector<Value>* row) {
+    *row = DecodeRow(key);
+    for (size_t a = 0; a < aggs_.size(); ++a) row->push_back(Result(aggs_[a], g, g.accs[a]));
+  };
+  Group empty;
+  empty.accs.resize(aggs_.size());
+  for (uint32_t g : order) {
+    const std::string& key = keys[g];
+    auto it = groups_.find(key);
+    bool had = it != groups_.end() && (it->second.rows != 0 || num_keys_ == 0);
+    if (num_keys_ == 0 && !initialized_) had = false;
+    if (had) row_of(key, it->second, &old_row);
+    if (it == groups_.end()) it = groups_.emplace(key, empty).first;
+    Fold(&it->second, partial[g]);
+    bool has = it->second.rows != 0 || num_keys_ == 0;
+    if (has) row_of(key, it->second, &new_row);
+    if (!has) groups_.erase(it);
+    if (had && has && old_row == new_row) continue;
+    if (had) out.AppendRow(old_row, -1);
+    if (has) out.AppendRow(new_row, +1);
+  }
+  initialized_ = true;
+  return out.Finish();
+}
+
+void AggregateOp::SaveState(StateWriter& w) const {
+  w.U64(initialized_);
+  std::vector<const std::string*> keys;
+  for (const auto& kv : groups_) keys.push_back(&kv.first);
+  std::sort(keys.begin(), keys.end(), [](auto* a, auto* b) { return *a < *b; });
+  w.U64(keys.size());
+  for (const std::string* k : keys) {
+    const Group& g = groups_.at(*k);
+    w.Str(*k);
+    w.I64(g.rows);
+    for (const Acc& acc : g.accs) {
+      w.I64(acc.count);
+      w.I64(acc.isum);
+      w.F64(acc.dsum);
+      w.U64(acc.values.size());
+      for (const auto& [v, wt] : acc.values) {
+        std::string enc;
+        EncodeValue(&enc, v);
+        w.Str(enc);
+        w.I64(wt);
+      }
+    }
+  }
+}
+
+void AggregateOp::RestoreState(StateReader& r) {
+  groups_.clear();
+  initialized_ = r.U64() != 0;
+  uint64_t n = r.U64();
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string key = r.Str();
+    Group g;
+    g.rows = r.I64();
+    g.accs.resize(aggs_.size());
+    for (Acc& acc : g.accs) {
+      acc.count = r.I64();
+      acc.isum = r.I64();
+      acc.dsum = r.F64();
+      uint64_t nv = r.U64();
+      for (uint64_t j = 0; j < nv; ++j) {
+        std::string enc = r.Str();
+        size_t pos = 0;
+        Value v = DecodeValue(enc, &pos);
+        acc.values[v] = r.I64();
+      }
+    }
+    groups_.emplace(std::move(key), std::move(g));
+  }
+}
+
+}  // namespace fld

@@ -1,0 +1,24 @@
+// Distinct: a row is in the output iff its integrated weight is positive. Per changed row it
+// compares the old and new integrated weight and emits +1 (0 -> positive) or -1 (positive -> 0).
+// State: the integrated input (row encoding -> weight).
+#pragma once
+
+#include <unordered_map>
+
+#include "core/circuit/operator.h"
+
+namespace fld {
+
+class DistinctOp : public Operator {
+ public:
+  Batch Step(std::span<const Batch* const> inputs) override;
+  std::string Name() const override { return "distinct"; }
+  bool HasState() const override { return true; }
+  void SaveState(StateWriter& w) const override;
+  void RestoreState(StateReader& r) override;
+
+ private:
+  std::unordered_map<std::string, int64_t> weights_;
+};
+
+}  // namespace fld

@@ -1,0 +1,28 @@
+// Integrate (I): the running sum of a change stream, i.e. a materialized relation's contents.
+// Its output is its input (it is a sink that also passes the change through); Contents() gives
+// the integrated rows. State: row encoding -> weight, rows of weight 0 removed.
+#pragma once
+
+#include <unordered_map>
+
+#include "core/circuit/operator.h"
+
+namespace fld {
+
+class IntegrateOp : public Operator {
+ public:
+  explicit IntegrateOp(std::vector<PhysType> types) : types_(std::move(types)) {}
+  Batch Step(std::span<const Batch* const> inputs) override;
+  std::string Name() const override { return "integrate"; }
+  bool HasState() const override { return true; }
+  void SaveState(StateWriter& w) const override;
+  void RestoreState(StateReader& r) override;
+  Batch Contents() const;  // sorted by row encoding
+  size_t size() const { return rows_.size(); }
+
+ private:
+  std::vector<PhysType> types_;
+  std::unordered_map<std::string, int64_t> rows_;
+};
+
+}  // namespace fld

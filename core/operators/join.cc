@@ -1,0 +1,204 @@
+#include "core/operators/join.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace fld {
+
+JoinOp::JoinOp(std::vector<PhysType> left_types, std::vector<PhysType> right_types, std::vector<int> left_keys,
+               std::vector<int> right_keys, bool pad_left, bool pad_right)
+    : pad_left_(pad_left), pad_right_(pad_right) {
+  left_.types = std::move(left_types);
+  right_.types = std::move(right_types);
+  left_.keys = std::move(left_keys);
+  right_.keys = std::move(right_keys);
+}
+
+std::string JoinOp::Name() const {
+  if (pad_left_ && pad_right_) return "full_join";
+  if (pad_left_) return "left_join";
+  if (pad_right_) return "right_join";
+  return left_.keys.empty() ? "cross_join" : "join";
+}
+
+std::string JoinOp::Describe() const {
+  std::string s = Name();
+  for (size_t i = 0; i < left_.keys.size(); ++i)
+    s += fmt::format("{} left.${} = right.${}", i ? " and" : " on", left_.keys[i], right_.keys[i]);
+  return s;
+}
+
+namespace {
+
+// Key of row r, or false when a key column is NULL.
+bool KeyOf(const Batch& b, size_t r, const std::vector<int>& keys, std::string* key) {
+  key->clear();
+  for (int c : keys) {
+    if (b.cols[c]->IsNull(r)) return false;
+    EncodeValue(key, *b.cols[c], r);
+  }
+  return true;
+}
+
+void AddToTrace(std::unordered_map<std::string, std::map<std::string, int64_t>>* trace, const std::string& key,
+                std::string row, int64_t w) {
+  auto& rows = (*trace)[key];
+  auto it = rows.try_emplace(std::move(row), 0).first;
+  it->second += w;
+  if (it->second == 0) rows.erase(it);
+  if (rows.empty()) trace->erase(key);
+}
+
+void AppendNulls(BatchBuilder* out, size_t first, size_t n) {
+  for (size_t c = first; c < first + n; ++c) out->col(c).AppendNull();
+}
+
+}  // namespace
+
+int64_t JoinOp::Count(const Side& s, const std::string& key) {
+  auto it = s.trace.find(key);
+  if (it == s.trace.end()) return 0;
+  int64_t n = 0;
+  for (const auto& [row, w] : it->second) n += w;
+  return n;
+}
+
+void JoinOp::EmitPadded(const Side& side, bool side_is_left, const std::string& key, int64_t sign,
+                        BatchBuilder* out) const {
+  auto it = side.trace.find(key);
+  if (it == side.trace.end()) return;
+  size_t nl = left_.types.size(), nr = right_.types.size();
+  for (const auto& [row, w] : it->second) {
+    if (side_is_left) {
+      DecodeRowInto(row, out, 0);
+      AppendNulls(out, nl, nr);
+    } else {
+      AppendNulls(out, 0, nl);
+      DecodeRowInto(row, out, nl);
+    }
+    out->AddWeight(sign * w);
+  }
+}
+
+Batch JoinOp::Step(std::span<const Batch* const> inputs) {
+  const Batch& dl = *inputs[0];
+  const Batch& dr = *inputs[1];
+  std::vector<PhysType> types = left_.types;
+  types.insert(types.end(), right_.types.begin(), right_.types.end());
+  BatchBuilder out(types);
+  if (dl.empty() && dr.empty()) return out.Finish();
+  const size_t nl = left_.types.size(), nr = right_.types.size();
+  const bool outer = pad_left_ || pad_right_;
+
+  // Keys touched by this step, and the padded rows they had before it.
+  std::set<std::string> touched;
+  std::string key;
+  if (outer) {
+    for (size_t r = 0; r < dl.size(); ++r)
+      if (KeyOf(dl, r, left_.keys, &key)) touched.insert(key);
+    for (size_t r = 0; r < dr.size(); ++r)
+      if (KeyOf(dr, r, right_.keys, &key)) touched.insert(key);
+    for (const auto& k : touched) {
+      if (pad_left_ && Count(right_, k) == 0) EmitPadded(left_, true, k, -1, &out);
+      if (pad_right_ && Count(left_, k) == 0) EmitPadded(right_, false, k, -1, &out);
+    }
+  }
+
+  // ΔL ⋈ R_old, then fold ΔL into L.
+  std::string row;
+  for (size_t r = 0; r < dl.size(); ++r) {
+    if (!KeyOf(dl, r, left_.keys, &key)) {
+      if (pad_left_) {
+        for (size_t c = 0; c < nl; ++c) out.col(c).AppendFrom(*dl.cols[c], r);
+        AppendNulls(&out, nl, nr);
+        out.AddWeight(dl.weights[r]);
+      }
+      continue;
+    }
+    auto it = right_.trace.find(key);
+    if (it != right_.trace.end()) {
+      for (const auto& [rrow, w] : it->second) {
+        for (size_t c = 0; c < nl; ++c) out.col(c).AppendFrom(*dl.cols[c], r);
+        DecodeRowInto(rrow, &out, nl);
+        out.AddWeight(dl.weights[r] * w);
+      }
+    }
+    row.clear();
+    EncodeRow(&row, dl, r);
+    AddToTrace(&left_.trace, key, row, dl.weights[r]);
+  }
+  // L_new ⋈ ΔR, then fold ΔR into R.
+  for (size_t r = 0; r < dr.size(); ++r) {
+    if (!KeyOf(dr, r, right_.keys, &key)) {
+      if (pad_right_) {
+        AppendNulls(&out, 0, nl);
+        for (size_t c = 0; c < nr; ++c) out.col(nl + c).AppendFrom(*dr.cols[c], r);
+        out.AddWeight(dr.weights[r]);
+      }
+      continue;
+    }
+    auto it = left_.trace.find(key);
+    if (it != left_.trace.end()) {
+      for (const auto& [lrow, w] : it->second) {
+        DecodeRowInto(lrow, &out, 0);
+        for (size_t c = 0; c < nr; ++c) out.col(nl + c).AppendFrom(*dr.cols[c], r);
+        out.AddWeight(w * dr.weights[r]);
+      }
+    }
+    row.clear();
+    EncodeRow(&row, dr, r);
+    AddToTrace(&right_.trace, key, row, dr.weights[r]);
+  }
+
+  if (!outer) return out.Finish();
+  for (const auto& k : touched) {
+    if (pad_left_ && Count(right_, k) == 0) EmitPadded(left_, true, k, +1, &out);
+    if (pad_right_ && Count(left_, k) == 0) EmitPadded(right_, false, k, +1, &out);
+  }
+  return Consolidate(out.Finish());
+}
+
+namespace {
+void SaveTrace(StateWriter& w, const std::unordered_map<std::string, std::map<std::string, int64_t>>& trace) {
+  std::vector<const std::string*> keys;
+  for (const auto& kv : trace) keys.push_back(&kv.first);
+  std::sort(keys.begin(), keys.end(), [](auto* a, auto* b) { return *a < *b; });
+  w.U64(keys.size());
+  for (auto* k : keys) {
+    const auto& rows = trace.at(*k);
+    w.Str(*k);
+    w.U64(rows.size());
+    for (const auto& [row, wt] : rows) {
+      w.Str(row);
+      w.I64(wt);
+    }
+  }
+}
+void LoadTrace(StateReader& r, std::unordered_map<std::string, std::map<std::string, int64_t>>* trace) {
+  trace->clear();
+  uint64_t nk = r.U64();
+  for (uint64_t i = 0; i < nk; ++i) {
+    std::string k = r.Str();
+    auto& rows = (*trace)[k];
+    uint64_t nr = r.U64();
+    for (uint64_t j = 0; j < nr; ++j) {
+      std::string row = r.Str();
+      rows[row] = r.I64();
+    }
+  }
+}
+}  // namespace
+
+void JoinOp::SaveState(StateWriter& w) const {
+  SaveTrace(w, left_.trace);
+  SaveTrace(w, right_.trace);
+}
+
+void JoinOp::RestoreState(StateReader& r) {
+  LoadTrace(r, &left_.trace);
+  LoadTrace(r, &right_.trace);
+}
+
+}  // namespace fld

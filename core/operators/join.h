@@ -1,0 +1,48 @@
+// Equi-join, incremental (bilinear):
+//   Δ(L ⋈ R) = ΔL ⋈ R_old + L_new ⋈ ΔR
+//
+//        ΔL ──┬──────────────► ⋈ ◄── I(R) (before ΔR)
+//             └─► I(L) ──────► ⋈ ◄── ΔR
+//
+// Output rows are the left columns followed by the right columns; weights multiply. A row whose
+// key has a NULL never matches (SQL equality). With no key columns this is a cross join.
+// Outer variants (pad_left: LEFT JOIN, pad_right: RIGHT JOIN, both: FULL JOIN) also emit the
+// rows of a side that have no match, padded with NULLs: per key touched by the step, the padded
+// rows before (when the other side's count was 0) are retracted and the padded rows after are
+// emitted, so the output stays the change of the outer join.
+// State: both sides integrated, indexed by key (key encoding -> row encoding -> weight).
+#pragma once
+
+#include <map>
+#include <unordered_map>
+
+#include "core/circuit/operator.h"
+
+namespace fld {
+
+class JoinOp : public Operator {
+ public:
+  JoinOp(std::vector<PhysType> left_types, std::vector<PhysType> right_types, std::vector<int> left_keys,
+         std::vector<int> right_keys, bool pad_left, bool pad_right);
+  Batch Step(std::span<const Batch* const> inputs) override;
+  std::string Name() const override;
+  std::string Describe() const override;
+  bool HasState() const override { return true; }
+  void SaveState(StateWriter& w) const override;
+  void RestoreState(StateReader& r) override;
+
+ private:
+  using Rows = std::map<std::string, int64_t>;  // row encoding -> weight
+  struct Side {
+    std::vector<PhysType> types;
+    std::vector<int> keys;
+    std::unordered_map<std::string, Rows> trace;
+  };
+  static int64_t Count(const Side& s, const std::string& key);
+  void EmitPadded(const Side& side, bool side_is_left, const std::string& key, int64_t sign, BatchBuilder* out) const;
+
+  Side left_, right_;
+  bool pad_left_, pad_right_;
+};
+
+}  // namespace fld
