@@ -1,0 +1,525 @@
+#include "core/plan/binder.h"
+
+#include <fmt/format.h>
+
+#include "core/common/error.h"
+#include "core/types/schema.h"
+
+namespace fld::plan {
+
+using sql::Expr;
+using sql::ExprKind;
+using sql::Pos;
+
+void SqlContext::Error(Pos pos, std::string_view msg) const {
+  throw fld::Error(ErrorKind::kUsage, sql::FormatSqlError(sql, src, pos, msg));
+}
+
+bool IsAggregateName(std::string_view n) {
+  return n == "COUNT" || n == "SUM" || n == "AVG" || n == "MIN" || n == "MAX";
+}
+
+bool ContainsAggregate(const Expr& e) {
+  if (e.kind == ExprKind::kFunction && IsAggregateName(e.name)) return true;
+  for (const auto& a : e.args)
+    if (a && ContainsAggregate(*a)) return true;
+  return false;
+}
+
+namespace {
+
+int IntRank(TypeId id) {
+  switch (id) {
+    case TypeId::kTinyInt: return 1;
+    case TypeId::kSmallInt: return 2;
+    case TypeId::kInteger: return 3;
+    default: return 4;
+  }
+}
+
+SqlType Bool(bool nullable) { return SqlType::Of(TypeId::kBoolean, nullable); }
+
+}  // namespace
+
+SqlType Binder::CommonType(const SqlType& a, const SqlType& b, Pos pos) const {
+  bool nullable = a.nullable || b.nullable;
+  if (a.id == TypeId::kNull) return b.WithNullable(true);
+  if (b.id == TypeId::kNull) return a.WithNullable(true);
+  if (a.SameAs(b)) return a.WithNullable(nullable);
+  if (a.IsInteger() && b.IsInteger())
+    return (IntRank(a.id) >= IntRank(b.id) ? a : b).WithNullable(nullable);
+  if (a.IsExactNumeric() && b.IsExactNumeric()) {
+    int sa = a.id == TypeId::kDecimal ? a.scale : 0, sb = b.id == TypeId::kDecimal ? b.scale : 0;
+    return SqlType::Decimal(18, std::max(sa, sb), nullable);
+  }
+  if (a.IsNumeric() && b.IsNumeric()) return SqlType::Of(TypeId::kDouble, nullable);
+  if (a.IsString() && b.IsString()) return SqlType::Of(TypeId::kVarchar, nullable);
+  if (a.IsTemporal() && b.IsTemporal()) {
+    if ((a.id == TypeId::kDate && b.id == TypeId::kTimestamp) || (a.id == TypeId::kTimestamp && b.id == TypeId::kDate))
+      return SqlType::Of(TypeId::kTimestamp, nullable);
+  }
+  if (a.IsString() && b.IsTemporal()) return b.WithNullable(nullable);
+  if (b.IsString() && a.IsTemporal()) return a.WithNullable(nullable);
+  if (a.id == TypeId::kBoolean && b.id == TypeId::kBoolean) return a.WithNullable(nullable);
+  ctx_.Error(pos, fmt::format("cannot combine {} and {}", a.WithNullable(true).ToString(), b.WithNullable(true).ToString()));
+}
+
+BoundExprPtr Binder::Coerce(BoundExprPtr e, const SqlType& target, Pos pos) const {
+  if (e->type.SameAs(target)) {
+    e->type.nullable = e->type.nullable || target.nullable;
+    return e;
+  }
+  if (e->type.id == TypeId::kNull) return MakeLiteral(Value::Null(), target.WithNullable(true));
+  if (e->op == ExprOp::kLiteral) {
+    try {
+      Value v = CastValue(e->literal, e->type, target);
+      auto lit = MakeLiteral(std::move(v), target);
+      return lit;
+    } catch (const fld::Error& err) {
+      ctx_.Error(pos, err.what());
+    }
+  }
+  bool nullable = e->type.nullable;
+  std::vector<BoundExprPtr> args;
+  args.push_back(std::move(e));
+  return MakeCall(ExprOp::kCast, target.WithNullable(nullable), std::move(args));
+}
+
+int Binder::TryResolve(const Scope& scope, std::string_view qualifier, std::string_view name, Pos pos) const {
+  int found = -1;
+  for (size_t i = 0; i < scope.cols.size(); ++i) {
+    const ScopeColumn& c = scope.cols[i];
+    if (c.hidden || !EqualsIgnoreCase(c.name, name)) continue;
+    if (!qualifier.empty() && !EqualsIgnoreCase(c.qualifier, qualifier)) continue;
+    if (found >= 0) {
+      ctx_.Error(pos, qualifier.empty() ? fmt::format("column '{}' is ambiguous; qualify it with a table name", name)
+                                        : fmt::format("column '{}.{}' is ambiguous", qualifier, name));
+    }
+    found = static_cast<int>(i);
+  }
+  return found;
+}
+
+int Binder::Resolve(const Scope& scope, std::string_view qualifier, std::string_view name, Pos pos) const {
+  int i = TryResolve(scope, qualifier, name, pos);
+  if (i >= 0) return i;
+  std::string avail;
+  for (const auto& c : scope.cols) {
+    if (c.hidden) continue;
+    if (!avail.empty()) avail += ", ";
+    avail += c.qualifier.empty() ? c.name : c.qualifier + "." + c.name;
+    if (avail.size() > 200) {
+      avail += ", ...";
+      break;
+    }
+  }
+  std::string full = qualifier.empty() ? std::string(name) : fmt::format("{}.{}", qualifier, name);
+  ctx_.Error(pos, fmt::format("unknown column '{}' (available: {})", full, avail.empty() ? "none" : avail));
+}
+
+BoundExprPtr Binder::BindLiteral(const Expr& e) const {
+  using sql::LiteralKind;
+  switch (e.lit_kind) {
+    case LiteralKind::kNull: return MakeLiteral(Value::Null(), SqlType::Of(TypeId::kNull));
+    case LiteralKind::kBoolean:
+      return MakeLiteral(Value::Int(EqualsIgnoreCase(e.text, "TRUE") ? 1 : 0), Bool(false));
+    case LiteralKind::kInteger: {
+      Value v;
+      if (ParseValue(e.text, SqlType::Of(TypeId::kInteger), &v))
+        return MakeLiteral(v, SqlType::Of(TypeId::kInteger, false));
+      if (ParseValue(e.text, SqlType::Of(TypeId::kBigInt), &v))
+        return MakeLiteral(v, SqlType::Of(TypeId::kBigInt, false));
+      ctx_.Error(e.pos, fmt::format("integer literal {} is out of range for BIGINT", e.text));
+    }
+    case LiteralKind::kDecimal: {
+      size_t dot = e.text.find('.');
+      int scale = dot == std::string::npos ? 0 : static_cast<int>(e.text.size() - dot - 1);
+      int digits = 0;
+      for (char c : e.text) digits += (c >= '0' && c <= '9');
+      if (digits > 18 || scale > 18) {
+        Value v;
+        ParseValue(e.text, SqlType::Of(TypeId::kDouble), &v);
+        return MakeLiteral(v, SqlType::Of(TypeId::kDouble, false));
+      }
+      SqlType t = SqlType::Decimal(std::max(digits, 1), scale, false);
+      Value v;
+      if (!ParseValue(e.text, t, &v)) ctx_.Error(e.pos, fmt::format("bad numeric literal {}", e.text));
+      return MakeLiteral(v, t);
+    }
+    case LiteralKind::kDouble: {
+      Value v;
+      if (!ParseValue(e.text, SqlType::Of(TypeId::kDouble), &v))
+        ctx_.Error(e.pos, fmt::format("bad numeric literal {}", e.text));
+      return MakeLiteral(v, SqlType::Of(TypeId::kDouble, false));
+    }
+    case LiteralKind::kString: {
+      SqlType t = SqlType::Of(TypeId::kVarchar, false);
+      return MakeLiteral(Value::String(e.text), t);
+    }
+    case LiteralKind::kDate:
+    case LiteralKind::kTime:
+    case LiteralKind::kTimestamp: {
+      TypeId id = e.lit_kind == LiteralKind::kDate ? TypeId::kDate
+                  : e.lit_kind == LiteralKind::kTime ? TypeId::kTime
+                                                     : TypeId::kTimestamp;
+      SqlType t = SqlType::Of(id, false);
+      Value v;
+      if (!ParseValue(e.text, t, &v))
+        ctx_.Error(e.pos, fmt::format("'{}' is not a valid {}", e.text, t.WithNullable(true).ToString()));
+      return MakeLiteral(v, t);
+    }
+  }
+  ctx_.Error(e.pos, "unsupported literal");
+}
+
+BoundExprPtr Binder::RequireBool(BoundExprPtr e, Pos pos) const {
+  if (e->type.id == TypeId::kBoolean) return e;
+  if (e->type.id == TypeId::kNull) return MakeLiteral(Value::Null(), Bool(true));
+  ctx_.Error(pos, fmt::format("expected a BOOLEAN expression but this is {}", e->type.WithNullable(true).ToString()));
+}
+
+BoundExprPtr Binder::Compare(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos) const {
+  SqlType ta = a->type, tb = b->type;
+  // A string literal next to a number or a date converts to that type.
+  SqlType common;
+  if (a->op == ExprOp::kLiteral && ta.IsString() && !tb.IsString() && tb.id != TypeId::kNull) common = tb;
+  else if (b->op == ExprOp::kLiteral && tb.IsString() && !ta.IsString() && ta.id != TypeId::kNull) common = ta;
+  else common = CommonType(ta, tb, pos);
+  bool nullable = ta.nullable || tb.nullable;
+  if (common.id == TypeId::kNull) common = SqlType::Of(TypeId::kInteger);
+  std::vector<BoundExprPtr> args;
+  args.push_back(Coerce(std::move(a), common.WithNullable(ta.nullable), pos));
+  args.push_back(Coerce(std::move(b), common.WithNullable(tb.nullable), pos));
+  return MakeCall(op, Bool(op == ExprOp::kIsDistinct ? false : nullable), std::move(args));
+}
+
+BoundExprPtr Binder::Arith(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos) const {
+  SqlType ta = a->type, tb = b->type;
+  bool nullable = ta.nullable || tb.nullable || op == ExprOp::kDiv || op == ExprOp::kMod;
+  if (ta.id == TypeId::kNull && tb.id == TypeId::kNull) ta = tb = SqlType::Of(TypeId::kInteger);
+  if (ta.id == TypeId::kNull) ta = tb;
+  if (tb.id == TypeId::kNull) tb = ta;
+  if (!ta.IsNumeric() || !tb.IsNumeric())
+    ctx_.Error(pos, fmt::format("cannot apply arithmetic to {} and {}", ta.WithNullable(true).ToString(),
+                                tb.WithNullable(true).ToString()));
+  std::vector<BoundExprPtr> args;
+  SqlType result;
+  if (ta.IsFloat() || tb.IsFloat()) {
+    result = SqlType::Of(TypeId::kDouble);
+    args.push_back(Coerce(std::move(a), result, pos));
+    args.push_back(Coerce(std::move(b), result, pos));
+  } else if (ta.id == TypeId::kDecimal || tb.id == TypeId::kDecimal) {
+    SqlType da = ta.id == TypeId::kDecimal ? ta : SqlType::Decimal(18, 0);
+    SqlType db = tb.id == TypeId::kDecimal ? tb : SqlType::Decimal(18, 0);
+    if (op == ExprOp::kMul) {
+      result = SqlType::Decimal(18, std::min(18, da.scale + db.scale));
+    } else if (op == ExprOp::kDiv) {
+      result = SqlType::Decimal(18, std::min(18, std::max(da.scale, db.scale) + 6));
+    } else {
+      int s = std::max(da.scale, db.scale);
+      da = db = result = SqlType::Decimal(18, s);
+    }
+    da.precision = db.precision = 18;
+    args.push_back(Coerce(std::move(a), da, pos));
+    args.push_back(Coerce(std::move(b), db, pos));
+  } else {
+    result = (IntRank(ta.id) >= IntRank(tb.id) ? ta : tb);
+    args.push_back(Coerce(std::move(a), result, pos));
+    args.push_back(Coerce(std::move(b), result, pos));
+  }
+  return MakeCall(op, result.WithNullable(nullable), std::move(args));
+}
+
+BoundExprPtr Binder::Logic(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos) const {
+  a = RequireBool(std::move(a), pos);
+  b = RequireBool(std::move(b), pos);
+  bool nullable = a->type.nullable || b->type.nullable;
+  std::vector<BoundExprPtr> args;
+  args.push_back(std::move(a));
+  args.push_back(std::move(b));
+  return MakeCall(op, Bool(nullable), std::move(args));
+}
+
+BoundExprPtr Binder::Bind(const Expr& e, const Scope& scope) {
+  return BindWith(e, &scope, [&](const Expr& c) { return Bind(c, scope); });
+}
+
+BoundExprPtr Binder::BindPredicate(const Expr& e, const Scope& scope) {
+  return RequireBool(Bind(e, scope), e.pos);
+}
+
+BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
+  AggSpec spec;
+  if (e.name == "COUNT") spec.kind = e.star_arg ? AggKind::kCountStar : AggKind::kCount;
+  else if (e.name == "SUM") spec.kind = AggKind::kSum;
+  else if (e.name == "AVG") spec.kind = AggKind::kAvg;
+  else if (e.name == "MIN") spec.kind = AggKind::kMin;
+  else spec.kind = AggKind::kMax;
+  spec.distinct = e.distinct;
+  BoundExprPtr arg;
+  if (spec.kind != AggKind::kCountStar) {
+    if (e.args.size() != 1) ctx_.Error(e.pos, fmt::format("{} takes exactly one argument", e.name));
+    if (ContainsAggregate(*e.args[0])) ctx_.Error(e.args[0]->pos, "aggregate calls cannot be nested");
+    arg = Bind(*e.args[0], *agg->input);
+    if (arg->type.id == TypeId::kNull) arg = Coerce(std::move(arg), SqlType::Of(TypeId::kInteger), e.pos);
+    spec.arg_type = arg->type;
+    if ((spec.kind == AggKind::kSum || spec.kind == AggKind::kAvg) && !arg->type.IsNumeric())
+      ctx_.Error(e.args[0]->pos, fmt::format("{} needs a numeric argument, not {}", e.name,
+                                             arg->type.WithNullable(true).ToString()));
+  }
+  if (spec.kind == AggKind::kCountStar || spec.kind == AggKind::kCount) {
+    spec.distinct = spec.kind == AggKind::kCount && e.distinct;
+    spec.result_type = SqlType::Of(TypeId::kBigInt, false);
+  } else if (spec.kind == AggKind::kSum) {
+    if (spec.arg_type.IsInteger()) spec.result_type = SqlType::Of(TypeId::kBigInt);
+    else if (spec.arg_type.id == TypeId::kDecimal) spec.result_type = SqlType::Decimal(18, spec.arg_type.scale);
+    else spec.result_type = SqlType::Of(TypeId::kDouble);
+  } else if (spec.kind == AggKind::kAvg) {
+    spec.result_type = SqlType::Of(TypeId::kDouble);
+  } else {
+    spec.result_type = spec.arg_type.WithNullable(true);
+  }
+  // Reuse an identical aggregate already in the block.
+  for (size_t i = 0; i < agg->aggs.size(); ++i) {
+    const AggSpec& o = agg->aggs[i];
+    if (o.kind != spec.kind || o.distinct != spec.distinct) continue;
+    if ((arg == nullptr) != (agg->args[i] == nullptr)) continue;
+    if (arg && !arg->Equals(*agg->args[i])) continue;
+    return MakeColumn(static_cast<int>(agg->group_exprs.size() + i), o.result_type);
+  }
+  agg->aggs.push_back(spec);
+  agg->args.push_back(std::move(arg));
+  return MakeColumn(static_cast<int>(agg->group_exprs.size() + agg->aggs.size() - 1), spec.result_type);
+}
+
+BoundExprPtr Binder::BindAggregate(const Expr& e, AggContext* agg) {
+  if (e.kind == ExprKind::kFunction && IsAggregateName(e.name)) return AggregateCall(e, agg);
+  if (!ContainsAggregate(e) && e.kind != ExprKind::kLiteral) {
+    BoundExprPtr b = Bind(e, *agg->input);
+    for (size_t g = 0; g < agg->group_exprs.size(); ++g)
+      if (b->Equals(*agg->group_exprs[g])) return MakeColumn(static_cast<int>(g), agg->group_exprs[g]->type);
+    if (b->IsConstant()) return b;
+    if (e.kind == ExprKind::kColumnRef) {
+      std::string full = e.qualifier.empty() ? e.name : e.qualifier + "." + e.name;
+      ctx_.Error(e.pos, fmt::format("column '{}' must appear in GROUP BY or be used in an aggregate function", full));
+    }
+  }
+  return BindWith(e, nullptr, [&](const Expr& c) { return BindAggregate(c, agg); });
+}
+
+BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBinder& child) {
+  using sql::Op;
+  switch (e.kind) {
+    case ExprKind::kLiteral: return BindLiteral(e);
+    case ExprKind::kColumnRef: {
+      if (!scope) ctx_.Error(e.pos, fmt::format("column '{}' must appear in GROUP BY or be used in an aggregate function", e.name));
+      int i = Resolve(*scope, e.qualifier, e.name, e.pos);
+      return MakeColumn(i, scope->cols[i].type);
+    }
+    case ExprKind::kStar: ctx_.Error(e.pos, "'*' is not allowed here");
+    case ExprKind::kUnary: {
+      BoundExprPtr a = child(*e.args[0]);
+      if (e.op == Op::kNot) {
+        a = RequireBool(std::move(a), e.args[0]->pos);
+        SqlType t = a->type;
+        std::vector<BoundExprPtr> args;
+        args.push_back(std::move(a));
+        return MakeCall(ExprOp::kNot, t, std::move(args));
+      }
+      if (a->type.id == TypeId::kNull) return a;
+      if (!a->type.IsNumeric())
+        ctx_.Error(e.pos, fmt::format("cannot apply unary {} to {}", e.op == Op::kNeg ? "-" : "+",
+                                      a->type.WithNullable(true).ToString()));
+      if (e.op == Op::kPlus) return a;
+      if (a->op == ExprOp::kLiteral) {  // fold -literal so that -9223372036854775808 works
+        Value v = a->literal;
+        if (v.kind == Value::Kind::kDouble) v.d = -v.d;
+        else if (v.i != INT64_MIN) v.i = -v.i;
+        return MakeLiteral(v, a->type);
+      }
+      SqlType t = a->type;
+      std::vector<BoundExprPtr> args;
+      args.push_back(std::move(a));
+      return MakeCall(ExprOp::kNeg, t, std::move(args));
+    }
+    case ExprKind::kBinary: {
+      BoundExprPtr a = child(*e.args[0]);
+      BoundExprPtr b = child(*e.args[1]);
+      switch (e.op) {
+        case Op::kAdd: return Arith(ExprOp::kAdd, std::move(a), std::move(b), e.pos);
+        case Op::kSub: return Arith(ExprOp::kSub, std::move(a), std::move(b), e.pos);
+        case Op::kMul: return Arith(ExprOp::kMul, std::move(a), std::move(b), e.pos);
+        case Op::kDiv: return Arith(ExprOp::kDiv, std::move(a), std::move(b), e.pos);
+        case Op::kMod: return Arith(ExprOp::kMod, std::move(a), std::move(b), e.pos);
+        case Op::kConcat: {
+          SqlType vc = SqlType::Of(TypeId::kVarchar, a->type.nullable || b->type.nullable);
+          std::vector<BoundExprPtr> args;
+          args.push_back(Coerce(std::move(a), vc, e.pos));
+          args.push_back(Coerce(std::move(b), vc, e.pos));
+          return MakeCall(ExprOp::kConcat, vc, std::move(args));
+        }
+        case Op::kEq: return Compare(ExprOp::kEq, std::move(a), std::move(b), e.pos);
+        case Op::kNe: return Compare(ExprOp::kNe, std::move(a), std::move(b), e.pos);
+        case Op::kLt: return Compare(ExprOp::kLt, std::move(a), std::move(b), e.pos);
+        case Op::kLe: return Compare(ExprOp::kLe, std::move(a), std::move(b), e.pos);
+        case Op::kGt: return Compare(ExprOp::kGt, std::move(a), std::move(b), e.pos);
+        case Op::kGe: return Compare(ExprOp::kGe, std::move(a), std::move(b), e.pos);
+        case Op::kAnd: return Logic(ExprOp::kAnd, std::move(a), std::move(b), e.pos);
+        case Op::kOr: return Logic(ExprOp::kOr, std::move(a), std::move(b), e.pos);
+        default: ctx_.Error(e.pos, "unsupported operator");
+      }
+    }
+    case ExprKind::kFunction: {
+      if (IsAggregateName(e.name))
+        ctx_.Error(e.pos, fmt::format("aggregate function {} is not allowed here", e.name));
+      std::vector<BoundExprPtr> args;
+      for (const auto& a : e.args) args.push_back(child(*a));
+      auto need = [&](size_t n) {
+        if (args.size() != n) ctx_.Error(e.pos, fmt::format("{} takes {} argument{}", e.name, n, n == 1 ? "" : "s"));
+      };
+      if (e.name == "ABS") {
+        need(1);
+        if (args[0]->type.id == TypeId::kNull) return std::move(args[0]);
+        if (!args[0]->type.IsNumeric()) ctx_.Error(e.pos, "ABS needs a numeric argument");
+        SqlType t = args[0]->type;
+        return MakeCall(ExprOp::kAbs, t, std::move(args));
+      }
+      if (e.name == "COALESCE") {
+        if (args.empty()) ctx_.Error(e.pos, "COALESCE needs at least one argument");
+        SqlType t = args[0]->type;
+        for (size_t i = 1; i < args.size(); ++i) t = CommonType(t, args[i]->type, e.args[i]->pos);
+        bool nullable = true;
+        for (const auto& a : args) nullable = nullable && a->type.nullable;
+        for (size_t i = 0; i < args.size(); ++i) args[i] = Coerce(std::move(args[i]), t, e.args[i]->pos);
+        if (t.id == TypeId::kNull) t = SqlType::Of(TypeId::kInteger);
+        return MakeCall(ExprOp::kCoalesce, t.WithNullable(nullable), std::move(args));
+      }
+      if (e.name == "NULLIF") {
+        need(2);
+        SqlType t = args[0]->type.WithNullable(true);
+        if (t.id == TypeId::kNull) return std::move(args[0]);
+        BoundExprPtr cond = Compare(ExprOp::kEq, args[0]->Clone(), std::move(args[1]), e.pos);
+        std::vector<BoundExprPtr> cargs;
+        cargs.push_back(std::move(cond));
+        cargs.push_back(MakeLiteral(Value::Null(), t));
+        cargs.push_back(Coerce(std::move(args[0]), t, e.pos));
+        auto c = MakeCall(ExprOp::kCase, t, std::move(cargs));
+        c->has_else = true;
+        return c;
+      }
+      ctx_.Error(e.pos, fmt::format("unknown function {}", e.name));
+    }
+    case ExprKind::kCase: {
+      size_t i = 0;
+      BoundExprPtr operand;
+      if (e.has_operand) operand = child(*e.args[i++]);
+      size_t end = e.args.size() - (e.has_else ? 1 : 0);
+      std::vector<BoundExprPtr> conds, vals;
+      std::vector<Pos> val_pos;
+      for (; i + 1 < end + 1 && i < end; i += 2) {
+        BoundExprPtr w = child(*e.args[i]);
+        if (operand) w = Compare(ExprOp::kEq, operand->Clone(), std::move(w), e.args[i]->pos);
+        else w = RequireBool(std::move(w), e.args[i]->pos);
+        conds.push_back(std::move(w));
+        vals.push_back(child(*e.args[i + 1]));
+        val_pos.push_back(e.args[i + 1]->pos);
+      }
+      if (e.has_else) {
+        vals.push_back(child(*e.args.back()));
+        val_pos.push_back(e.args.back()->pos);
+      }
+      SqlType t = vals[0]->type;
+      for (size_t k = 1; k < vals.size(); ++k) t = CommonType(t, vals[k]->type, val_pos[k]);
+      if (t.id == TypeId::kNull) t = SqlType::Of(TypeId::kInteger);
+      bool nullable = !e.has_else;
+      for (const auto& v : vals) nullable = nullable || v->type.nullable;
+      t = t.WithNullable(nullable);
+      std::vector<BoundExprPtr> args;
+      for (size_t k = 0; k < conds.size(); ++k) {
+        args.push_back(std::move(conds[k]));
+        args.push_back(Coerce(std::move(vals[k]), t, val_pos[k]));
+      }
+      if (e.has_else) args.push_back(Coerce(std::move(vals.back()), t, val_pos.back()));
+      auto c = MakeCall(ExprOp::kCase, t, std::move(args));
+      c->has_else = e.has_else;
+      return c;
+    }
+    case ExprKind::kCast: {
+      BoundExprPtr a = child(*e.args[0]);
+      SqlType t = e.cast_type.WithNullable(a->type.nullable);
+      return Coerce(std::move(a), t, e.pos);
+    }
+    case ExprKind::kBetween: {
+      BoundExprPtr a = child(*e.args[0]);
+      BoundExprPtr lo = child(*e.args[1]);
+      BoundExprPtr hi = child(*e.args[2]);
+      BoundExprPtr ge = Compare(ExprOp::kGe, a->Clone(), std::move(lo), e.pos);
+      BoundExprPtr le = Compare(ExprOp::kLe, std::move(a), std::move(hi), e.pos);
+      BoundExprPtr both = Logic(ExprOp::kAnd, std::move(ge), std::move(le), e.pos);
+      if (!e.negated) return both;
+      SqlType t = both->type;
+      std::vector<BoundExprPtr> args;
+      args.push_back(std::move(both));
+      return MakeCall(ExprOp::kNot, t, std::move(args));
+    }
+    case ExprKind::kInList: {
+      BoundExprPtr a = child(*e.args[0]);
+      BoundExprPtr any;
+      for (size_t i = 1; i < e.args.size(); ++i) {
+        BoundExprPtr eq = Compare(ExprOp::kEq, a->Clone(), child(*e.args[i]), e.args[i]->pos);
+        any = any ? Logic(ExprOp::kOr, std::move(any), std::move(eq), e.pos) : std::move(eq);
+      }
+      if (!any) ctx_.Error(e.pos, "IN needs at least one value");
+      if (!e.negated) return any;
+      SqlType t = any->type;
+      std::vector<BoundExprPtr> args;
+      args.push_back(std::move(any));
+      return MakeCall(ExprOp::kNot, t, std::move(args));
+    }
+    case ExprKind::kIsNull: {
+      std::vector<BoundExprPtr> args;
+      args.push_back(child(*e.args[0]));
+      return MakeCall(e.negated ? ExprOp::kIsNotNull : ExprOp::kIsNull, Bool(false), std::move(args));
+    }
+    case ExprKind::kIsBool: {
+      std::vector<BoundExprPtr> args;
+      args.push_back(RequireBool(child(*e.args[0]), e.pos));
+      auto t = MakeCall(e.bool_value ? ExprOp::kIsTrue : ExprOp::kIsFalse, Bool(false), std::move(args));
+      if (!e.negated) return t;
+      std::vector<BoundExprPtr> nargs;
+      nargs.push_back(std::move(t));
+      return MakeCall(ExprOp::kNot, Bool(false), std::move(nargs));
+    }
+    case ExprKind::kIsDistinct: {
+      BoundExprPtr d = Compare(ExprOp::kIsDistinct, child(*e.args[0]), child(*e.args[1]), e.pos);
+      d->type.nullable = false;
+      if (!e.negated) return d;
+      std::vector<BoundExprPtr> args;
+      args.push_back(std::move(d));
+      return MakeCall(ExprOp::kNot, Bool(false), std::move(args));
+    }
+    case ExprKind::kLike: {
+      std::vector<BoundExprPtr> args;
+      bool nullable = false;
+      for (const auto& a : e.args) {
+        BoundExprPtr b = child(*a);
+        nullable = nullable || b->type.nullable;
+        if (!b->type.IsString() && b->type.id != TypeId::kNull)
+          ctx_.Error(a->pos, fmt::format("LIKE needs strings, not {}", b->type.WithNullable(true).ToString()));
+        args.push_back(Coerce(std::move(b), SqlType::Of(TypeId::kVarchar, b ? true : true), a->pos));
+      }
+      auto like = MakeCall(ExprOp::kLike, Bool(nullable), std::move(args));
+      if (!e.negated) return like;
+      std::vector<BoundExprPtr> nargs;
+      nargs.push_back(std::move(like));
+      return MakeCall(ExprOp::kNot, Bool(nullable), std::move(nargs));
+    }
+    case ExprKind::kInQuery:
+    case ExprKind::kExists:
+    case ExprKind::kSubquery:
+      ctx_.Error(e.pos, "subqueries in expressions (scalar, IN, EXISTS) are not supported yet");
+  }
+  ctx_.Error(e.pos, "unsupported expression");
+}
+
+}  // namespace fld::plan

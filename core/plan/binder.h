@@ -1,0 +1,93 @@
+// The binder: resolves names and types in SQL expressions, producing BoundExprs
+// (core/expr/expr.h) over a Scope (the columns a query block can see).
+//
+// Type rules (documented in fld-pipeline(5)):
+//   - integer op integer -> the wider integer type; with DECIMAL -> DECIMAL; with REAL/DOUBLE ->
+//     DOUBLE; integer division truncates toward zero; x / 0 and x % 0 are NULL;
+//   - comparisons convert both sides to a common type; a string literal compared with a
+//     number or a date/time converts to that type;
+//   - BETWEEN, IN (list), NULLIF are rewritten to comparisons, so NULL logic is the
+//     comparisons' three-valued logic.
+// Semantic errors (unknown column, ambiguous name, type mismatch) point at the SQL like syntax
+// errors do.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/expr/expr.h"
+#include "core/operators/aggregate.h"
+#include "core/sql/ast.h"
+#include "core/sql/parser.h"
+
+namespace fld::plan {
+
+struct ScopeColumn {
+  std::string qualifier;  // table name or alias; empty for derived columns
+  std::string name;
+  SqlType type;
+  bool hidden = false;  // helper columns (join keys): never resolved by name nor in `*`
+};
+
+struct Scope {
+  std::vector<ScopeColumn> cols;
+};
+
+// Where SQL text came from; every error is formatted against it.
+struct SqlContext {
+  std::string_view sql;
+  sql::SourceInfo src;
+  [[noreturn]] void Error(sql::Pos pos, std::string_view msg) const;
+};
+
+// State of an aggregate query block while its select list and HAVING are bound.
+struct AggContext {
+  const Scope* input = nullptr;            // the FROM scope
+  std::vector<BoundExprPtr> group_exprs;   // bound over `input`
+  std::vector<AggSpec> aggs;               // arg = index into `args` (fixed up by the planner)
+  std::vector<BoundExprPtr> args;          // aggregate arguments bound over `input`
+};
+
+bool IsAggregateName(std::string_view upper_name);
+bool ContainsAggregate(const sql::Expr& e);
+
+class Binder {
+ public:
+  explicit Binder(const SqlContext& ctx) : ctx_(ctx) {}
+
+  // Binds e over `scope`. Aggregate calls are errors here.
+  BoundExprPtr Bind(const sql::Expr& e, const Scope& scope);
+  // Binds e in an aggregate block: group expressions and aggregate calls become references to
+  // the aggregate's output columns (group keys first, then aggregates).
+  BoundExprPtr BindAggregate(const sql::Expr& e, AggContext* agg);
+  // Binds a boolean predicate (WHERE, HAVING, ON); errors unless its type is BOOLEAN.
+  BoundExprPtr BindPredicate(const sql::Expr& e, const Scope& scope);
+
+  // Index of the column `qualifier.name` in scope, or an error at pos.
+  int Resolve(const Scope& scope, std::string_view qualifier, std::string_view name, sql::Pos pos) const;
+  // Like Resolve but returns -1 when absent (still errors when ambiguous).
+  int TryResolve(const Scope& scope, std::string_view qualifier, std::string_view name, sql::Pos pos) const;
+
+  // Converts e to `target` (folding literals).
+  BoundExprPtr Coerce(BoundExprPtr e, const SqlType& target, sql::Pos pos) const;
+  // A type both a and b convert to, or an error at pos.
+  SqlType CommonType(const SqlType& a, const SqlType& b, sql::Pos pos) const;
+
+  const SqlContext& ctx() const { return ctx_; }
+
+ private:
+  using ChildBinder = std::function<BoundExprPtr(const sql::Expr&)>;
+  BoundExprPtr BindWith(const sql::Expr& e, const Scope* scope, const ChildBinder& child);
+  BoundExprPtr BindLiteral(const sql::Expr& e) const;
+  BoundExprPtr Compare(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;
+  BoundExprPtr Arith(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;
+  BoundExprPtr Logic(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;
+  BoundExprPtr RequireBool(BoundExprPtr e, sql::Pos pos) const;
+  BoundExprPtr AggregateCall(const sql::Expr& e, AggContext* agg);
+
+  const SqlContext& ctx_;
+};
+
+}  // namespace fld::plan

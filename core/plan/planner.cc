@@ -1,0 +1,669 @@
+#include "core/plan/planner.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/common/error.h"
+#include "core/operators/aggregate.h"
+#include "core/operators/constant.h"
+#include "core/operators/distinct.h"
+#include "core/operators/integrate.h"
+#include "core/operators/join.h"
+#include "core/operators/map.h"
+#include "core/operators/source.h"
+#include "core/operators/union_all.h"
+#include "core/operators/upsert.h"
+
+namespace fld::plan {
+
+using sql::Expr;
+using sql::ExprKind;
+using sql::Pos;
+
+namespace {
+
+void SplitAnd(const Expr* e, std::vector<const Expr*>* out) {
+  if (!e) return;
+  if (e->kind == ExprKind::kBinary && e->op == sql::Op::kAnd) {
+    SplitAnd(e->args[0].get(), out);
+    SplitAnd(e->args[1].get(), out);
+  } else {
+    out->push_back(e);
+  }
+}
+
+void CollectRefs(const Expr& e, std::vector<const Expr*>* out) {
+  if (e.kind == ExprKind::kColumnRef) out->push_back(&e);
+  for (const auto& a : e.args)
+    if (a) CollectRefs(*a, out);
+}
+
+std::string OutputName(const sql::SelectItem& item, size_t index) {
+  if (!item.alias.empty()) return item.alias;
+  if (item.expr->kind == ExprKind::kColumnRef) return item.expr->name;
+  return fmt::format("EXPR${}", index);
+}
+
+bool IsTrueLiteral(const BoundExpr& e) {
+  return e.op == ExprOp::kLiteral && !e.literal.IsNull() && e.literal.i == 1 && e.type.id == TypeId::kBoolean;
+}
+
+}  // namespace
+
+Planner::Planner(Circuit* circuit, std::string_view sql, sql::SourceInfo src)
+    : circuit_(circuit), ctx_{sql, std::move(src)}, binder_(ctx_) {}
+
+std::vector<PhysType> Planner::Types(const Scope& s) const {
+  std::vector<PhysType> t;
+  for (const auto& c : s.cols) t.push_back(c.type.phys());
+  return t;
+}
+
+int Planner::Materialize(int node, const std::vector<PhysType>& types) {
+  return circuit_->AddNode(std::make_unique<IntegrateOp>(types), {node}, types);
+}
+
+void Planner::AddUnavailable(std::string name, std::string hint) {
+  unavailable_.emplace_back(std::move(name), std::move(hint));
+}
+
+int Planner::AddStoredTable(const std::string& name, const Schema& schema) {
+  Relation r;
+  r.kind = Relation::Kind::kTable;
+  r.name = name;
+  r.schema = schema;
+  auto types = schema.PhysTypes();
+  r.input_node = r.node = circuit_->AddNode(std::make_unique<SourceOp>(types), {}, types);
+  return circuit_->AddRelation(std::move(r));
+}
+
+int Planner::AddTable(const sql::Statement& stmt) {
+  const sql::CreateTable& ct = *stmt.create_table;
+  if (circuit_->FindRelation(ct.name) >= 0)
+    ctx_.Error(stmt.pos, fmt::format("a table or view named '{}' already exists", ct.name));
+  Relation r;
+  r.kind = Relation::Kind::kTable;
+  r.name = ct.name;
+  r.pos = stmt.pos;
+  r.properties = ct.properties;
+  for (const auto& c : ct.columns) {
+    if (r.schema.IndexOf(c.name) >= 0) ctx_.Error(c.pos, fmt::format("column '{}' is declared twice", c.name));
+    r.schema.fields.push_back({c.name, c.type});
+  }
+  for (const auto& k : ct.primary_key) {
+    int i = r.schema.IndexOf(k);
+    if (i < 0) ctx_.Error(stmt.pos, fmt::format("PRIMARY KEY names unknown column '{}'", k));
+    r.schema.fields[i].type.nullable = false;
+    r.primary_key.push_back(i);
+  }
+  bool materialized = !r.primary_key.empty();
+  for (const auto& p : ct.properties) {
+    if (p.key == "materialized") {
+      if (p.value != "true" && p.value != "false")
+        ctx_.Error(p.value_pos, "'materialized' must be 'true' or 'false'");
+      materialized = materialized || p.value == "true";
+    } else if (p.key != "connectors" && p.key != "append_only") {
+      ctx_.Error(p.pos, fmt::format("unknown table property '{}' (known: connectors, materialized, append_only)", p.key));
+    }
+  }
+  auto types = r.schema.PhysTypes();
+  r.input_node = circuit_->AddNode(std::make_unique<SourceOp>(types), {}, types);
+  r.node = r.input_node;
+  if (!r.primary_key.empty())
+    r.node = circuit_->AddNode(std::make_unique<UpsertOp>(types, r.primary_key), {r.input_node}, types);
+  r.materialized = materialized;
+  if (materialized) r.integrate_node = Materialize(r.node, types);
+  return circuit_->AddRelation(std::move(r));
+}
+
+int Planner::AddView(const sql::Statement& stmt) {
+  const sql::CreateView& cv = *stmt.create_view;
+  if (circuit_->FindRelation(cv.name) >= 0)
+    ctx_.Error(stmt.pos, fmt::format("a table or view named '{}' already exists", cv.name));
+  for (const auto& p : cv.properties)
+    if (p.key != "connectors")
+      ctx_.Error(p.pos, fmt::format("unknown view property '{}' (known: connectors)", p.key));
+  if (cv.query->limit || cv.query->offset)
+    ctx_.Error(cv.query->pos, "LIMIT/OFFSET are not allowed in a view (use them in `fld query`)");
+  Relation r;
+  r.kind = Relation::Kind::kView;
+  r.name = cv.name;
+  r.pos = stmt.pos;
+  r.properties = cv.properties;
+  r.materialized = cv.materialized;
+  r.local = cv.local;
+  r.query_text = std::string(ctx_.sql.substr(cv.query_begin, cv.query_end - cv.query_begin));
+  r.node = PlanQuery(*cv.query, &r.schema);
+  if (!cv.column_names.empty()) {
+    if (cv.column_names.size() != r.schema.size())
+      ctx_.Error(stmt.pos, fmt::format("view '{}' names {} columns but its query has {}", cv.name,
+                                       cv.column_names.size(), r.schema.size()));
+    for (size_t i = 0; i < cv.column_names.size(); ++i) r.schema.fields[i].name = cv.column_names[i];
+  }
+  if (r.materialized) r.integrate_node = Materialize(r.node, r.schema.PhysTypes());
+  return circuit_->AddRelation(std::move(r));
+}
+
+int Planner::PlanQuery(const sql::Query& q, Schema* schema) {
+  Plan p = PlanQueryBlock(q);
+  bool hidden = false;
+  for (const auto& c : p.scope.cols) hidden = hidden || c.hidden;
+  if (hidden) {
+    std::vector<BoundExprPtr> proj;
+    Scope s;
+    for (size_t i = 0; i < p.scope.cols.size(); ++i) {
+      if (p.scope.cols[i].hidden) continue;
+      proj.push_back(MakeColumn(static_cast<int>(i), p.scope.cols[i].type));
+      s.cols.push_back(p.scope.cols[i]);
+    }
+    p.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {p.node}, Types(s));
+    p.scope = std::move(s);
+  }
+  schema->fields.clear();
+  for (const auto& c : p.scope.cols) schema->fields.push_back({c.name, c.type});
+  return p.node;
+}
+
+Planner::Plan Planner::PlanQueryBlock(const sql::Query& q) {
+  if (q.select) return PlanSelect(*q.select);
+  Plan l = PlanQueryBlock(*q.left);
+  Plan r = PlanQueryBlock(*q.right);
+  if (l.scope.cols.size() != r.scope.cols.size())
+    ctx_.Error(q.right->pos, fmt::format("the two sides of a set operation have {} and {} columns",
+                                          l.scope.cols.size(), r.scope.cols.size()));
+  if (q.set_op != sql::SetOp::kUnion)
+    ctx_.Error(q.pos, "EXCEPT and INTERSECT are not supported yet");
+  std::vector<SqlType> types;
+  for (size_t i = 0; i < l.scope.cols.size(); ++i) {
+    SqlType t = binder_.CommonType(l.scope.cols[i].type, r.scope.cols[i].type, q.pos);
+    if (t.id == TypeId::kNull) t = SqlType::Of(TypeId::kInteger);
+    types.push_back(t.WithNullable(l.scope.cols[i].type.nullable || r.scope.cols[i].type.nullable));
+  }
+  l = Cast(std::move(l), types, q.pos);
+  r = Cast(std::move(r), types, q.pos);
+  Plan out;
+  out.scope = l.scope;
+  for (auto& c : out.scope.cols) c.qualifier.clear();
+  out.node = circuit_->AddNode(std::make_unique<UnionAllOp>(), {l.node, r.node}, Types(out.scope));
+  if (!q.set_all) out.node = circuit_->AddNode(std::make_unique<DistinctOp>(), {out.node}, Types(out.scope));
+  return out;
+}
+
+Planner::Plan Planner::Cast(Plan p, const std::vector<SqlType>& types, Pos pos) {
+  bool same = true;
+  for (size_t i = 0; i < types.size(); ++i) same = same && p.scope.cols[i].type.SameAs(types[i]);
+  if (same) {
+    for (size_t i = 0; i < types.size(); ++i) p.scope.cols[i].type = types[i];
+    return p;
+  }
+  std::vector<BoundExprPtr> proj;
+  for (size_t i = 0; i < types.size(); ++i) {
+    proj.push_back(binder_.Coerce(MakeColumn(static_cast<int>(i), p.scope.cols[i].type), types[i], pos));
+    p.scope.cols[i].type = types[i];
+  }
+  p.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {p.node}, Types(p.scope));
+  return p;
+}
+
+Planner::Plan Planner::Filter(Plan p, BoundExprPtr pred) {
+  if (IsTrueLiteral(*pred)) return p;
+  p.node = circuit_->AddNode(std::make_unique<MapOp>(std::move(pred), std::vector<BoundExprPtr>{}), {p.node},
+                             Types(p.scope));
+  return p;
+}
+
+Planner::Plan Planner::Join(Plan left, Plan right, std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys,
+                            bool pad_left, bool pad_right, Pos pos) {
+  // Key expressions that are not plain columns of the right type become hidden columns.
+  std::vector<int> lk, rk;
+  std::vector<BoundExprPtr> lextra, rextra;
+  for (auto& [a, b] : keys) {
+    SqlType t = binder_.CommonType(a->type, b->type, pos);
+    if (t.id == TypeId::kNull) t = SqlType::Of(TypeId::kInteger);
+    a = binder_.Coerce(std::move(a), t.WithNullable(a->type.nullable), pos);
+    b = binder_.Coerce(std::move(b), t.WithNullable(b->type.nullable), pos);
+    auto place = [&](BoundExprPtr& e, Plan& side, std::vector<BoundExprPtr>& extra, std::vector<int>& idx) {
+      if (e->op == ExprOp::kColumn) {
+        idx.push_back(e->column_index);
+      } else {
+        idx.push_back(static_cast<int>(side.scope.cols.size() + extra.size()));
+        extra.push_back(std::move(e));
+      }
+    };
+    place(a, left, lextra, lk);
+    place(b, right, rextra, rk);
+  }
+  auto extend = [&](Plan& side, std::vector<BoundExprPtr>& extra) {
+    if (extra.empty()) return;
+    std::vector<BoundExprPtr> proj;
+    for (size_t i = 0; i < side.scope.cols.size(); ++i)
+      proj.push_back(MakeColumn(static_cast<int>(i), side.scope.cols[i].type));
+    for (auto& e : extra) {
+      side.scope.cols.push_back({"", "", e->type, true});
+      proj.push_back(std::move(e));
+    }
+    side.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {side.node}, Types(side.scope));
+  };
+  extend(left, lextra);
+  extend(right, rextra);
+  Plan out;
+  out.scope = left.scope;
+  for (auto c : right.scope.cols) out.scope.cols.push_back(c);
+  if (pad_right)
+    for (size_t i = 0; i < left.scope.cols.size(); ++i) out.scope.cols[i].type.nullable = true;
+  if (pad_left)
+    for (size_t i = left.scope.cols.size(); i < out.scope.cols.size(); ++i) out.scope.cols[i].type.nullable = true;
+  out.node = circuit_->AddNode(std::make_unique<JoinOp>(Types(left.scope), Types(right.scope), lk, rk, pad_left, pad_right),
+                               {left.node, right.node}, Types(out.scope));
+  return out;
+}
+
+Planner::Plan Planner::PlanTableRef(const sql::TableRef& t) {
+  switch (t.kind) {
+    case sql::TableRef::Kind::kTable: {
+      for (const auto& [name, hint] : unavailable_)
+        if (EqualsIgnoreCase(name, t.name)) ctx_.Error(t.pos, hint);
+      int r = circuit_->FindRelation(t.name);
+      if (r < 0) ctx_.Error(t.pos, fmt::format("unknown table or view '{}'", t.name));
+      const Relation& rel = circuit_->relations()[r];
+      Plan p;
+      p.node = rel.node;
+      std::string q = t.alias.empty() ? rel.name : t.alias;
+      for (const auto& f : rel.schema.fields) p.scope.cols.push_back({q, f.name, f.type, false});
+      return p;
+    }
+    case sql::TableRef::Kind::kSubquery: {
+      if (t.subquery->limit || t.subquery->offset)
+        ctx_.Error(t.subquery->pos, "LIMIT/OFFSET in a subquery are not supported");
+      Schema s;
+      Plan p;
+      p.node = PlanQuery(*t.subquery, &s);
+      for (const auto& f : s.fields) p.scope.cols.push_back({t.alias, f.name, f.type, false});
+      return p;
+    }
+    case sql::TableRef::Kind::kJoin: return PlanJoinRef(t);
+  }
+  ctx_.Error(t.pos, "unsupported FROM item");
+}
+
+Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t) {
+  Plan left = PlanTableRef(*t.left);
+  Plan right = PlanTableRef(*t.right);
+  if (t.join_type == sql::JoinType::kCross) return Join(std::move(left), std::move(right), {}, false, false, t.pos);
+  const bool pad_left = t.join_type == sql::JoinType::kLeft || t.join_type == sql::JoinType::kFull;
+  const bool pad_right = t.join_type == sql::JoinType::kRight || t.join_type == sql::JoinType::kFull;
+
+  std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys;
+  std::vector<int> hide_right;
+  std::vector<std::string> using_cols = t.using_cols;
+  if (t.natural) {
+    for (const auto& lc : left.scope.cols)
+      if (!lc.hidden && binder_.TryResolve(right.scope, "", lc.name, t.pos) >= 0) using_cols.push_back(lc.name);
+  }
+  for (const auto& name : using_cols) {
+    int li = binder_.Resolve(left.scope, "", name, t.pos);
+    int ri = binder_.Resolve(right.scope, "", name, t.pos);
+    keys.emplace_back(MakeColumn(li, left.scope.cols[li].type), MakeColumn(ri, right.scope.cols[ri].type));
+    hide_right.push_back(ri);
+  }
+  std::vector<const Expr*> conj;
+  SplitAnd(t.on.get(), &conj);
+  std::vector<BoundExprPtr> after;
+  for (const Expr* c : conj) {
+    std::vector<const Expr*> refs;
+    CollectRefs(*c, &refs);
+    auto side_of = [&](const Expr* e) {
+      std::vector<const Expr*> rs;
+      CollectRefs(*e, &rs);
+      int mask = 0;
+      for (const Expr* r : rs) {
+        int li = binder_.TryResolve(left.scope, r->qualifier, r->name, r->pos);
+        int ri = binder_.TryResolve(right.scope, r->qualifier, r->name, r->pos);
+        if (li >= 0 && ri >= 0)
+          ctx_.Error(r->pos, fmt::format("column '{}' is ambiguous; qualify it with a table name", r->name));
+        if (li < 0 && ri < 0) {
+          Scope both = left.scope;
+          for (auto col : right.scope.cols) both.cols.push_back(col);
+          binder_.Resolve(both, r->qualifier, r->name, r->pos);
+        }
+        mask |= li >= 0 ? 1 : 2;
+      }
+      return mask;
+    };
+    int mask = side_of(c);
+    if (c->kind == ExprKind::kBinary && c->op == sql::Op::kEq) {
+      int ma = side_of(c->args[0].get()), mb = side_of(c->args[1].get());
+      if ((ma == 1 && mb == 2) || (ma == 2 && mb == 1)) {
+        const Expr* le = ma == 1 ? c->args[0].get() : c->args[1].get();
+        const Expr* re = ma == 1 ? c->args[1].get() : c->args[0].get();
+        keys.emplace_back(binder_.Bind(*le, left.scope), binder_.Bind(*re, right.scope));
+        continue;
+      }
+    }
+    if (mask == 2 && !pad_right) {
+      right = Filter(std::move(right), binder_.BindPredicate(*c, right.scope));
+    } else if (mask == 1 && !pad_left) {
+      left = Filter(std::move(left), binder_.BindPredicate(*c, left.scope));
+    } else if (!pad_left && !pad_right) {
+      Scope both = left.scope;
+      for (auto col : right.scope.cols) both.cols.push_back(col);
+      after.push_back(binder_.BindPredicate(*c, both));
+    } else {
+      ctx_.Error(c->pos, "this outer join condition is not supported yet: outer joins take equalities between the "
+                         "two sides and conditions on the padded side only");
+    }
+  }
+  size_t left_width = left.scope.cols.size();
+  Plan out = Join(std::move(left), std::move(right), std::move(keys), pad_left, pad_right, t.pos);
+  for (int ri : hide_right) out.scope.cols[left_width + ri].hidden = true;
+  for (auto& pred : after) out = Filter(std::move(out), std::move(pred));
+  return out;
+}
+
+Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>>& from, const Expr* where) {
+  std::vector<Plan> items;
+  for (const auto& t : from) items.push_back(PlanTableRef(*t));
+  std::vector<const Expr*> conj;
+  SplitAnd(where, &conj);
+  if (items.size() == 1) {
+    for (const Expr* c : conj) items[0] = Filter(std::move(items[0]), binder_.BindPredicate(*c, items[0].scope));
+    return std::move(items[0]);
+  }
+  // Which FROM items each expression reads.
+  auto owners = [&](const Expr& e) {
+    std::vector<const Expr*> refs;
+    CollectRefs(e, &refs);
+    std::set<int> out;
+    for (const Expr* r : refs) {
+      int owner = -1;
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (binder_.TryResolve(items[i].scope, r->qualifier, r->name, r->pos) < 0) continue;
+        if (owner >= 0)
+          ctx_.Error(r->pos, fmt::format("column '{}' is ambiguous; qualify it with a table name", r->name));
+        owner = static_cast<int>(i);
+      }
+      if (owner < 0) {
+        Scope all;
+        for (const auto& it : items)
+          for (auto col : it.scope.cols) all.cols.push_back(col);
+        binder_.Resolve(all, r->qualifier, r->name, r->pos);
+      }
+      out.insert(owner);
+    }
+    return out;
+  };
+  struct Conjunct {
+    const Expr* e;
+    std::set<int> items;
+    int a = -1, b = -1;  // equi-join: the items of the two sides
+    bool used = false;
+  };
+  std::vector<Conjunct> cs;
+  for (const Expr* c : conj) {
+    Conjunct k{c, owners(*c)};
+    if (k.items.size() == 1) {
+      int i = *k.items.begin();
+      items[i] = Filter(std::move(items[i]), binder_.BindPredicate(*c, items[i].scope));
+      continue;
+    }
+    if (c->kind == ExprKind::kBinary && c->op == sql::Op::kEq) {
+      auto oa = owners(*c->args[0]), ob = owners(*c->args[1]);
+      if (oa.size() == 1 && ob.size() == 1 && *oa.begin() != *ob.begin()) {
+        k.a = *oa.begin();
+        k.b = *ob.begin();
+      }
+    }
+    cs.push_back(k);
+  }
+  std::vector<bool> joined(items.size(), false);
+  Plan cur = std::move(items[0]);
+  joined[0] = true;
+  size_t njoined = 1;
+  auto in_set = [&](const std::set<int>& s) {
+    for (int i : s)
+      if (!joined[i]) return false;
+    return true;
+  };
+  while (njoined < items.size()) {
+    int next = -1;
+    for (const auto& k : cs) {
+      if (k.used || k.a < 0) continue;
+      if (joined[k.a] && !joined[k.b]) next = k.b;
+      else if (joined[k.b] && !joined[k.a]) next = k.a;
+      if (next >= 0) break;
+    }
+    if (next < 0)
+      for (size_t i = 0; i < items.size(); ++i)
+        if (!joined[i]) {
+          next = static_cast<int>(i);
+          break;
+        }
+    std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys;
+    for (auto& k : cs) {
+      if (k.used || k.a < 0) continue;
+      const Expr* mine = nullptr;
+      const Expr* theirs = nullptr;
+      if (k.a == next && joined[k.b]) mine = k.e->args[0].get(), theirs = k.e->args[1].get();
+      else if (k.b == next && joined[k.a]) mine = k.e->args[1].get(), theirs = k.e->args[0].get();
+      if (!mine) continue;
+      keys.emplace_back(binder_.Bind(*theirs, cur.scope), binder_.Bind(*mine, items[next].scope));
+      k.used = true;
+    }
+    cur = Join(std::move(cur), std::move(items[next]), std::move(keys), false, false, from[next]->pos);
+    joined[next] = true;
+    ++njoined;
+    for (auto& k : cs) {
+      if (k.used || !in_set(k.items)) continue;
+      cur = Filter(std::move(cur), binder_.BindPredicate(*k.e, cur.scope));
+      k.used = true;
+    }
+  }
+  for (auto& k : cs)
+    if (!k.used) cur = Filter(std::move(cur), binder_.BindPredicate(*k.e, cur.scope));
+  return cur;
+}
+
+Planner::Plan Planner::PlanSelect(const sql::Select& s) {
+  Plan from;
+  if (s.from.empty()) {
+    if (constant_node_ < 0) {
+      Batch one;
+      one.weights.push_back(1);
+      constant_node_ = circuit_->AddNode(std::make_unique<ConstantOp>(std::move(one)), {}, {});
+    }
+    from.node = constant_node_;
+    if (s.where) from = Filter(std::move(from), binder_.BindPredicate(*s.where, from.scope));
+  } else {
+    from = PlanFrom(s.from, s.where.get());
+  }
+
+  bool has_agg = !s.group_by.empty() || s.having;
+  for (const auto& item : s.items) has_agg = has_agg || (item.expr->kind != ExprKind::kStar && ContainsAggregate(*item.expr));
+  if (s.where && ContainsAggregate(*s.where)) ctx_.Error(s.where->pos, "aggregate functions are not allowed in WHERE");
+
+  Plan out;
+  std::vector<BoundExprPtr> proj;
+  BoundExprPtr having;
+  if (!has_agg) {
+    for (size_t i = 0; i < s.items.size(); ++i) {
+      const auto& item = s.items[i];
+      if (item.expr->kind == ExprKind::kStar) {
+        bool any = false;
+        for (size_t c = 0; c < from.scope.cols.size(); ++c) {
+          const ScopeColumn& col = from.scope.cols[c];
+          if (col.hidden) continue;
+          if (!item.expr->qualifier.empty() && !EqualsIgnoreCase(col.qualifier, item.expr->qualifier)) continue;
+          proj.push_back(MakeColumn(static_cast<int>(c), col.type));
+          out.scope.cols.push_back({"", col.name, col.type, false});
+          any = true;
+        }
+        if (!any && !item.expr->qualifier.empty())
+          ctx_.Error(item.pos, fmt::format("unknown table '{}' in {}.*", item.expr->qualifier, item.expr->qualifier));
+        continue;
+      }
+      BoundExprPtr e = binder_.Bind(*item.expr, from.scope);
+      if (e->type.id == TypeId::kNull) e = binder_.Coerce(std::move(e), SqlType::Of(TypeId::kInteger), item.pos);
+      out.scope.cols.push_back({"", OutputName(item, i), e->type, false});
+      proj.push_back(std::move(e));
+    }
+    // A projection that returns the input unchanged is skipped.
+    bool identity = proj.size() == from.scope.cols.size();
+    for (size_t i = 0; identity && i < proj.size(); ++i)
+      identity = proj[i]->op == ExprOp::kColumn && proj[i]->column_index == static_cast<int>(i);
+    if (identity) out.node = from.node;
+    else out.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {from.node}, Types(out.scope));
+  } else {
+    AggContext agg;
+    agg.input = &from.scope;
+    for (const auto& g : s.group_by) {
+      if (ContainsAggregate(*g)) ctx_.Error(g->pos, "aggregate functions are not allowed in GROUP BY");
+      agg.group_exprs.push_back(binder_.Bind(*g, from.scope));
+    }
+    for (size_t i = 0; i < s.items.size(); ++i) {
+      const auto& item = s.items[i];
+      if (item.expr->kind == ExprKind::kStar) ctx_.Error(item.pos, "'*' cannot be used with GROUP BY or aggregates");
+      BoundExprPtr e = binder_.BindAggregate(*item.expr, &agg);
+      if (e->type.id == TypeId::kNull) e = binder_.Coerce(std::move(e), SqlType::Of(TypeId::kInteger), item.pos);
+      out.scope.cols.push_back({"", OutputName(item, i), e->type, false});
+      proj.push_back(std::move(e));
+    }
+    if (s.having) {
+      having = binder_.BindAggregate(*s.having, &agg);
+      if (having->type.id != TypeId::kBoolean && having->type.id != TypeId::kNull)
+        ctx_.Error(s.having->pos, "HAVING needs a BOOLEAN condition");
+      if (having->type.id == TypeId::kNull) having = MakeLiteral(Value::Null(), SqlType::Of(TypeId::kBoolean));
+    }
+    // map: group keys, then aggregate arguments
+    std::vector<BoundExprPtr> pre;
+    std::vector<PhysType> pre_types;
+    for (const auto& g : agg.group_exprs) {
+      pre_types.push_back(g->type.phys());
+      pre.push_back(g->Clone());
+    }
+    for (size_t a = 0; a < agg.aggs.size(); ++a) {
+      if (!agg.args[a]) continue;
+      agg.aggs[a].arg = static_cast<int>(pre.size());
+      pre_types.push_back(agg.args[a]->type.phys());
+      pre.push_back(std::move(agg.args[a]));
+    }
+    int pre_node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(pre)), {from.node}, pre_types);
+    std::vector<PhysType> agg_types;
+    for (const auto& g : agg.group_exprs) agg_types.push_back(g->type.phys());
+    for (const auto& a : agg.aggs) agg_types.push_back(a.result_type.phys());
+    int agg_node = circuit_->AddNode(
+        std::make_unique<AggregateOp>(pre_types, static_cast<int>(agg.group_exprs.size()), agg.aggs), {pre_node},
+        agg_types);
+    bool identity = !having && proj.size() == agg_types.size();
+    for (size_t i = 0; identity && i < proj.size(); ++i)
+      identity = proj[i]->op == ExprOp::kColumn && proj[i]->column_index == static_cast<int>(i);
+    if (identity) out.node = agg_node;
+    else out.node = circuit_->AddNode(std::make_unique<MapOp>(std::move(having), std::move(proj)), {agg_node},
+                                      Types(out.scope));
+  }
+  if (s.distinct) out.node = circuit_->AddNode(std::make_unique<DistinctOp>(), {out.node}, Types(out.scope));
+  return out;
+}
+
+std::unique_ptr<Circuit> CompileProgram(const std::vector<sql::Statement>& program, std::string_view sql,
+                                        const sql::SourceInfo& src, ThreadPool* pool) {
+  auto circuit = std::make_unique<Circuit>(pool);
+  Planner planner(circuit.get(), sql, src);
+  SqlContext ctx{sql, src};
+  for (const auto& st : program) {
+    switch (st.kind) {
+      case sql::Statement::Kind::kCreateTable: planner.AddTable(st); break;
+      case sql::Statement::Kind::kCreateView: planner.AddView(st); break;
+      case sql::Statement::Kind::kCreateIndex: break;
+      default:
+        ctx.Error(st.pos, "a pipeline's program holds only CREATE TABLE and CREATE [MATERIALIZED] VIEW statements");
+    }
+  }
+  return circuit;
+}
+
+Batch RowsFromInsert(const sql::Insert& ins, const Schema& schema, std::string_view sql, const sql::SourceInfo& src) {
+  SqlContext ctx{sql, src};
+  Binder binder(ctx);
+  std::vector<int> target;
+  if (ins.columns.empty()) {
+    for (size_t i = 0; i < schema.size(); ++i) target.push_back(static_cast<int>(i));
+  } else {
+    for (const auto& c : ins.columns) {
+      int i = schema.IndexOf(c);
+      if (i < 0) Fail(ErrorKind::kUsage, "INSERT names unknown column '{}' of {}", c, ins.table);
+      target.push_back(i);
+    }
+  }
+  if (ins.query) Fail(ErrorKind::kUsage, "INSERT ... SELECT is not supported");
+  BatchBuilder b(schema.PhysTypes());
+  Scope empty;
+  for (const auto& row : ins.rows) {
+    if (row.size() != target.size())
+      ctx.Error(row.empty() ? sql::Pos{} : row[0]->pos,
+                fmt::format("INSERT has {} values but {} columns", row.size(), target.size()));
+    std::vector<Value> vals(schema.size());
+    for (size_t k = 0; k < row.size(); ++k) {
+      const Field& f = schema.fields[target[k]];
+      BoundExprPtr e = binder.Coerce(binder.Bind(*row[k], empty), f.type.WithNullable(true), row[k]->pos);
+      Value v = EvaluateConstant(*e);
+      if (v.IsNull() && !f.type.nullable)
+        ctx.Error(row[k]->pos, fmt::format("NULL in NOT NULL column '{}'", f.name));
+      vals[target[k]] = std::move(v);
+    }
+    b.AppendRow(vals, 1);
+  }
+  return b.Finish();
+}
+
+std::vector<std::vector<Value>> OrderAndLimit(const Batch& result, const Schema& schema, const sql::Query& q,
+                                              std::string_view sql, const sql::SourceInfo& src) {
+  SqlContext ctx{sql, src};
+  Binder binder(ctx);
+  Scope scope;
+  for (const auto& f : schema.fields) scope.cols.push_back({"", f.name, f.type, false});
+  std::vector<ColumnPtr> keys;
+  for (const auto& o : q.order_by) {
+    const Expr& e = *o.expr;
+    if (e.kind == ExprKind::kLiteral && e.lit_kind == sql::LiteralKind::kInteger) {
+      int64_t k = std::stoll(e.text);
+      if (k < 1 || k > static_cast<int64_t>(schema.size()))
+        ctx.Error(e.pos, fmt::format("ORDER BY position {} is not in the select list (1..{})", k, schema.size()));
+      keys.push_back(result.cols[k - 1]);
+      continue;
+    }
+    BoundExprPtr b = binder.Bind(e, scope);
+    keys.push_back(Evaluate(*b, result));
+  }
+  std::vector<uint32_t> order;
+  for (size_t r = 0; r < result.size(); ++r)
+    for (int64_t w = 0; w < result.weights[r]; ++w) order.push_back(static_cast<uint32_t>(r));
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    for (size_t k = 0; k < keys.size(); ++k) {
+      const auto& o = q.order_by[k];
+      bool an = keys[k]->IsNull(a), bn = keys[k]->IsNull(b);
+      bool nulls_first = o.nulls_first.value_or(o.desc);  // NULL sorts as the largest value
+      if (an || bn) {
+        if (an && bn) continue;
+        return an ? nulls_first : !nulls_first;
+      }
+      auto c = keys[k]->Get(a) <=> keys[k]->Get(b);
+      if (c == 0) continue;
+      return o.desc ? c > 0 : c < 0;
+    }
+    return false;
+  });
+  size_t begin = static_cast<size_t>(std::max<int64_t>(0, q.offset.value_or(0)));
+  size_t end = order.size();
+  if (q.limit) end = std::min(end, begin + static_cast<size_t>(std::max<int64_t>(0, *q.limit)));
+  std::vector<std::vector<Value>> rows;
+  for (size_t i = begin; i < end; ++i) {
+    std::vector<Value> row;
+    for (size_t c = 0; c < result.width(); ++c) row.push_back(result.cols[c]->Get(order[i]));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace fld::plan

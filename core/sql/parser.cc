@@ -1,0 +1,1089 @@
+#include "core/sql/parser.h"
+
+#include <charconv>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "core/common/error.h"
+#include "core/sql/lexer.h"
+#include "core/types/schema.h"
+
+namespace fld::sql {
+namespace {
+
+// Nesting deeper than this (parentheses, prefix operators, subqueries) is reported as an error
+// rather than risking the stack.
+constexpr int kMaxDepth = 1000;
+
+// Words that can never be an implicit alias, a column or a table name without quotes. Kept small:
+// every word that may follow an expression or a table reference must be here, so that
+// `FROM t WHERE ...` does not read WHERE as an alias of t.
+bool IsReserved(std::string_view upper) {
+  static const std::unordered_set<std::string_view> kWords = {
+      "ALL",     "AND",       "AS",     "ASC",      "BETWEEN", "BY",     "CASE",    "CAST",
+      "CREATE",  "CROSS",     "DELETE", "DESC",     "DISTINCT", "DROP",  "ELSE",    "END",
+      "ESCAPE",  "EXCEPT",    "EXISTS", "FALSE",    "FROM",    "FULL",   "GROUP",   "HAVING",
+      "IN",      "INNER",     "INSERT", "INTERSECT", "INTO",   "IS",     "JOIN",    "LEFT",
+      "LIKE",    "LIMIT",     "NATURAL", "NOT",     "NULL",    "OFFSET", "ON",      "OR",
+      "ORDER",   "OUTER",     "RIGHT",  "SELECT",   "THEN",    "TRUE",   "UNION",   "USING",
+      "VALUES",  "WHEN",      "WHERE",  "WITH",
+  };
+  return kWords.contains(upper);
+}
+
+// Reserved words that are still fine as a function name: LEFT('abc', 2).
+bool IsReservedFunctionName(std::string_view upper) { return upper == "LEFT" || upper == "RIGHT"; }
+
+// The comparison operator a symbol token stands for, or kNone.
+Op ComparisonOp(const Token& t) {
+  if (t.kind != TokenKind::kSymbol) return Op::kNone;
+  const std::string& s = t.text;
+  if (s == "=" || s == "==") return Op::kEq;
+  if (s == "<>" || s == "!=") return Op::kNe;
+  if (s == "<") return Op::kLt;
+  if (s == "<=") return Op::kLe;
+  if (s == ">") return Op::kGt;
+  if (s == ">=") return Op::kGe;
+  return Op::kNone;
+}
+
+ExprPtr NewExpr(ExprKind kind, Pos pos) {
+  auto e = std::make_unique<Expr>();
+  e->kind = kind;
+  e->pos = pos;
+  return e;
+}
+
+ExprPtr NewBinary(Op op, ExprPtr l, ExprPtr r) {
+  auto e = NewExpr(ExprKind::kBinary, l->pos);
+  e->op = op;
+  e->args.push_back(std::move(l));
+  e->args.push_back(std::move(r));
+  return e;
+}
+
+class Parser {
+ public:
+  Parser(std::string_view sql, const SourceInfo& src) : sql_(sql), src_(src), toks_(Tokenize(sql, src)) {}
+
+  std::vector<Statement> Program() {
+    std::vector<Statement> out;
+    for (;;) {
+      while (AcceptSym(";")) {
+      }
+      if (AtEnd()) break;
+      out.push_back(ParseStatement());
+      if (!AtEnd() && !IsSym(Peek(), ";")) Expected("';'");
+    }
+    return out;
+  }
+
+  std::unique_ptr<Query> SingleQuery() {
+    auto q = ParseQueryExpr();
+    AcceptSym(";");
+    if (!AtEnd()) Expected("end of input");
+    return q;
+  }
+
+ private:
+  // ---- tokens ----
+
+  const Token& Peek(size_t k = 0) const {
+    size_t j = i_ + k;
+    return j < toks_.size() ? toks_[j] : toks_.back();
+  }
+  bool AtEnd() const { return Peek().kind == TokenKind::kEnd; }
+  const Token& Take() {
+    const Token& t = toks_[i_];
+    if (t.kind != TokenKind::kEnd) {
+      last_end_ = t.end.offset;
+      ++i_;
+    }
+    return t;
+  }
+
+  static bool IsSym(const Token& t, std::string_view s) {
+    return t.kind == TokenKind::kSymbol && t.text == s;
+  }
+  static bool IsKw(const Token& t, std::string_view kw) {
+    return t.kind == TokenKind::kIdent && t.upper == kw;
+  }
+  bool AcceptSym(std::string_view s) {
+    if (!IsSym(Peek(), s)) return false;
+    Take();
+    return true;
+  }
+  bool AcceptKw(std::string_view kw) {
+    if (!IsKw(Peek(), kw)) return false;
+    Take();
+    return true;
+  }
+  const Token& ExpectSym(std::string_view s) {
+    if (!IsSym(Peek(), s)) Expected(fmt::format("'{}'", s));
+    return Take();
+  }
+  const Token& ExpectKw(std::string_view kw) {
+    if (!IsKw(Peek(), kw)) Expected(kw);
+    return Take();
+  }
+
+  [[noreturn]] void FailAt(Pos pos, std::string_view message) const {
+    throw Error(ErrorKind::kUsage, FormatSqlError(sql_, src_, pos, message));
+  }
+  [[noreturn]] void Expected(std::string_view what) const {
+    FailAt(Peek().pos, fmt::format("expected {} but found {}", what, DescribeToken(Peek())));
+  }
+
+  // Counts nesting; every recursive path of the grammar passes through one of these.
+  class DepthGuard {
+   public:
+    explicit DepthGuard(Parser* p) : p_(p) {
+      if (++p_->depth_ > kMaxDepth) {
+        --p_->depth_;
+        p_->FailAt(p_->Peek().pos, fmt::format("SQL nested too deeply (more than {} levels)", kMaxDepth));
+      }
+    }
+    ~DepthGuard() { --p_->depth_; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+
+   private:
+    Parser* p_;
+  };
+
+  // An identifier: an unquoted non-reserved word or a quoted identifier. `what` names it in errors.
+  std::string ParseName(std::string_view what) {
+    const Token& t = Peek();
+    if (t.kind == TokenKind::kQuotedIdent || (t.kind == TokenKind::kIdent && !IsReserved(t.upper))) {
+      return Take().text;
+    }
+    Expected(what);
+  }
+
+  // True when the current token can be read as an alias given without AS.
+  bool AtImplicitAlias() const {
+    const Token& t = Peek();
+    return t.kind == TokenKind::kQuotedIdent || (t.kind == TokenKind::kIdent && !IsReserved(t.upper));
+  }
+
+  // [AS] alias, or nothing.
+  std::string ParseOptionalAlias() {
+    if (AcceptKw("AS")) return ParseName("an alias");
+    if (AtImplicitAlias()) return Take().text;
+    return {};
+  }
+
+  int64_t ParseInteger(std::string_view what) {
+    const Token& t = Peek();
+    if (t.kind != TokenKind::kInteger) Expected(what);
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (ec != std::errc() || p != t.text.data() + t.text.size()) FailAt(t.pos, "integer out of range");
+    Take();
+    return v;
+  }
+
+  std::string ParseStringLiteral(std::string_view what) {
+    if (Peek().kind != TokenKind::kString) Expected(what);
+    return Take().text;
+  }
+
+  // (name, name, ...)
+  std::vector<std::string> ParseNameList(std::string_view what) {
+    std::vector<std::string> names;
+    ExpectSym("(");
+    do {
+      names.push_back(ParseName(what));
+    } while (AcceptSym(","));
+    ExpectSym(")");
+    return names;
+  }
+
+  // True when the tokens after the '(' at `k` (skipping further '(') start a query.
+  bool ParenStartsQuery(size_t k) const {
+    while (IsSym(Peek(k), "(")) ++k;
+    return IsKw(Peek(k), "SELECT") || IsKw(Peek(k), "VALUES");
+  }
+
+  // ---- statements ----
+
+  Statement ParseStatement() {
+    Statement st;
+    const Token& first = Peek();
+    st.pos = first.pos;
+    st.begin = first.pos.offset;
+    if (IsKw(first, "CREATE")) {
+      ParseCreate(&st);
+    } else if (IsKw(first, "INSERT")) {
+      st.kind = Statement::Kind::kInsert;
+      st.insert = ParseInsert();
+    } else if (IsKw(first, "DELETE")) {
+      st.kind = Statement::Kind::kDelete;
+      Take();
+      ExpectKw("FROM");
+      st.del = std::make_unique<Delete>();
+      st.del->table = ParseName("a table name");
+      if (AcceptKw("WHERE")) st.del->where = ParseExpr();
+    } else if (IsKw(first, "DROP")) {
+      Take();
+      if (AcceptKw("TABLE")) {
+        st.kind = Statement::Kind::kDropTable;
+      } else if (AcceptKw("VIEW")) {
+        st.kind = Statement::Kind::kDropView;
+      } else {
+        Expected("TABLE or VIEW");
+      }
+      if (AcceptKw("IF")) {
+        ExpectKw("EXISTS");
+        st.if_exists = true;
+      }
+      st.drop_name = ParseName(st.kind == Statement::Kind::kDropTable ? "a table name" : "a view name");
+    } else if (IsKw(first, "SELECT") || IsKw(first, "VALUES") || IsSym(first, "(")) {
+      st.kind = Statement::Kind::kQuery;
+      st.query = ParseQueryExpr();
+    } else {
+      Expected("a statement (CREATE, INSERT, DELETE, DROP or SELECT)");
+    }
+    st.end = last_end_;
+    return st;
+  }
+
+  void ParseCreate(Statement* st) {
+    Take();  // CREATE
+    if (IsKw(Peek(), "TABLE")) {
+      Take();
+      st->kind = Statement::Kind::kCreateTable;
+      st->create_table = ParseCreateTable();
+      return;
+    }
+    if (IsKw(Peek(), "INDEX") || (IsKw(Peek(), "UNIQUE") && IsKw(Peek(1), "INDEX"))) {
+      // Indexes mean nothing to an incremental engine: skip to the end of the statement.
+      st->kind = Statement::Kind::kCreateIndex;
+      while (!AtEnd() && !IsSym(Peek(), ";")) Take();
+      return;
+    }
+    auto view = std::make_unique<CreateView>();
+    for (;;) {
+      if (!view->materialized && AcceptKw("MATERIALIZED")) {
+        view->materialized = true;
+      } else if (!view->local && AcceptKw("LOCAL")) {
+        view->local = true;
+      } else {
+        break;
+      }
+    }
+    if (!IsKw(Peek(), "VIEW")) Expected(view->materialized || view->local ? "VIEW" : "TABLE, VIEW or INDEX");
+    Take();
+    st->kind = Statement::Kind::kCreateView;
+    view->name = ParseName("a view name");
+    if (IsSym(Peek(), "(")) view->column_names = ParseNameList("a column name");
+    if (AcceptKw("WITH")) view->properties = ParseProperties();
+    ExpectKw("AS");
+    view->query_begin = Peek().pos.offset;
+    view->query = ParseQueryExpr();
+    view->query_end = last_end_;
+    st->create_view = std::move(view);
+  }
+
+  std::unique_ptr<CreateTable> ParseCreateTable() {
+    auto table = std::make_unique<CreateTable>();
+    table->name = ParseName("a table name");
+    ExpectSym("(");
+    do {
+      if (IsKw(Peek(), "PRIMARY")) {
+        Take();
+        ExpectKw("KEY");
+        for (std::string& name : ParseNameList("a column name")) {
+          table->primary_key.push_back(std::move(name));
+        }
+      } else if (IsKw(Peek(), "UNIQUE") && IsSym(Peek(1), "(")) {
+        Take();
+        ParseNameList("a column name");  // UNIQUE (a, b): not enforced, ignored
+      } else {
+        table->columns.push_back(ParseColumnDef(table.get()));
+      }
+    } while (AcceptSym(","));
+    ExpectSym(")");
+    if (AcceptKw("WITH")) table->properties = ParseProperties();
+    // Table-level PRIMARY KEY columns are NOT NULL as well.
+    for (const std::string& key : table->primary_key) {
+      for (ColumnDef& col : table->columns) {
+        if (EqualsIgnoreCase(col.name, key)) col.type.nullable = false;
+      }
+    }
+    return table;
+  }
+
+  ColumnDef ParseColumnDef(CreateTable* table) {
+    ColumnDef col;
+    col.pos = Peek().pos;
+    col.name = ParseName("a column name or PRIMARY KEY");
+    col.type = ParseType(/*for_cast=*/false);
+    for (;;) {
+      if (IsKw(Peek(), "NOT")) {
+        Take();
+        ExpectKw("NULL");
+        col.type.nullable = false;
+      } else if (AcceptKw("NULL")) {
+        // Explicitly nullable: the default.
+      } else if (IsKw(Peek(), "PRIMARY")) {
+        Take();
+        ExpectKw("KEY");
+        if (!col.primary_key) table->primary_key.push_back(col.name);
+        col.primary_key = true;
+        col.type.nullable = false;
+      } else if (AcceptKw("UNIQUE")) {
+        // Not enforced: ignored.
+      } else if (AcceptKw("DEFAULT")) {
+        ParseUnary();  // a literal, possibly signed; ignored
+      } else {
+        break;
+      }
+    }
+    return col;
+  }
+
+  // WITH ('key' = 'value', ...); the WITH is already consumed.
+  std::vector<Property> ParseProperties() {
+    std::vector<Property> props;
+    ExpectSym("(");
+    do {
+      Property p;
+      p.pos = Peek().pos;
+      if (Peek().kind == TokenKind::kString || Peek().kind == TokenKind::kQuotedIdent) {
+        p.key = Take().text;
+      } else {
+        Expected("a property name (a string literal)");
+      }
+      ExpectSym("=");
+      p.value_pos = Peek().pos;
+      p.value = ParseStringLiteral("a property value (a string literal)");
+      props.push_back(std::move(p));
+    } while (AcceptSym(","));
+    ExpectSym(")");
+    return props;
+  }
+
+  std::unique_ptr<Insert> ParseInsert() {
+    Take();  // INSERT
+    ExpectKw("INTO");
+    auto ins = std::make_unique<Insert>();
+    ins->table = ParseName("a table name");
+    if (IsSym(Peek(), "(") && !ParenStartsQuery(1)) ins->columns = ParseNameList("a column name");
+    if (AcceptKw("VALUES")) {
+      do {
+        ExpectSym("(");
+        std::vector<ExprPtr> row;
+        do {
+          row.push_back(ParseExpr());
+        } while (AcceptSym(","));
+        ExpectSym(")");
+        ins->rows.push_back(std::move(row));
+      } while (AcceptSym(","));
+    } else if (IsKw(Peek(), "SELECT") || IsSym(Peek(), "(")) {
+      ins->query = ParseQueryExpr();
+    } else {
+      Expected("VALUES or a query");
+    }
+    return ins;
+  }
+
+  // ---- types ----
+
+  int32_t ParseTypeParam(std::string_view what) {
+    const Token& t = Peek();
+    int64_t v = ParseInteger(what);
+    if (v > 1000000000) FailAt(t.pos, fmt::format("{} is too large", what));
+    return static_cast<int32_t>(v);
+  }
+
+  // Optional "(n)" after CHAR / VARCHAR / FLOAT; returns `dflt` when absent.
+  int32_t ParseOptionalLength(int32_t dflt) {
+    if (!AcceptSym("(")) return dflt;
+    const Token& t = Peek();
+    int32_t n = ParseTypeParam("a length");
+    if (n < 1) FailAt(t.pos, "a length must be at least 1");
+    ExpectSym(")");
+    return n;
+  }
+
+  SqlType ParseType(bool for_cast) {
+    const Token& name = Peek();
+    if (name.kind != TokenKind::kIdent) Expected("a type name");
+    std::string u = name.upper;
+    Pos pos = name.pos;
+    Take();
+    if (u == "BOOLEAN" || u == "BOOL") return SqlType::Of(TypeId::kBoolean);
+    if (u == "TINYINT") return SqlType::Of(TypeId::kTinyInt);
+    if (u == "SMALLINT") return SqlType::Of(TypeId::kSmallInt);
+    if (u == "INT" || u == "INTEGER") return SqlType::Of(TypeId::kInteger);
+    if (u == "BIGINT") return SqlType::Of(TypeId::kBigInt);
+    if (u == "DECIMAL" || u == "NUMERIC" || u == "DEC") return ParseDecimalArgs();
+    if (u == "REAL" || u == "FLOAT4") return SqlType::Of(TypeId::kReal);
+    if (u == "DOUBLE") {
+      AcceptKw("PRECISION");
+      return SqlType::Of(TypeId::kDouble);
+    }
+    if (u == "FLOAT" || u == "FLOAT8") {
+      ParseOptionalLength(53);
+      return SqlType::Of(TypeId::kDouble);
+    }
+    if (u == "VARCHAR" || u == "STRING" || u == "TEXT") {
+      SqlType t = SqlType::Of(TypeId::kVarchar);
+      if (u == "VARCHAR") t.length = ParseOptionalLength(-1);
+      return t;
+    }
+    if (u == "CHAR" || u == "CHARACTER") {
+      if (AcceptKw("VARYING")) {
+        SqlType t = SqlType::Of(TypeId::kVarchar);
+        t.length = ParseOptionalLength(-1);
+        return t;
+      }
+      SqlType t = SqlType::Of(TypeId::kChar);
+      t.length = ParseOptionalLength(1);
+      return t;
+    }
+    if (u == "DATE") return SqlType::Of(TypeId::kDate);
+    if (u == "TIME") return SqlType::Of(TypeId::kTime);
+    if (u == "TIMESTAMP") return SqlType::Of(TypeId::kTimestamp);
+    if (for_cast && (u == "SIGNED" || u == "UNSIGNED")) {
+      AcceptKw("INTEGER") || AcceptKw("INT");
+      return SqlType::Of(TypeId::kBigInt);
+    }
+    FailAt(pos, fmt::format("unknown type '{}'", name.text));
+  }
+
+  SqlType ParseDecimalArgs() {
+    int32_t p = 18, s = 0;
+    if (AcceptSym("(")) {
+      const Token& pt = Peek();
+      p = ParseTypeParam("a precision");
+      if (p < 1) FailAt(pt.pos, "DECIMAL precision must be at least 1");
+      if (p > 18) FailAt(pt.pos, "DECIMAL precision above 18 is not supported");
+      if (AcceptSym(",")) {
+        const Token& st = Peek();
+        s = ParseTypeParam("a scale");
+        if (s > p) FailAt(st.pos, fmt::format("DECIMAL scale {} is larger than its precision {}", s, p));
+      }
+      ExpectSym(")");
+    }
+    return SqlType::Decimal(p, s);
+  }
+
+  // ---- queries ----
+
+  // set_expr [ORDER BY ...] [LIMIT n] [OFFSET m]
+  std::unique_ptr<Query> ParseQueryExpr() {
+    DepthGuard guard(this);
+    auto q = ParseUnionLevel();
+    bool has_order = IsKw(Peek(), "ORDER");
+    bool has_limit = IsKw(Peek(), "LIMIT") || IsKw(Peek(), "OFFSET");
+    if ((has_order || has_limit) && (!q->order_by.empty() || q->limit || q->offset)) {
+      FailAt(Peek().pos, "a query in parentheses with its own ORDER BY or LIMIT cannot take another one");
+    }
+    if (AcceptKw("ORDER")) {
+      ExpectKw("BY");
+      do {
+        OrderItem item;
+        item.expr = ParseExpr();
+        if (AcceptKw("DESC")) {
+          item.desc = true;
+        } else {
+          AcceptKw("ASC");
+        }
+        if (AcceptKw("NULLS")) {
+          if (AcceptKw("FIRST")) {
+            item.nulls_first = true;
+          } else if (AcceptKw("LAST")) {
+            item.nulls_first = false;
+          } else {
+            Expected("FIRST or LAST");
+          }
+        }
+        q->order_by.push_back(std::move(item));
+      } while (AcceptSym(","));
+    }
+    if (AcceptKw("LIMIT")) q->limit = ParseInteger("an integer");
+    if (AcceptKw("OFFSET")) q->offset = ParseInteger("an integer");
+    return q;
+  }
+
+  static std::unique_ptr<Query> NewSetOp(SetOp op, bool all, std::unique_ptr<Query> l,
+                                         std::unique_ptr<Query> r) {
+    auto q = std::make_unique<Query>();
+    q->pos = l->pos;
+    q->set_op = op;
+    q->set_all = all;
+    q->left = std::move(l);
+    q->right = std::move(r);
+    return q;
+  }
+
+  // ALL -> true, DISTINCT or nothing -> false.
+  bool ParseSetQuantifier() {
+    if (AcceptKw("ALL")) return true;
+    AcceptKw("DISTINCT");
+    return false;
+  }
+
+  // UNION and EXCEPT: left-associative, looser than INTERSECT.
+  std::unique_ptr<Query> ParseUnionLevel() {
+    auto q = ParseIntersectLevel();
+    for (;;) {
+      SetOp op;
+      if (AcceptKw("UNION")) {
+        op = SetOp::kUnion;
+      } else if (AcceptKw("EXCEPT")) {
+        op = SetOp::kExcept;
+      } else {
+        return q;
+      }
+      bool all = ParseSetQuantifier();
+      q = NewSetOp(op, all, std::move(q), ParseIntersectLevel());
+    }
+  }
+
+  std::unique_ptr<Query> ParseIntersectLevel() {
+    auto q = ParseQueryPrimary();
+    while (AcceptKw("INTERSECT")) {
+      bool all = ParseSetQuantifier();
+      q = NewSetOp(SetOp::kIntersect, all, std::move(q), ParseQueryPrimary());
+    }
+    return q;
+  }
+
+  std::unique_ptr<Query> ParseQueryPrimary() {
+    const Token& t = Peek();
+    if (IsSym(t, "(")) {
+      Take();
+      auto q = ParseQueryExpr();
+      ExpectSym(")");
+      return q;
+    }
+    if (IsKw(t, "VALUES")) return ParseValuesQuery();
+    if (!IsKw(t, "SELECT")) Expected("SELECT");
+    auto q = std::make_unique<Query>();
+    q->pos = t.pos;
+    q->select = ParseSelect();
+    return q;
+  }
+
+  // VALUES (..), (..) as a query: a UNION ALL of one-row SELECTs without FROM.
+  std::unique_ptr<Query> ParseValuesQuery() {
+    Take();  // VALUES
+    std::unique_ptr<Query> result;
+    do {
+      auto q = std::make_unique<Query>();
+      q->pos = Peek().pos;
+      q->select = std::make_unique<Select>();
+      q->select->pos = q->pos;
+      ExpectSym("(");
+      do {
+        SelectItem item;
+        item.pos = Peek().pos;
+        item.expr = ParseExpr();
+        q->select->items.push_back(std::move(item));
+      } while (AcceptSym(","));
+      ExpectSym(")");
+      result = result ? NewSetOp(SetOp::kUnion, true, std::move(result), std::move(q)) : std::move(q);
+    } while (AcceptSym(","));
+    return result;
+  }
+
+  std::unique_ptr<Select> ParseSelect() {
+    auto sel = std::make_unique<Select>();
+    sel->pos = Take().pos;  // SELECT
+    if (AcceptKw("DISTINCT")) {
+      sel->distinct = true;
+    } else {
+      AcceptKw("ALL");
+    }
+    do {
+      sel->items.push_back(ParseSelectItem());
+    } while (AcceptSym(","));
+    if (AcceptKw("FROM")) {
+      do {
+        sel->from.push_back(ParseJoinChain());
+      } while (AcceptSym(","));
+    }
+    if (AcceptKw("WHERE")) sel->where = ParseExpr();
+    if (AcceptKw("GROUP")) {
+      ExpectKw("BY");
+      do {
+        sel->group_by.push_back(ParseExpr());
+      } while (AcceptSym(","));
+    }
+    if (AcceptKw("HAVING")) sel->having = ParseExpr();
+    return sel;
+  }
+
+  SelectItem ParseSelectItem() {
+    SelectItem item;
+    const Token& t = Peek();
+    item.pos = t.pos;
+    if (IsSym(t, "*")) {
+      Take();
+      item.expr = NewExpr(ExprKind::kStar, t.pos);
+      return item;
+    }
+    if ((t.kind == TokenKind::kIdent || t.kind == TokenKind::kQuotedIdent) && IsSym(Peek(1), ".") &&
+        IsSym(Peek(2), "*")) {
+      item.expr = NewExpr(ExprKind::kStar, t.pos);
+      item.expr->qualifier = Take().text;
+      Take();
+      Take();
+      return item;
+    }
+    item.expr = ParseExpr();
+    item.alias = ParseOptionalAlias();
+    return item;
+  }
+
+  // table_primary { join table_primary [ON e | USING (cols)] }, left-associative.
+  std::unique_ptr<TableRef> ParseJoinChain() {
+    auto left = ParseTablePrimary();
+    for (;;) {
+      Pos join_pos = Peek().pos;
+      bool natural = AcceptKw("NATURAL");
+      JoinType type;
+      if (AcceptKw("CROSS")) {
+        type = JoinType::kCross;
+      } else if (AcceptKw("INNER")) {
+        type = JoinType::kInner;
+      } else if (AcceptKw("LEFT")) {
+        type = JoinType::kLeft;
+        AcceptKw("OUTER");
+      } else if (AcceptKw("RIGHT")) {
+        type = JoinType::kRight;
+        AcceptKw("OUTER");
+      } else if (AcceptKw("FULL")) {
+        type = JoinType::kFull;
+        AcceptKw("OUTER");
+      } else if (IsKw(Peek(), "JOIN")) {
+        type = JoinType::kInner;
+      } else {
+        if (natural) Expected("JOIN");
+        return left;
+      }
+      if (natural && type == JoinType::kCross) FailAt(join_pos, "NATURAL CROSS JOIN is not valid");
+      ExpectKw("JOIN");
+      auto join = std::make_unique<TableRef>();
+      join->kind = TableRef::Kind::kJoin;
+      join->pos = left->pos;
+      join->join_type = type;
+      join->natural = natural;
+      join->left = std::move(left);
+      join->right = ParseTablePrimary();
+      if (type != JoinType::kCross && !natural) {
+        if (AcceptKw("ON")) {
+          join->on = ParseExpr();
+        } else if (AcceptKw("USING")) {
+          join->using_cols = ParseNameList("a column name");
+        } else if (type != JoinType::kInner) {
+          Expected("ON or USING");
+        }
+        // An INNER JOIN without a condition (SQLite accepts it) leaves `on` null: a cross product.
+      }
+      left = std::move(join);
+    }
+  }
+
+  std::unique_ptr<TableRef> ParseTablePrimary() {
+    DepthGuard guard(this);
+    const Token& t = Peek();
+    if (IsSym(t, "(")) {
+      if (ParenStartsQuery(1)) {
+        auto ref = std::make_unique<TableRef>();
+        ref->kind = TableRef::Kind::kSubquery;
+        ref->pos = t.pos;
+        Take();
+        ref->subquery = ParseQueryExpr();
+        ExpectSym(")");
+        ref->alias = ParseOptionalAlias();
+        return ref;
+      }
+      Take();
+      auto inner = ParseJoinChain();
+      ExpectSym(")");
+      if (AcceptKw("AS") || AtImplicitAlias()) {
+        if (inner->kind == TableRef::Kind::kJoin) {
+          FailAt(Peek().pos, "an alias for a parenthesized join is not supported");
+        }
+        if (!inner->alias.empty()) FailAt(Peek().pos, "this table reference already has an alias");
+        inner->alias = ParseName("an alias");
+      }
+      return inner;
+    }
+    auto ref = std::make_unique<TableRef>();
+    ref->kind = TableRef::Kind::kTable;
+    ref->pos = t.pos;
+    ref->name = ParseName("a table name");
+    ref->alias = ParseOptionalAlias();
+    return ref;
+  }
+
+  // ---- expressions ----
+
+  ExprPtr ParseExpr() {
+    DepthGuard guard(this);
+    return ParseOr();
+  }
+
+  ExprPtr ParseOr() {
+    auto e = ParseAnd();
+    while (AcceptKw("OR")) e = NewBinary(Op::kOr, std::move(e), ParseAnd());
+    return e;
+  }
+
+  ExprPtr ParseAnd() {
+    auto e = ParseNot();
+    while (AcceptKw("AND")) e = NewBinary(Op::kAnd, std::move(e), ParseNot());
+    return e;
+  }
+
+  ExprPtr ParseNot() {
+    if (!IsKw(Peek(), "NOT")) return ParseComparison();
+    DepthGuard guard(this);
+    Pos pos = Take().pos;
+    auto operand = ParseNot();
+    if (operand->kind == ExprKind::kExists && !operand->negated) {
+      // NOT EXISTS (...) is the negated form of EXISTS.
+      operand->negated = true;
+      operand->pos = pos;
+      return operand;
+    }
+    auto e = NewExpr(ExprKind::kUnary, pos);
+    e->op = Op::kNot;
+    e->args.push_back(std::move(operand));
+    return e;
+  }
+
+  // Comparisons and the predicates (IS, BETWEEN, IN, LIKE). They chain left to right, so
+  // `a = b IS NULL` reads as `(a = b) IS NULL`.
+  ExprPtr ParseComparison() {
+    auto e = ParseConcat();
+    for (;;) {
+      const Token& t = Peek();
+      Op op = ComparisonOp(t);
+      if (op != Op::kNone) {
+        Take();
+        e = NewBinary(op, std::move(e), ParseConcat());
+        continue;
+      }
+      if (IsKw(t, "IS")) {
+        e = ParseIsTail(std::move(e));
+        continue;
+      }
+      bool negated = false;
+      size_t k = 0;
+      if (IsKw(t, "NOT")) {
+        negated = true;
+        k = 1;
+      }
+      const Token& kw = Peek(k);
+      if (IsKw(kw, "BETWEEN")) {
+        for (size_t j = 0; j <= k; ++j) Take();
+        auto b = NewExpr(ExprKind::kBetween, e->pos);
+        b->negated = negated;
+        b->args.push_back(std::move(e));
+        b->args.push_back(ParseConcat());
+        ExpectKw("AND");
+        b->args.push_back(ParseConcat());
+        e = std::move(b);
+      } else if (IsKw(kw, "IN")) {
+        for (size_t j = 0; j <= k; ++j) Take();
+        e = ParseInTail(std::move(e), negated);
+      } else if (IsKw(kw, "LIKE")) {
+        for (size_t j = 0; j <= k; ++j) Take();
+        auto l = NewExpr(ExprKind::kLike, e->pos);
+        l->negated = negated;
+        l->args.push_back(std::move(e));
+        l->args.push_back(ParseConcat());
+        if (AcceptKw("ESCAPE")) l->args.push_back(ParseConcat());
+        e = std::move(l);
+      } else {
+        return e;
+      }
+    }
+  }
+
+  // After `e`: IS [NOT] NULL | TRUE | FALSE | DISTINCT FROM x.
+  ExprPtr ParseIsTail(ExprPtr e) {
+    Take();  // IS
+    bool negated = AcceptKw("NOT");
+    ExprPtr r;
+    if (AcceptKw("NULL")) {
+      r = NewExpr(ExprKind::kIsNull, e->pos);
+    } else if (IsKw(Peek(), "TRUE") || IsKw(Peek(), "FALSE")) {
+      r = NewExpr(ExprKind::kIsBool, e->pos);
+      r->bool_value = Take().upper == "TRUE";
+    } else if (AcceptKw("DISTINCT")) {
+      ExpectKw("FROM");
+      r = NewExpr(ExprKind::kIsDistinct, e->pos);
+      r->args.push_back(std::move(e));
+      r->args.push_back(ParseConcat());
+      r->negated = negated;
+      return r;
+    } else {
+      Expected("NULL, TRUE, FALSE or DISTINCT FROM");
+    }
+    r->negated = negated;
+    r->args.push_back(std::move(e));
+    return r;
+  }
+
+  // After `e [NOT] IN`: (subquery) or (list).
+  ExprPtr ParseInTail(ExprPtr e, bool negated) {
+    if (!IsSym(Peek(), "(")) Expected("'('");
+    if (ParenStartsQuery(1)) {
+      Take();
+      auto r = NewExpr(ExprKind::kInQuery, e->pos);
+      r->negated = negated;
+      r->args.push_back(std::move(e));
+      r->subquery = ParseQueryExpr();
+      ExpectSym(")");
+      return r;
+    }
+    Take();
+    auto r = NewExpr(ExprKind::kInList, e->pos);
+    r->negated = negated;
+    r->args.push_back(std::move(e));
+    if (AcceptSym(")")) return r;  // `IN ()` (SQLite): an empty list, so args has only the operand
+    do {
+      r->args.push_back(ParseExpr());
+    } while (AcceptSym(","));
+    ExpectSym(")");
+    return r;
+  }
+
+  ExprPtr ParseConcat() {
+    auto e = ParseAdditive();
+    while (AcceptSym("||")) e = NewBinary(Op::kConcat, std::move(e), ParseAdditive());
+    return e;
+  }
+
+  ExprPtr ParseAdditive() {
+    auto e = ParseMultiplicative();
+    for (;;) {
+      if (AcceptSym("+")) {
+        e = NewBinary(Op::kAdd, std::move(e), ParseMultiplicative());
+      } else if (AcceptSym("-")) {
+        e = NewBinary(Op::kSub, std::move(e), ParseMultiplicative());
+      } else {
+        return e;
+      }
+    }
+  }
+
+  ExprPtr ParseMultiplicative() {
+    auto e = ParseUnary();
+    for (;;) {
+      if (AcceptSym("*")) {
+        e = NewBinary(Op::kMul, std::move(e), ParseUnary());
+      } else if (AcceptSym("/")) {
+        e = NewBinary(Op::kDiv, std::move(e), ParseUnary());
+      } else if (AcceptSym("%")) {
+        e = NewBinary(Op::kMod, std::move(e), ParseUnary());
+      } else {
+        return e;
+      }
+    }
+  }
+
+  ExprPtr ParseUnary() {
+    const Token& t = Peek();
+    if (IsSym(t, "-") || IsSym(t, "+")) {
+      DepthGuard guard(this);
+      Take();
+      auto e = NewExpr(ExprKind::kUnary, t.pos);
+      e->op = t.text == "-" ? Op::kNeg : Op::kPlus;
+      e->args.push_back(ParseUnary());
+      return e;
+    }
+    return ParsePrimary();
+  }
+
+  ExprPtr ParseLiteral(LiteralKind kind, const Token& t) {
+    auto e = NewExpr(ExprKind::kLiteral, t.pos);
+    e->lit_kind = kind;
+    e->text = t.text;
+    return e;
+  }
+
+  ExprPtr ParsePrimary() {
+    const Token& t = Peek();
+    switch (t.kind) {
+      case TokenKind::kInteger: return ParseLiteral(LiteralKind::kInteger, Take());
+      case TokenKind::kDecimal: return ParseLiteral(LiteralKind::kDecimal, Take());
+      case TokenKind::kDouble: return ParseLiteral(LiteralKind::kDouble, Take());
+      case TokenKind::kString: return ParseLiteral(LiteralKind::kString, Take());
+      case TokenKind::kQuotedIdent: return ParseNameExpr();
+      case TokenKind::kSymbol:
+        if (IsSym(t, "(")) {
+          if (ParenStartsQuery(1)) {
+            auto e = NewExpr(ExprKind::kSubquery, Take().pos);
+            e->subquery = ParseQueryExpr();
+            ExpectSym(")");
+            return e;
+          }
+          Take();
+          auto e = ParseExpr();
+          ExpectSym(")");
+          return e;
+        }
+        Expected("an expression");
+      case TokenKind::kEnd: Expected("an expression");
+      case TokenKind::kIdent: break;
+    }
+    const std::string& u = t.upper;
+    if (u == "NULL") {
+      auto e = NewExpr(ExprKind::kLiteral, Take().pos);
+      e->lit_kind = LiteralKind::kNull;
+      return e;
+    }
+    if (u == "TRUE" || u == "FALSE") {
+      auto e = NewExpr(ExprKind::kLiteral, Take().pos);
+      e->lit_kind = LiteralKind::kBoolean;
+      e->text = u;
+      return e;
+    }
+    if (u == "CASE") return ParseCase();
+    if (u == "CAST") return ParseCast();
+    if (u == "EXISTS") {
+      auto e = NewExpr(ExprKind::kExists, Take().pos);
+      if (!IsSym(Peek(), "(") || !ParenStartsQuery(1)) Expected("'(' and a query");
+      Take();
+      e->subquery = ParseQueryExpr();
+      ExpectSym(")");
+      return e;
+    }
+    if ((u == "DATE" || u == "TIME" || u == "TIMESTAMP") && Peek(1).kind == TokenKind::kString) {
+      LiteralKind kind = u == "DATE"   ? LiteralKind::kDate
+                         : u == "TIME" ? LiteralKind::kTime
+                                       : LiteralKind::kTimestamp;
+      Pos pos = Take().pos;
+      auto e = ParseLiteral(kind, Take());
+      e->pos = pos;
+      return e;
+    }
+    if (IsReserved(u) && !(IsReservedFunctionName(u) && IsSym(Peek(1), "("))) Expected("an expression");
+    return ParseNameExpr();
+  }
+
+  // A column reference `name` / `qualifier.name`, or a function call `name(...)`.
+  ExprPtr ParseNameExpr() {
+    const Token& t = Take();
+    if (IsSym(Peek(), "(")) return ParseCall(t);
+    auto e = NewExpr(ExprKind::kColumnRef, t.pos);
+    if (AcceptSym(".")) {
+      e->qualifier = t.text;
+      e->name = ParseName("a column name");
+    } else {
+      e->name = t.text;
+    }
+    return e;
+  }
+
+  ExprPtr ParseCall(const Token& name) {
+    auto e = NewExpr(ExprKind::kFunction, name.pos);
+    e->name = ToUpper(name.text);
+    ExpectSym("(");
+    if (IsSym(Peek(), "*") && IsSym(Peek(1), ")")) {
+      Take();
+      Take();
+      e->star_arg = true;
+      return e;
+    }
+    if (AcceptSym(")")) return e;
+    if (AcceptKw("DISTINCT")) {
+      e->distinct = true;
+    } else {
+      AcceptKw("ALL");
+    }
+    do {
+      e->args.push_back(ParseExpr());
+    } while (AcceptSym(","));
+    ExpectSym(")");
+    return e;
+  }
+
+  ExprPtr ParseCase() {
+    auto e = NewExpr(ExprKind::kCase, Take().pos);
+    if (!IsKw(Peek(), "WHEN")) {
+      e->has_operand = true;
+      e->args.push_back(ParseExpr());
+    }
+    if (!IsKw(Peek(), "WHEN")) Expected("WHEN");
+    while (AcceptKw("WHEN")) {
+      e->args.push_back(ParseExpr());
+      ExpectKw("THEN");
+      e->args.push_back(ParseExpr());
+    }
+    if (AcceptKw("ELSE")) {
+      e->has_else = true;
+      e->args.push_back(ParseExpr());
+    }
+    ExpectKw("END");
+    return e;
+  }
+
+  ExprPtr ParseCast() {
+    auto e = NewExpr(ExprKind::kCast, Take().pos);
+    ExpectSym("(");
+    e->args.push_back(ParseExpr());
+    ExpectKw("AS");
+    e->cast_type = ParseType(/*for_cast=*/true);
+    e->cast_type.nullable = true;
+    ExpectSym(")");
+    return e;
+  }
+
+  std::string_view sql_;
+  const SourceInfo& src_;
+  std::vector<Token> toks_;
+  size_t i_ = 0;
+  size_t last_end_ = 0;  // byte offset just after the last consumed token
+  int depth_ = 0;
+};
+
+}  // namespace
+
+std::vector<Statement> ParseProgram(std::string_view sql, const SourceInfo& src) {
+  return Parser(sql, src).Program();
+}
+
+std::unique_ptr<Query> ParseQuery(std::string_view sql, const SourceInfo& src) {
+  return Parser(sql, src).SingleQuery();
+}
+
+std::string FormatSqlError(std::string_view sql, const SourceInfo& src, Pos pos, std::string_view message) {
+  size_t at = std::min(pos.offset, sql.size());
+  size_t begin = at == 0 ? std::string_view::npos : sql.rfind('\n', at - 1);
+  begin = begin == std::string_view::npos ? 0 : begin + 1;
+  size_t end = sql.find('\n', at);
+  if (end == std::string_view::npos) end = sql.size();
+  std::string_view text = sql.substr(begin, end - begin);
+  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+
+  int line = src.first_line + pos.line - 1;
+  int col = pos.col + src.column_offset;
+  std::string gutter = fmt::format("{:>5}", line);
+  std::string indent(static_cast<size_t>(std::max(src.column_offset, 0)), ' ');
+
+  // Pad under the line character by character, keeping tabs so the caret lines up.
+  std::string pad = indent;
+  int chars = 0;
+  for (size_t i = 0; i < text.size() && chars < pos.col - 1; ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c & 0xC0) == 0x80) continue;
+    pad.push_back(c == '\t' ? '\t' : ' ');
+    ++chars;
+  }
+  for (; chars < pos.col - 1; ++chars) pad.push_back(' ');
+
+  return fmt::format("{}:{}:{}: error: {}\n{} | {}{}\n{} | {}^", src.name, line, col, message, gutter, indent,
+                     text, std::string(gutter.size(), ' '), pad);
+}
+
+}  // namespace fld::sql

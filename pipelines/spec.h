@@ -1,0 +1,49 @@
+// The pipeline spec: a YAML file naming the pipeline, holding its SQL program, optional
+// connectors keyed by table or view name, the storage folder and the number of workers.
+//
+//   name: bank
+//   sql: |
+//     CREATE TABLE ...;
+//   connectors:                 # optional; Feldera's connector objects
+//     balance:
+//       - transport: {name: file_output, config: {path: balance.json}}
+//         format: {name: json}
+//   storage: {path: bank.fld}   # relative to the spec's folder; default <name>.fld beside it
+//   workers: 2
+//
+// Unknown keys anywhere are errors naming the key and its line. Connector objects are turned
+// into JSON (nlohmann) so they are parsed by the same code as the SQL WITH ('connectors' = ...)
+// property.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/sql/parser.h"
+
+namespace fld {
+
+struct ConnectorSpec {
+  nlohmann::json config;
+  std::string where;  // "bank.yaml:12" or "bank.yaml:5 (table transactions, WITH connectors)"
+};
+
+struct PipelineSpec {
+  std::string spec_path;  // as given on the command line
+  std::string base_dir;   // the spec's folder (absolute)
+  std::string name;
+  std::string sql;
+  sql::SourceInfo sql_source;  // maps SQL positions to lines of the YAML file
+  std::map<std::string, std::vector<ConnectorSpec>> connectors;  // relation name -> connectors
+  std::map<std::string, int> connector_lines;                     // relation name -> line (for errors)
+  std::string storage_path;  // absolute
+  int workers = 1;
+};
+
+// Reads and validates a spec file. Throws fld::Error(kUsage) with "<file>:<line>: ..." messages.
+PipelineSpec LoadSpec(const std::string& path);
+
+}  // namespace fld

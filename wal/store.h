@@ -1,0 +1,69 @@
+// The state store: an LMDB environment in <storage>/state/ that holds the pipeline's durable
+// state. This is the only module that includes <lmdb.h>.
+//
+// Layout (named databases):
+//   "meta"          key (text) -> value (bytes): pipeline name, program fingerprint, step,
+//                   completion flag, checkpoint bookkeeping
+//   "rel:<name>"    one per materialized table/view: row encoding (core/zset/batch.h) ->
+//                   weight (int64, 8 bytes little-endian)
+// Writes happen in one write transaction (Commit), so a reader (fld query, fld status) always
+// sees a whole step: LMDB readers never block the writer and never see a half transaction.
+// Durability: LMDB's default synchronous commit (never MDB_NOSYNC / MDB_NOMETASYNC); a failed
+// commit is an I/O error and the store must not be written again by this process.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/zset/batch.h"
+
+namespace fld {
+
+class StateStore {
+ public:
+  // Opens (creating when `create`) the store under `dir` (the folder <storage>/state).
+  // read_only opens without taking LMDB's writer lock.
+  static std::unique_ptr<StateStore> Open(const std::string& dir, bool read_only, bool create);
+  static bool Exists(const std::string& dir);
+  ~StateStore();
+
+  // A write transaction: every change becomes visible at Commit, together.
+  class Txn {
+   public:
+    ~Txn();
+    void PutMeta(const std::string& key, const std::string& value);
+    // Replaces the whole contents of relation `name`.
+    void PutRelation(const std::string& name, const Batch& contents);
+    // Applies a change batch to relation `name` (adds weights; rows reaching 0 are removed).
+    void ApplyDelta(const std::string& name, const Batch& delta);
+    void Commit();
+
+   private:
+    friend class StateStore;
+    explicit Txn(StateStore* s);
+    StateStore* store_;
+    void* txn_ = nullptr;
+  };
+  std::unique_ptr<Txn> Begin();
+
+  // Reads (each in its own short read transaction).
+  std::optional<std::string> GetMeta(const std::string& key) const;
+  std::map<std::string, std::string> AllMeta() const;
+  // Contents of a stored relation, decoded into columns of `types`; nullopt when absent.
+  std::optional<Batch> ReadRelation(const std::string& name, const std::vector<PhysType>& types) const;
+  // Size of the data file in bytes.
+  uint64_t SizeBytes() const;
+
+ private:
+  StateStore() = default;
+  unsigned Dbi(void* txn, const std::string& name, bool create) const;
+  std::string dir_;
+  void* env_ = nullptr;
+  bool read_only_ = false;
+};
+
+}  // namespace fld
