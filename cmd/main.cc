@@ -1,2 +1,67 @@
-// fld: entry point (placeholder until the command line lands).
-int main() { return 0; }
+// fld: run a streaming SQL pipeline (a YAML spec with embedded SQL) as one process.
+//
+// Exit codes: 0 success; 1 run-time failure (bad data record, arithmetic error); 2 bad command
+// line, spec or SQL; 3 storage locked by another process; 4 corruption found in the log or a
+// checkpoint; 5 I/O failure (disk full, EIO).
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "cmd/commands.h"
+#include "core/common/error.h"
+
+#ifndef FLD_VERSION
+#define FLD_VERSION "0.0.0"
+#endif
+
+int main(int argc, char** argv) {
+  CLI::App app{"fld: a streaming SQL engine that evaluates views incrementally, as one process.\n"
+               "Exit codes: 0 ok, 1 run-time failure, 2 bad command line/spec/SQL, 3 storage locked,\n"
+               "4 corruption found, 5 I/O failure."};
+  app.set_version_flag("--version", std::string("fld ") + FLD_VERSION);
+  app.require_subcommand(1);
+
+  fld::cmd::RunOptions run;
+  auto* run_cmd = app.add_subcommand("run", "Run a pipeline until every input has ended");
+  run_cmd->add_option("spec", run.spec, "Pipeline spec (YAML)")->required();
+  run_cmd->add_flag("-q,--quiet", run.quiet, "Print no summary");
+
+  fld::cmd::QueryOptions query;
+  auto* query_cmd = app.add_subcommand("query", "Run an ad-hoc SELECT over the materialized tables and views");
+  query_cmd->add_option("spec", query.spec, "Pipeline spec (YAML)")->required();
+  query_cmd->add_option("sql", query.sql, "The SELECT statement")->required();
+  query_cmd->add_option("--format", query.format, "Output format: table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+
+  fld::cmd::StatusOptions status;
+  auto* status_cmd = app.add_subcommand("status", "Show what a pipeline is doing or what happened to it");
+  status_cmd->add_option("spec", status.spec, "Pipeline spec (YAML)")->required();
+  status_cmd->add_flag("--json", status.json, "Print one JSON object");
+
+  fld::cmd::CheckOptions check;
+  auto* check_cmd = app.add_subcommand("check", "Validate the spec and SQL and print each view's plan");
+  check_cmd->add_option("spec", check.spec, "Pipeline spec (YAML)")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
+  try {
+    if (*run_cmd) return fld::cmd::Run(run);
+    if (*query_cmd) return fld::cmd::Query(query);
+    if (*status_cmd) return fld::cmd::Status(status);
+    if (*check_cmd) return fld::cmd::Check(check);
+  } catch (const fld::Error& e) {
+    std::cerr << "fld: " << e.what() << "\n";
+    return fld::ExitCodeFor(e.kind());
+  } catch (const std::exception& e) {
+    std::cerr << "fld: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  return 2;
+}

@@ -1,0 +1,33 @@
+// fld's subcommands. Each Run* function receives parsed options and returns the exit code;
+// errors are thrown as fld::Error and mapped to exit codes in main.cc.
+#pragma once
+
+#include <string>
+
+namespace fld::cmd {
+
+struct RunOptions {
+  std::string spec;
+  bool quiet = false;
+};
+int Run(const RunOptions& o);
+
+struct QueryOptions {
+  std::string spec;
+  std::string sql;
+  std::string format = "table";
+};
+int Query(const QueryOptions& o);
+
+struct StatusOptions {
+  std::string spec;
+  bool json = false;
+};
+int Status(const StatusOptions& o);
+
+struct CheckOptions {
+  std::string spec;
+};
+int Check(const CheckOptions& o);
+
+}  // namespace fld::cmd

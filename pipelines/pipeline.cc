@@ -1,0 +1,66 @@
+#include "pipelines/pipeline.h"
+
+#include <fmt/format.h>
+
+#include "core/common/error.h"
+#include "core/plan/planner.h"
+#include "core/sql/parser.h"
+
+namespace fld {
+
+Pipeline::Pipeline(PipelineSpec spec, bool with_connectors) : spec_(std::move(spec)) {
+  pool_ = std::make_unique<ThreadPool>(static_cast<size_t>(spec_.workers));
+  std::vector<sql::Statement> program = sql::ParseProgram(spec_.sql, spec_.sql_source);
+  circuit_ = plan::CompileProgram(program, spec_.sql, spec_.sql_source, pool_.get());
+  // Connectors keyed by a name that is no relation are a mistake worth reporting.
+  for (const auto& [name, list] : spec_.connectors) {
+    if (circuit_->FindRelation(name) < 0)
+      Fail(ErrorKind::kUsage, "{}:{}: connectors for '{}', but the program has no table or view of that name",
+           spec_.spec_path, spec_.connector_lines[name], name);
+  }
+  nlohmann::json fp = {{"sql", spec_.sql}};
+  for (const auto& [name, list] : spec_.connectors)
+    for (const auto& c : list) fp["connectors"][name].push_back(c.config);
+  fingerprint_ = fp.dump();
+  if (with_connectors) BuildConnectors();
+}
+
+void Pipeline::BuildConnectors() {
+  const auto& rels = circuit_->relations();
+  for (size_t r = 0; r < rels.size(); ++r) {
+    const Relation& rel = rels[r];
+    std::vector<ConnectorSpec> specs;
+    for (const auto& p : rel.properties) {
+      if (p.key != "connectors") continue;
+      int line = spec_.sql_source.first_line + p.value_pos.line - 1;
+      nlohmann::json arr;
+      try {
+        arr = nlohmann::json::parse(p.value);
+      } catch (const nlohmann::json::parse_error& e) {
+        Fail(ErrorKind::kUsage, "{}:{}: 'connectors' of {} is not valid JSON: {}", spec_.spec_path, line, rel.name,
+             e.what());
+      }
+      if (!arr.is_array())
+        Fail(ErrorKind::kUsage, "{}:{}: 'connectors' of {} must be a JSON array of connector objects", spec_.spec_path,
+             line, rel.name);
+      for (auto& c : arr)
+        specs.push_back({c, fmt::format("{}:{} ({} {}, WITH 'connectors')", spec_.spec_path, line,
+                                        rel.kind == Relation::Kind::kTable ? "table" : "view", rel.name)});
+    }
+    for (const auto& [name, list] : spec_.connectors)
+      if (EqualsIgnoreCase(name, rel.name)) specs.insert(specs.end(), list.begin(), list.end());
+    for (const auto& cs : specs) {
+      ConnectorContext ctx{rel.name, cs.where, spec_.base_dir, pool_.get()};
+      bool is_output = cs.config.contains("transport") && cs.config["transport"].is_object() &&
+                       cs.config["transport"].value("name", "") == "file_output";
+      if (rel.kind == Relation::Kind::kView && !is_output)
+        Fail(ErrorKind::kUsage, "{}: view {} can only have output connectors (file_output)", cs.where, rel.name);
+      if (is_output)
+        outputs_.push_back({static_cast<int>(r), MakeOutputConnector(cs.config, rel.schema, ctx)});
+      else
+        inputs_.push_back({static_cast<int>(r), MakeInputConnector(cs.config, rel.schema, ctx)});
+    }
+  }
+}
+
+}  // namespace fld

@@ -1,0 +1,53 @@
+// A compiled pipeline: the spec, its SQL program compiled into a circuit, and the connectors
+// attached to its tables and views (from WITH ('connectors' = ...) and the spec's `connectors:`).
+// Building one validates everything a run needs, so `fld check` and `fld run` share it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/circuit/circuit.h"
+#include "core/common/thread_pool.h"
+#include "pipelines/connectors/connector.h"
+#include "pipelines/spec.h"
+
+namespace fld {
+
+struct AttachedInput {
+  int relation;
+  std::unique_ptr<InputConnector> connector;
+};
+
+struct AttachedOutput {
+  int relation;
+  std::unique_ptr<OutputConnector> connector;
+};
+
+class Pipeline {
+ public:
+  // Parses and compiles the spec's SQL. With `with_connectors`, also builds every connector
+  // (opening output files, which truncates them).
+  Pipeline(PipelineSpec spec, bool with_connectors);
+
+  const PipelineSpec& spec() const { return spec_; }
+  Circuit& circuit() { return *circuit_; }
+  const Circuit& circuit() const { return *circuit_; }
+  ThreadPool& pool() { return *pool_; }
+  std::vector<AttachedInput>& inputs() { return inputs_; }
+  std::vector<AttachedOutput>& outputs() { return outputs_; }
+  // A fingerprint of the program and the connector configuration (changes refuse a resume).
+  const std::string& fingerprint() const { return fingerprint_; }
+
+ private:
+  void BuildConnectors();
+
+  PipelineSpec spec_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<Circuit> circuit_;
+  std::vector<AttachedInput> inputs_;
+  std::vector<AttachedOutput> outputs_;
+  std::string fingerprint_;
+};
+
+}  // namespace fld
