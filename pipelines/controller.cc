@@ -1,10 +1,11 @@
 #include "pipelines/controller.h"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <thread>
 
-#include <spdlog/spdlog.h>
-
+#include "core/common/error.h"
 #include "wal/store.h"
 
 namespace fld {
@@ -14,30 +15,41 @@ RunSummary Controller::Run(const std::atomic<bool>* stop_requested) {
   RunSummary s;
   auto t0 = std::chrono::steady_clock::now();
   bool first = true;
-  for (;;) {
-    if (stop_requested && stop_requested->load()) break;
-    bool any = false, all_ended = true;
-    for (auto& in : p_->inputs()) {
-      if (in.connector->AtEnd()) continue;
-      Batch b = in.connector->Read();
-      if (!b.empty()) {
-        s.records += b.size();
-        c.Push(in.relation, std::move(b));
-        any = true;
+  try {
+    for (;;) {
+      if (stop_requested && stop_requested->load()) break;
+      bool any = false, all_ended = true;
+      for (auto& in : p_->inputs()) {
+        if (in.connector->AtEnd()) continue;
+        Batch b = in.connector->Read();
+        if (!b.empty()) {
+          s.records += b.size();
+          c.Push(in.relation, std::move(b));
+          any = true;
+        }
+        if (!in.connector->AtEnd()) all_ended = false;
       }
-      if (!in.connector->AtEnd()) all_ended = false;
+      if (any || first) {
+        c.Step();
+        ++s.steps;
+        first = false;
+        for (auto& out : p_->outputs()) out.connector->Write(c.Delta(out.relation), c.steps());
+      }
+      if (all_ended) {
+        s.completed = true;
+        break;
+      }
+      if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    if (any || first) {
-      c.Step();
-      ++s.steps;
-      first = false;
-      for (auto& out : p_->outputs()) out.connector->Write(c.Delta(out.relation), c.steps());
+  } catch (const Error& e) {
+    // A bad record or a failed connector stops the run; everything accepted before it has been
+    // computed, so it is written out and stored before the error is reported.
+    if (e.kind() == ErrorKind::kRuntime) {
+      for (auto& out : p_->outputs()) out.connector->Flush(true);
+      s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      StoreState(s);
     }
-    if (all_ended) {
-      s.completed = true;
-      break;
-    }
-    if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    throw;
   }
   for (auto& out : p_->outputs()) out.connector->Flush(true);
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

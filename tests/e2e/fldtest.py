@@ -1,0 +1,130 @@
+"""Shared helpers for fld's end-to-end tests: run the real binary on real files and compare its
+answers with an independent oracle (sqlite3 over the same data, or a recomputation in Python).
+
+Each test file is a script: `python3 test_x.py PATH/TO/fld`. It prints one line per check and a
+closing line `N passed, N failed`, and exits non-zero when a check failed."""
+
+import csv
+import io
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import traceback
+
+FLD = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "fld"
+
+_results = {"passed": 0, "failed": 0}
+
+
+def check(name):
+    """Decorator: runs the function as one named check, recording pass/fail."""
+
+    def wrap(fn):
+        try:
+            fn()
+            _results["passed"] += 1
+            print(f"ok   {name}", flush=True)
+        except Exception:  # noqa: BLE001 - report every failure, keep going
+            _results["failed"] += 1
+            print(f"FAIL {name}", flush=True)
+            traceback.print_exc()
+        return fn
+
+    return wrap
+
+
+def finish():
+    print(f"{_results['passed']} passed, {_results['failed']} failed")
+    sys.exit(1 if _results["failed"] else 0)
+
+
+def tmpdir():
+    return tempfile.mkdtemp(prefix="fld-e2e-")
+
+
+def run(args, expect=0, timeout=600, stdin=None):
+    """Runs fld; asserts the exit code; returns (stdout, stderr)."""
+    p = subprocess.run([FLD] + args, capture_output=True, text=True, timeout=timeout, input=stdin)
+    if expect is not None and p.returncode != expect:
+        raise AssertionError(
+            f"fld {' '.join(args)}: exit {p.returncode}, expected {expect}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+    return p.stdout, p.stderr
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def spec(dirname, name, sql, extra=""):
+    """Writes a spec file with the SQL as a block scalar; returns its path."""
+    body = "\n".join("  " + line for line in sql.strip("\n").split("\n"))
+    return write(os.path.join(dirname, name + ".yaml"), f"name: {name}\nsql: |\n{body}\n{extra}")
+
+
+def query(spec_path, sql):
+    """Runs `fld query --format json`; returns the rows as a sorted list of tuples."""
+    out, _ = run(["query", spec_path, sql, "--format", "json"])
+    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+    return sorted((tuple(norm(v) for v in r.values()) for r in rows), key=repr)
+
+
+def norm(v):
+    """Normalizes a value for comparison: floats rounded, bools as ints."""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, float):
+        return round(v, 6)
+    return v
+
+
+def sqlite_rows(conn, sql):
+    return sorted((tuple(norm(v) for v in r) for r in conn.execute(sql).fetchall()), key=repr)
+
+
+def integrate_json(path):
+    """Sums the weights of an output file of {"insert": row} / {"delete": row} lines."""
+    acc = {}
+    with open(path) as f:
+        for line in f:
+            if not line.strip():
+                continue
+            rec = json.loads(line)
+            if "insert" in rec:
+                key, w = tuple(norm(v) for v in rec["insert"].values()), 1
+            else:
+                key, w = tuple(norm(v) for v in rec["delete"].values()), -1
+            acc[key] = acc.get(key, 0) + w
+    return expand(acc)
+
+
+def integrate_csv(path, types):
+    """Sums the weights (last field) of a CSV output file; `types` converts each column."""
+    acc = {}
+    with open(path, newline="") as f:
+        for rec in csv.reader(f):
+            if not rec:
+                continue
+            *vals, w = rec
+            key = tuple(None if v == "" else t(v) for v, t in zip(vals, types))
+            acc[key] = acc.get(key, 0) + int(w)
+    return expand(acc)
+
+
+def expand(acc):
+    rows = []
+    for k, w in acc.items():
+        if w < 0:
+            raise AssertionError(f"row {k} has negative total weight {w}")
+        rows.extend([k] * w)
+    return sorted(rows, key=repr)
+
+
+def assert_eq(actual, expected, what=""):
+    if actual != expected:
+        a, e = list(actual), list(expected)
+        raise AssertionError(f"{what} differs:\n actual   ({len(a)}): {a[:20]}\n expected ({len(e)}): {e[:20]}")
