@@ -1,1 +1,0 @@
-// Placeholder translation unit so the formats library exists before its first module lands.
