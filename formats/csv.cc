@@ -1,0 +1,230 @@
+#include "formats/csv.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+namespace fld {
+
+namespace {
+
+// Integer columns take the fast path (no temporary string); everything else goes through
+// ParseValue, which also handles the integer forms the fast path rejects ("+5", " 5").
+bool ParseField(std::string_view text, const SqlType& type, Value* out) {
+  if (type.IsInteger() && !text.empty()) {
+    int64_t v;
+    auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (r.ec == std::errc() && r.ptr == text.data() + text.size()) {
+      int64_t lo = INT64_MIN, hi = INT64_MAX;
+      if (type.id == TypeId::kTinyInt) lo = -128, hi = 127;
+      if (type.id == TypeId::kSmallInt) lo = -32768, hi = 32767;
+      if (type.id == TypeId::kInteger) lo = INT32_MIN, hi = INT32_MAX;
+      if (v < lo || v > hi) return false;
+      out->kind = Value::Kind::kInt;
+      out->i = v;
+      return true;
+    }
+  }
+  return ParseValue(text, type, out);
+}
+
+std::string Shorten(std::string_view s) {
+  if (s.size() <= 40) return std::string(s);
+  return std::string(s.substr(0, 37)) + "...";
+}
+
+}  // namespace
+
+CsvParser::CsvParser(const Schema& schema, CsvOptions options) : schema_(schema), options_(options) {
+  row_.resize(schema_.size());
+}
+
+bool CsvInsideQuotes(std::string_view text) {
+  // Quotes pair up inside a quoted field ("" is an escaped quote), so an odd count means the
+  // record is still inside one.
+  size_t n = 0;
+  for (char c : text) n += c == '"';
+  return n % 2 == 1;
+}
+
+bool CsvParser::Split(std::string_view rec, FormatError* error) {
+  fields_.clear();
+  size_t used_buffers = 0;
+  const char d = options_.delimiter;
+  size_t pos = 0;
+  for (;;) {
+    RawField f;
+    f.column = pos + 1;
+    if (pos < rec.size() && rec[pos] == '"') {
+      // Quoted field: runs to the closing quote; "" inside is one quote.
+      size_t start = pos + 1;
+      size_t q = rec.find('"', start);
+      bool simple = true;
+      std::string* buf = nullptr;
+      for (;;) {
+        if (q == std::string_view::npos) {
+          error->message = "unterminated quoted field";
+          error->column = f.column;
+          return false;
+        }
+        if (q + 1 < rec.size() && rec[q + 1] == '"') {
+          if (simple) {
+            simple = false;
+            if (unescaped_.size() <= used_buffers) unescaped_.emplace_back();
+            buf = &unescaped_[used_buffers++];
+            buf->assign(rec.substr(start, q - start));
+          } else {
+            buf->append(rec.substr(start, q - start));
+          }
+          buf->push_back('"');
+          start = q + 2;
+          q = rec.find('"', start);
+          continue;
+        }
+        break;
+      }
+      if (simple) {
+        f.text = rec.substr(start, q - start);
+      } else {
+        buf->append(rec.substr(start, q - start));
+        f.text = *buf;
+      }
+      f.quoted = true;
+      pos = q + 1;
+      if (pos < rec.size() && rec[pos] != d) {
+        error->message = fmt::format("unexpected character '{}' after a closing quote", rec[pos]);
+        error->column = pos + 1;
+        return false;
+      }
+    } else {
+      size_t e = rec.find(d, pos);
+      if (e == std::string_view::npos) e = rec.size();
+      f.text = rec.substr(pos, e - pos);
+      pos = e;
+    }
+    fields_.push_back(f);
+    if (pos >= rec.size()) break;
+    ++pos;  // skip the delimiter; a trailing delimiter yields one more (empty) field
+  }
+  return true;
+}
+
+bool CsvParser::Parse(std::string_view rec, BatchBuilder* out, FormatError* error) {
+  if (!Split(rec, error)) return false;
+  const size_t ncols = schema_.size();
+  const size_t expected = ncols + (options_.weight_field ? 1 : 0);
+  if (fields_.size() != expected) {
+    error->message = fmt::format("expected {} fields but found {}", expected, fields_.size());
+    error->column = fields_.size() > expected ? fields_[expected].column : rec.size() + 1;
+    return false;
+  }
+  for (size_t c = 0; c < ncols; ++c) {
+    const RawField& f = fields_[c];
+    const SqlType& type = schema_.fields[c].type;
+    Value& v = row_[c];
+    v.kind = Value::Kind::kNull;
+    if (f.text.empty() && !f.quoted) {
+      if (type.nullable) continue;
+      if (type.IsString()) {
+        v = Value::String(std::string());
+        continue;
+      }
+      error->message = fmt::format("expected {} but found an empty field (NULL) in field {} ({}), which is NOT NULL",
+                                   type.WithNullable(true).ToString(), c + 1, schema_.fields[c].name);
+      error->column = f.column;
+      return false;
+    }
+    if (type.IsString()) {
+      v.kind = Value::Kind::kString;
+      v.s.assign(f.text);
+      continue;
+    }
+    if (!ParseField(f.text, type, &v)) {
+      error->message = fmt::format("expected {} but found '{}' in field {} ({})", type.WithNullable(true).ToString(),
+                                   Shorten(f.text), c + 1, schema_.fields[c].name);
+      error->column = f.column;
+      return false;
+    }
+  }
+  int64_t weight = 1;
+  if (options_.weight_field) {
+    const RawField& f = fields_[ncols];
+    std::string_view t = f.text;
+    while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+    while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+    auto r = std::from_chars(t.data(), t.data() + t.size(), weight);
+    if (t.empty() || r.ec != std::errc() || r.ptr != t.data() + t.size()) {
+      error->message = fmt::format("expected an integer weight but found '{}' in field {}", Shorten(f.text), ncols + 1);
+      error->column = f.column;
+      return false;
+    }
+  }
+  for (size_t c = 0; c < ncols; ++c) out->col(c).Append(row_[c]);
+  out->AddWeight(weight);
+  return true;
+}
+
+CsvWriter::CsvWriter(const Schema& schema, CsvOptions options) : schema_(schema), options_(options) {}
+
+void CsvWriter::AppendText(std::string_view s, std::string* out) const {
+  bool quote = s.empty() || s.front() == ' ' || s.front() == '\t' || s.back() == ' ' || s.back() == '\t';
+  if (!quote) {
+    for (char c : s) {
+      if (c == options_.delimiter || c == '"' || c == '\n' || c == '\r') {
+        quote = true;
+        break;
+      }
+    }
+  }
+  if (!quote) {
+    out->append(s);
+    return;
+  }
+  out->push_back('"');
+  for (char c : s) {
+    if (c == '"') out->push_back('"');
+    out->push_back(c);
+  }
+  out->push_back('"');
+}
+
+void CsvWriter::AppendHeader(std::string* out) const {
+  for (const auto& f : schema_.fields) {
+    AppendText(f.name, out);
+    out->push_back(options_.delimiter);
+  }
+  out->append("weight\n");
+}
+
+void CsvWriter::AppendRow(const Batch& b, size_t r, std::string* out) const {
+  for (size_t c = 0; c < schema_.size(); ++c) {
+    const Column& col = *b.cols[c];
+    const SqlType& type = schema_.fields[c].type;
+    if (!col.IsNull(r)) {
+      switch (col.phys) {
+        case PhysType::kStr:
+          AppendText(col.str[r], out);
+          break;
+        case PhysType::kI64:
+          if (type.IsInteger()) {
+            fmt::format_to(std::back_inserter(*out), "{}", col.i64[r]);
+            break;
+          }
+          out->append(FormatValue(col.Get(r), type));
+          break;
+        case PhysType::kF64:
+          // REAL holds a float: print its shortest float form (0.1, not 0.10000000149011612).
+          if (type.id == TypeId::kReal && std::isfinite(col.f64[r]))
+            fmt::format_to(std::back_inserter(*out), "{}", static_cast<float>(col.f64[r]));
+          else
+            out->append(FormatValue(col.Get(r), type));
+          break;
+      }
+    }
+    out->push_back(options_.delimiter);
+  }
+  fmt::format_to(std::back_inserter(*out), "{}\n", b.weights[r]);
+}
+
+}  // namespace fld

@@ -1,0 +1,308 @@
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "formats/csv.h"
+#include "formats/json.h"
+
+namespace fld {
+namespace {
+
+Schema MixedSchema() {
+  Schema s;
+  s.fields = {{"id", SqlType::Of(TypeId::kInteger, false)}, {"name", SqlType::Of(TypeId::kVarchar)},
+              {"amount", SqlType::Decimal(10, 2)},          {"ts", SqlType::Of(TypeId::kTimestamp)},
+              {"ok", SqlType::Of(TypeId::kBoolean)},        {"x", SqlType::Of(TypeId::kDouble)}};
+  return s;
+}
+
+int64_t Ts(int64_t y, unsigned m, unsigned d, int64_t hh, int64_t mm, int64_t ss) {
+  return DaysFromCivil(y, m, d) * kMicrosPerDay + ((hh * 60 + mm) * 60 + ss) * kMicrosPerSecond;
+}
+
+}  // namespace
+
+TEST_CASE("CSV parses quoted fields, escapes, NULLs and empty strings", "[formats]") {
+  Schema s = MixedSchema();
+  CsvParser p(s);
+  BatchBuilder b(s.PhysTypes());
+  FormatError err;
+  REQUIRE(p.Parse("7,\"Smith, \"\"Jo\"\"\",12.5,2024-03-01 12:30:00,true,1.25", &b, &err));
+  REQUIRE(p.Parse("8,\"\",,,,", &b, &err));
+  REQUIRE(p.Parse("-9,plain text ,0.07,2024-03-01,f,-2e3", &b, &err));
+  Batch batch = b.Finish();
+  REQUIRE(batch.size() == 3);
+  CHECK(batch.Get(0, 0) == Value::Int(7));
+  CHECK(batch.Get(1, 0) == Value::String("Smith, \"Jo\""));
+  CHECK(batch.Get(2, 0) == Value::Int(1250));
+  CHECK(batch.Get(3, 0) == Value::Int(Ts(2024, 3, 1, 12, 30, 0)));
+  CHECK(batch.Get(4, 0) == Value::Int(1));
+  CHECK(batch.Get(5, 0) == Value::Double(1.25));
+  // Quoted "" is the empty string; empty unquoted fields are NULL.
+  CHECK(batch.Get(1, 1) == Value::String(""));
+  for (int c = 2; c < 6; ++c) CHECK(batch.Get(c, 1).IsNull());
+  CHECK(batch.Get(0, 2) == Value::Int(-9));
+  CHECK(batch.Get(1, 2) == Value::String("plain text "));
+  CHECK(batch.Get(2, 2) == Value::Int(7));
+  CHECK(batch.Get(3, 2) == Value::Int(DaysFromCivil(2024, 3, 1) * kMicrosPerDay));
+  CHECK(batch.Get(4, 2) == Value::Int(0));
+  CHECK(batch.Get(5, 2) == Value::Double(-2000.0));
+  for (int64_t w : batch.weights) CHECK(w == 1);
+}
+
+TEST_CASE("CSV errors name the field and its character offset", "[formats]") {
+  Schema s;
+  s.fields = {{"from_account", SqlType::Of(TypeId::kInteger)},
+              {"to_account", SqlType::Of(TypeId::kInteger)},
+              {"amount", SqlType::Of(TypeId::kInteger)},
+              {"ts", SqlType::Of(TypeId::kTimestamp)}};
+  CsvParser p(s);
+  BatchBuilder b(s.PhysTypes());
+  FormatError err;
+
+  std::string line = "1,22,abc,2024-01-01 00:00:00";
+  REQUIRE_FALSE(p.Parse(line, &b, &err));
+  CHECK(err.message == "expected INTEGER but found 'abc' in field 3 (amount)");
+  CHECK(err.column == line.find("abc") + 1);
+
+  REQUIRE_FALSE(p.Parse("1,2,3", &b, &err));
+  CHECK(err.message == "expected 4 fields but found 3");
+
+  REQUIRE_FALSE(p.Parse("1,2,3,4,5", &b, &err));
+  CHECK(err.message == "expected 4 fields but found 5");
+
+  line = "1,\"2,3,2024-01-01";
+  REQUIRE_FALSE(p.Parse(line, &b, &err));
+  CHECK(err.message.find("unterminated") != std::string::npos);
+  CHECK(err.column == 3);
+
+  line = "1,\"2\"x,3,2024-01-01";
+  REQUIRE_FALSE(p.Parse(line, &b, &err));
+  CHECK(err.column == line.find('x') + 1);
+
+  line = "1,2,3,2024-13-01";
+  REQUIRE_FALSE(p.Parse(line, &b, &err));
+  CHECK(err.message.find("TIMESTAMP") != std::string::npos);
+  CHECK(err.column == 7);
+
+  // Out of the INTEGER range.
+  REQUIRE_FALSE(p.Parse("3000000000,2,3,2024-01-01", &b, &err));
+  CHECK(err.column == 1);
+
+  // Nothing was appended by the failed records.
+  CHECK(b.size() == 0);
+  CHECK(b.col(0).size() == 0);
+}
+
+TEST_CASE("CSV NOT NULL columns reject empty fields", "[formats]") {
+  Schema s = MixedSchema();
+  CsvParser p(s);
+  BatchBuilder b(s.PhysTypes());
+  FormatError err;
+  REQUIRE_FALSE(p.Parse(",a,1,,,", &b, &err));
+  CHECK(err.message.find("id") != std::string::npos);
+  CHECK(err.column == 1);
+}
+
+TEST_CASE("CSV accepts another delimiter", "[formats]") {
+  Schema s;
+  s.fields = {{"a", SqlType::Of(TypeId::kInteger)}, {"b", SqlType::Of(TypeId::kVarchar)}};
+  CsvParser p(s, CsvOptions{';', false});
+  BatchBuilder b(s.PhysTypes());
+  FormatError err;
+  REQUIRE(p.Parse("5;x,y", &b, &err));
+  Batch batch = b.Finish();
+  CHECK(batch.Get(1, 0) == Value::String("x,y"));
+}
+
+TEST_CASE("CSV writer output parses back to the same rows and weights", "[formats]") {
+  Schema s = MixedSchema();
+  std::vector<std::vector<Value>> rows = {
+      {Value::Int(1), Value::String("a,b"), Value::Int(1250), Value::Int(Ts(2024, 1, 1, 0, 0, 0)), Value::Int(1),
+       Value::Double(0.1)},
+      {Value::Int(2), Value::String("say \"hi\""), Value::Int(-5), Value::Int(Ts(1999, 12, 31, 23, 59, 59) + 1234),
+       Value::Int(0), Value::Double(-1e300)},
+      {Value::Int(3), Value::String(" padded "), Value::Null(), Value::Null(), Value::Null(), Value::Null()},
+      {Value::Int(4), Value::String(""), Value::Int(0), Value::Int(0), Value::Int(1), Value::Double(3)},
+      {Value::Int(5), Value::Null(), Value::Int(99999), Value::Int(-kMicrosPerDay), Value::Int(0), Value::Double(2.5)},
+      {Value::Int(6), Value::String("two\nlines\r\n"), Value::Int(1), Value::Int(1), Value::Int(1), Value::Double(0)}};
+  std::vector<int64_t> weights = {1, -1, 3, -7, 1, 2};
+  BatchBuilder in(s.PhysTypes());
+  for (size_t r = 0; r < rows.size(); ++r) in.AppendRow(rows[r], weights[r]);
+  Batch batch = in.Finish();
+
+  CsvWriter w(s);
+  std::string text;
+  for (size_t r = 0; r < batch.size(); ++r) w.AppendRow(batch, r, &text);
+
+  // Split into records at line breaks outside quotes.
+  std::vector<std::string> records;
+  std::string cur;
+  for (char c : text) {
+    if (c == '\n' && !CsvInsideQuotes(cur)) {
+      records.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(c);
+    }
+  }
+  REQUIRE(cur.empty());
+  REQUIRE(records.size() == rows.size());
+  CHECK(records[0] == "1,\"a,b\",12.50,2024-01-01 00:00:00,true,0.1,1");
+  CHECK(records[2] == "3,\" padded \",,,,,3");
+  CHECK(records[3] == "4,\"\",0.00,1970-01-01 00:00:00,true,3,-7");
+
+  CsvParser p(s, CsvOptions{',', true});
+  BatchBuilder out(s.PhysTypes());
+  FormatError err;
+  for (const auto& rec : records) REQUIRE(p.Parse(rec, &out, &err));
+  Batch back = out.Finish();
+  REQUIRE(back.size() == rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    CHECK(back.weights[r] == weights[r]);
+    for (size_t c = 0; c < s.size(); ++c) CHECK(back.Get(c, r) == rows[r][c]);
+  }
+}
+
+TEST_CASE("CSV header line lists the columns then weight", "[formats]") {
+  Schema s = MixedSchema();
+  std::string h;
+  CsvWriter(s).AppendHeader(&h);
+  CHECK(h == "id,name,amount,ts,ok,x,weight\n");
+}
+
+TEST_CASE("JSON insert/delete records and raw rows", "[formats]") {
+  Schema s = MixedSchema();
+  JsonParser p(s);
+  BatchBuilder b(s.PhysTypes());
+  FormatError err;
+  REQUIRE(
+      p.Parse(R"({"insert": {"ID": 1, "Name": "x", "amount": 12.5, "ts": "2024-01-01 10:00:00", "ok": true, "x": 2}})",
+              &b, &err));
+  REQUIRE(p.Parse(R"({"delete": {"id": 2, "amount": "0.07"}})", &b, &err));
+  REQUIRE(p.Parse(R"({"insert": {"id": 3, "name": null, "amount": 3, "x": 1e-3}})", &b, &err));
+  Batch batch = b.Finish();
+  REQUIRE(batch.size() == 3);
+  CHECK(batch.weights == std::vector<int64_t>{1, -1, 1});
+  CHECK(batch.Get(0, 0) == Value::Int(1));
+  CHECK(batch.Get(1, 0) == Value::String("x"));
+  CHECK(batch.Get(2, 0) == Value::Int(1250));
+  CHECK(batch.Get(3, 0) == Value::Int(Ts(2024, 1, 1, 10, 0, 0)));
+  CHECK(batch.Get(4, 0) == Value::Int(1));
+  CHECK(batch.Get(5, 0) == Value::Double(2.0));
+  // Missing nullable columns are NULL.
+  CHECK(batch.Get(1, 1).IsNull());
+  CHECK(batch.Get(2, 1) == Value::Int(7));
+  CHECK(batch.Get(3, 1).IsNull());
+  CHECK(batch.Get(2, 2) == Value::Int(300));
+  CHECK(batch.Get(5, 2) == Value::Double(0.001));
+
+  JsonParser raw(s, JsonUpdateFormat::kRaw);
+  BatchBuilder rb(s.PhysTypes());
+  REQUIRE(raw.Parse(R"({"id": 5, "ok": false})", &rb, &err));
+  Batch rbatch = rb.Finish();
+  CHECK(rbatch.weights == std::vector<int64_t>{1});
+  CHECK(rbatch.Get(0, 0) == Value::Int(5));
+  CHECK(rbatch.Get(4, 0) == Value::Int(0));
+}
+
+TEST_CASE("JSON errors name the field", "[formats]") {
+  Schema s = MixedSchema();
+  JsonParser p(s);
+  BatchBuilder b(s.PhysTypes());
+  FormatError err;
+
+  std::string line = R"({"insert": {"id": 1, "amout": 5}})";
+  REQUIRE_FALSE(p.Parse(line, &b, &err));
+  CHECK(err.message.find("unknown field 'amout'") != std::string::npos);
+  CHECK(err.column == line.find("\"amout\"") + 1);
+
+  REQUIRE_FALSE(p.Parse(R"({"insert": {"name": "x"}})", &b, &err));
+  CHECK(err.message.find("'id'") != std::string::npos);
+
+  line = R"({"insert": {"id": "seven"}})";
+  REQUIRE_FALSE(p.Parse(line, &b, &err));
+  CHECK(err.message.find("'id'") != std::string::npos);
+  CHECK(err.message.find("INTEGER") != std::string::npos);
+
+  REQUIRE_FALSE(p.Parse(R"({"insert": {"id": 1, "ok": "yes"}})", &b, &err));
+  CHECK(err.message.find("'ok'") != std::string::npos);
+
+  REQUIRE_FALSE(p.Parse(R"({"insert": {"id": 1, "name": 5}})", &b, &err));
+  CHECK(err.message.find("'name'") != std::string::npos);
+
+  REQUIRE_FALSE(p.Parse(R"({"insert": {"id": null}})", &b, &err));
+  CHECK(err.message.find("'id'") != std::string::npos);
+
+  REQUIRE_FALSE(p.Parse(R"({"upsert": {"id": 1}})", &b, &err));
+  REQUIRE_FALSE(p.Parse(R"([1, 2])", &b, &err));
+
+  line = R"({"insert": {"id": 1,,}})";
+  REQUIRE_FALSE(p.Parse(line, &b, &err));
+  CHECK(err.message.find("invalid JSON") != std::string::npos);
+  CHECK(err.column == line.find(",,") + 2);
+  CHECK(b.size() == 0);
+}
+
+TEST_CASE("JSON writer writes |weight| lines and parses back", "[formats]") {
+  Schema s = MixedSchema();
+  BatchBuilder in(s.PhysTypes());
+  std::vector<Value> r0 = {Value::Int(1),    Value::String("q\"uote\\ \n"),
+                           Value::Int(1250), Value::Int(Ts(2024, 1, 1, 0, 0, 0)),
+                           Value::Int(1),    Value::Double(0.5)};
+  std::vector<Value> r1 = {Value::Int(-2), Value::Null(), Value::Int(-7), Value::Null(), Value::Int(0), Value::Null()};
+  in.AppendRow(r0, 2);
+  in.AppendRow(r1, -1);
+  Batch batch = in.Finish();
+  JsonWriter w(s);
+  std::string text;
+  for (size_t r = 0; r < batch.size(); ++r) w.AppendRow(batch, r, &text);
+
+  std::vector<std::string> lines;
+  size_t start = 0;
+  for (size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
+    lines.push_back(text.substr(start, nl - start));
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == lines[1]);
+  CHECK(lines[0] ==
+        R"({"insert":{"id":1,"name":"q\"uote\\ \n","amount":12.50,"ts":"2024-01-01 00:00:00","ok":true,"x":0.5}})");
+  CHECK(lines[2] == R"({"delete":{"id":-2,"name":null,"amount":-0.07,"ts":null,"ok":false,"x":null}})");
+
+  JsonParser p(s);
+  BatchBuilder out(s.PhysTypes());
+  FormatError err;
+  for (const auto& l : lines) REQUIRE(p.Parse(l, &out, &err));
+  Batch back = out.Finish();
+  CHECK(back.weights == std::vector<int64_t>{1, 1, -1});
+  for (size_t c = 0; c < s.size(); ++c) {
+    CHECK(back.Get(c, 0) == r0[c]);
+    CHECK(back.Get(c, 1) == r0[c]);
+    CHECK(back.Get(c, 2) == r1[c]);
+  }
+}
+
+}  // namespace fld
+
+namespace fld {
+
+TEST_CASE("REAL values are written in their shortest float form and read back exactly", "[formats]") {
+  Schema s;
+  s.fields = {{"r", SqlType::Of(TypeId::kReal)}};
+  const double tenth = static_cast<float>(0.1);
+  BatchBuilder in(s.PhysTypes());
+  in.AppendRow(std::vector<Value>{Value::Double(tenth)}, 1);
+  Batch b = in.Finish();
+  std::string csv, json;
+  CsvWriter(s).AppendRow(b, 0, &csv);
+  JsonWriter(s).AppendRow(b, 0, &json);
+  CHECK(csv == "0.1,1\n");
+  CHECK(json == "{\"insert\":{\"r\":0.1}}\n");
+  BatchBuilder out(s.PhysTypes());
+  FormatError err;
+  REQUIRE(CsvParser(s, CsvOptions{',', true}).Parse("0.1,1", &out, &err));
+  REQUIRE(JsonParser(s).Parse(json.substr(0, json.size() - 1), &out, &err));
+  Batch back = out.Finish();
+  CHECK(back.cols[0]->f64 == std::vector<double>{tenth, tenth});
+}
+
+}  // namespace fld

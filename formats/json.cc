@@ -1,0 +1,276 @@
+#include "formats/json.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace fld {
+
+namespace {
+
+using Json = nlohmann::json;
+
+const char* JsonTypeName(const Json& j) {
+  switch (j.type()) {
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return "a boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float:
+      return "a number";
+    case Json::value_t::string:
+      return "a string";
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::object:
+      return "an object";
+    default:
+      return "a value";
+  }
+}
+
+std::string Shorten(std::string s) {
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+// Converts one JSON value to the physical value of `type`. On failure returns false with *why set
+// to "expected X but found Y".
+bool Convert(const Json& j, const SqlType& type, Value* out, std::string* why) {
+  const std::string tname = type.WithNullable(true).ToString();
+  auto fail = [&] {
+    *why = fmt::format("expected {} but found {} ({})", tname,
+                       Shorten(j.dump(-1, ' ', false, Json::error_handler_t::replace)), JsonTypeName(j));
+    return false;
+  };
+  if (j.is_null()) {
+    if (type.nullable) {
+      *out = Value::Null();
+      return true;
+    }
+    *why = fmt::format("expected {} but found null, and the column is NOT NULL", tname);
+    return false;
+  }
+  switch (type.id) {
+    case TypeId::kBoolean:
+      if (!j.is_boolean()) return fail();
+      *out = Value::Int(j.get<bool>() ? 1 : 0);
+      return true;
+    case TypeId::kTinyInt:
+    case TypeId::kSmallInt:
+    case TypeId::kInteger:
+    case TypeId::kBigInt: {
+      std::string text;
+      if (j.is_number_unsigned())
+        text = fmt::format("{}", j.get<uint64_t>());
+      else if (j.is_number_integer())
+        text = fmt::format("{}", j.get<int64_t>());
+      else if (j.is_number_float() && std::trunc(j.get<double>()) == j.get<double>() &&
+               std::fabs(j.get<double>()) < 9.2e18)
+        text = fmt::format("{}", static_cast<int64_t>(j.get<double>()));
+      else
+        return fail();
+      if (!ParseValue(text, type, out)) return fail();
+      return true;
+    }
+    case TypeId::kDecimal: {
+      std::string text;
+      if (j.is_number_unsigned())
+        text = fmt::format("{}", j.get<uint64_t>());
+      else if (j.is_number_integer())
+        text = fmt::format("{}", j.get<int64_t>());
+      else if (j.is_number_float()) {
+        double d = j.get<double>();
+        text = fmt::format("{}", d);  // shortest form: 12.5 stays "12.5", not 12.4999...
+        if (text.find_first_of("eE") != std::string::npos) text = fmt::format("{:.{}f}", d, type.scale + 1);
+      } else if (j.is_string())
+        text = j.get_ref<const std::string&>();
+      else
+        return fail();
+      if (!ParseValue(text, type, out)) return fail();
+      return true;
+    }
+    case TypeId::kReal:
+    case TypeId::kDouble:
+      if (j.is_number()) {
+        double d = j.get<double>();
+        *out = Value::Double(type.id == TypeId::kReal ? static_cast<double>(static_cast<float>(d)) : d);
+        return true;
+      }
+      if (j.is_string() && ParseValue(j.get_ref<const std::string&>(), type, out)) return true;
+      return fail();
+    case TypeId::kChar:
+    case TypeId::kVarchar:
+      if (!j.is_string()) return fail();
+      *out = Value::String(j.get<std::string>());
+      return true;
+    case TypeId::kDate:
+    case TypeId::kTime:
+    case TypeId::kTimestamp:
+      if (!j.is_string() || !ParseValue(j.get_ref<const std::string&>(), type, out)) return fail();
+      return true;
+    case TypeId::kNull:
+      return fail();
+  }
+  return fail();
+}
+
+// 1-based offset of the key "name" in the line, for error positions (1 when not found verbatim).
+size_t KeyColumn(std::string_view line, std::string_view key) {
+  std::string quoted = fmt::format("\"{}\"", key);
+  size_t p = line.find(quoted);
+  return p == std::string_view::npos ? 1 : p + 1;
+}
+
+// "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error ..." -> "syntax error ..."
+std::string ParseErrorText(const std::string& what) {
+  size_t p = what.find("column ");
+  if (p != std::string::npos) {
+    p = what.find(": ", p);
+    if (p != std::string::npos) return what.substr(p + 2);
+  }
+  return what;
+}
+
+}  // namespace
+
+JsonParser::JsonParser(const Schema& schema, JsonUpdateFormat update_format)
+    : schema_(schema), update_format_(update_format) {
+  for (size_t c = 0; c < schema_.size(); ++c) index_.emplace(ToLower(schema_.fields[c].name), static_cast<int>(c));
+  row_.resize(schema_.size());
+  seen_.resize(schema_.size());
+}
+
+bool JsonParser::Parse(std::string_view line, BatchBuilder* out, FormatError* error) {
+  Json doc;
+  try {
+    doc = Json::parse(line.begin(), line.end());
+  } catch (const Json::parse_error& e) {
+    error->message = "invalid JSON: " + ParseErrorText(e.what());
+    error->column = e.byte == 0 ? 1 : e.byte;
+    return false;
+  }
+  if (!doc.is_object()) {
+    error->message = fmt::format("expected a JSON object but found {}", JsonTypeName(doc));
+    error->column = 1;
+    return false;
+  }
+  const Json* row = &doc;
+  int64_t weight = 1;
+  if (update_format_ == JsonUpdateFormat::kInsertDelete) {
+    if (doc.size() != 1 || (!doc.contains("insert") && !doc.contains("delete"))) {
+      error->message = "expected {\"insert\": {...}} or {\"delete\": {...}}";
+      error->column = 1;
+      return false;
+    }
+    auto it = doc.begin();
+    weight = it.key() == "insert" ? 1 : -1;
+    row = &it.value();
+    if (!row->is_object()) {
+      error->message = fmt::format("expected a JSON object after \"{}\" but found {}", it.key(), JsonTypeName(*row));
+      error->column = KeyColumn(line, it.key());
+      return false;
+    }
+  }
+  std::fill(seen_.begin(), seen_.end(), 0);
+  std::string why, lower;
+  for (auto it = row->begin(); it != row->end(); ++it) {
+    lower = ToLower(it.key());
+    auto found = index_.find(lower);
+    if (found == index_.end()) {
+      std::string names;
+      for (const auto& f : schema_.fields) names += (names.empty() ? "" : ", ") + f.name;
+      error->message = fmt::format("unknown field '{}' (columns: {})", it.key(), names);
+      error->column = KeyColumn(line, it.key());
+      return false;
+    }
+    int c = found->second;
+    if (!Convert(it.value(), schema_.fields[c].type, &row_[c], &why)) {
+      error->message = fmt::format("{} in field '{}'", why, schema_.fields[c].name);
+      error->column = KeyColumn(line, it.key());
+      return false;
+    }
+    seen_[c] = 1;
+  }
+  for (size_t c = 0; c < schema_.size(); ++c) {
+    if (seen_[c]) continue;
+    if (!schema_.fields[c].type.nullable) {
+      error->message = fmt::format("missing field '{}' (a NOT NULL column)", schema_.fields[c].name);
+      error->column = 1;
+      return false;
+    }
+    row_[c] = Value::Null();
+  }
+  for (size_t c = 0; c < schema_.size(); ++c) out->col(c).Append(row_[c]);
+  out->AddWeight(weight);
+  return true;
+}
+
+JsonWriter::JsonWriter(const Schema& schema) : schema_(schema) {
+  for (const auto& f : schema_.fields)
+    keys_.push_back(Json(f.name).dump(-1, ' ', false, Json::error_handler_t::replace) + ":");
+}
+
+void JsonWriter::AppendRow(const Batch& b, size_t r, std::string* out) const {
+  const int64_t w = b.weights[r];
+  if (w == 0) return;
+  size_t start = out->size();
+  out->append(w > 0 ? "{\"insert\":{" : "{\"delete\":{");
+  for (size_t c = 0; c < schema_.size(); ++c) {
+    if (c > 0) out->push_back(',');
+    out->append(keys_[c]);
+    const Column& col = *b.cols[c];
+    const SqlType& type = schema_.fields[c].type;
+    if (col.IsNull(r)) {
+      out->append("null");
+      continue;
+    }
+    switch (type.id) {
+      case TypeId::kBoolean:
+        out->append(col.i64[r] ? "true" : "false");
+        break;
+      case TypeId::kTinyInt:
+      case TypeId::kSmallInt:
+      case TypeId::kInteger:
+      case TypeId::kBigInt:
+        fmt::format_to(std::back_inserter(*out), "{}", col.i64[r]);
+        break;
+      case TypeId::kDecimal:
+        out->append(FormatValue(Value::Int(col.i64[r]), type));
+        break;
+      case TypeId::kReal:
+      case TypeId::kDouble: {
+        double d = col.f64[r];
+        if (std::isfinite(d) && type.id == TypeId::kReal)
+          fmt::format_to(std::back_inserter(*out), "{}", static_cast<float>(d));  // shortest float form
+        else if (std::isfinite(d))
+          fmt::format_to(std::back_inserter(*out), "{}", d);
+        else
+          fmt::format_to(std::back_inserter(*out), "\"{}\"", FormatValue(Value::Double(d), type));
+        break;
+      }
+      case TypeId::kChar:
+      case TypeId::kVarchar:
+        out->append(Json(col.str[r]).dump(-1, ' ', false, Json::error_handler_t::replace));
+        break;
+      default: {
+        out->push_back('"');
+        out->append(FormatValue(col.Get(r), type));
+        out->push_back('"');
+        break;
+      }
+    }
+  }
+  out->append("}}\n");
+  // Weights beyond +-1 repeat the line.
+  const uint64_t copies = w > 0 ? static_cast<uint64_t>(w) : static_cast<uint64_t>(-(w + 1)) + 1;
+  if (copies > 1) {
+    const std::string line = out->substr(start);
+    for (uint64_t k = 1; k < copies; ++k) out->append(line);
+  }
+}
+
+}  // namespace fld

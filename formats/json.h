@@ -1,0 +1,59 @@
+// JSON lines <-> rows of a schema (Feldera's "insert_delete" and "raw" update formats).
+//
+// Input: one line holds one JSON object. With update format insert_delete (the default) it is
+// {"insert": {row}} (weight +1) or {"delete": {row}} (weight -1); with raw the object is the row
+// to insert. A row's keys match column names case-insensitively; a missing nullable column is
+// NULL. A missing NOT NULL column, an unknown key, or a value of the wrong JSON type is an error
+// naming the field, and the builder is left unchanged. Accepted JSON types per column:
+// numbers for numeric columns (DECIMAL also as a string "12.50", DOUBLE/REAL also as "NaN",
+// "Infinity"), strings for CHAR/VARCHAR/DATE/TIME/TIMESTAMP (text parsed with ParseValue),
+// true/false for BOOLEAN, null for any nullable column.
+//
+// Output: a row of weight w becomes |w| lines {"insert": {...}} (w > 0) or {"delete": {...}}
+// (w < 0); keys are the schema's column names in order; numbers are JSON numbers (DECIMAL with
+// its scale: 12.50), dates and times strings as FormatValue writes them, booleans true/false.
+// All JSON text goes through nlohmann-json (parsing and string escaping).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/types/schema.h"
+#include "core/zset/batch.h"
+#include "formats/csv.h"  // FormatError
+
+namespace fld {
+
+enum class JsonUpdateFormat : uint8_t { kInsertDelete, kRaw };
+
+class JsonParser {
+ public:
+  explicit JsonParser(const Schema& schema, JsonUpdateFormat update_format = JsonUpdateFormat::kInsertDelete);
+
+  // Parses one line and appends its row to `out` (columns in schema order). Returns false and fills
+  // *error (message and 1-based character offset) when the line is malformed; `out` is unchanged.
+  bool Parse(std::string_view line, BatchBuilder* out, FormatError* error);
+
+ private:
+  Schema schema_;
+  JsonUpdateFormat update_format_;
+  std::unordered_map<std::string, int> index_;  // lower-case column name -> column
+  std::vector<Value> row_;
+  std::vector<uint8_t> seen_;
+};
+
+class JsonWriter {
+ public:
+  explicit JsonWriter(const Schema& schema);
+
+  // The line(s) for row r of `b`: |weight| lines, each ending in '\n'.
+  void AppendRow(const Batch& b, size_t r, std::string* out) const;
+
+ private:
+  Schema schema_;
+  std::vector<std::string> keys_;  // "\"name\":" per column, escaped once
+};
+
+}  // namespace fld

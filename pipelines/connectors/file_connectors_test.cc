@@ -1,0 +1,358 @@
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/common/error.h"
+#include "pipelines/connectors/connector.h"
+#include "pipelines/connectors/file_input.h"
+#include "pipelines/connectors/file_output.h"
+
+namespace fld {
+namespace {
+
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+// A fresh directory under the system's temp folder, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "fld_file_test_XXXXXX").string();
+    char* p = ::mkdtemp(tmpl.data());
+    REQUIRE(p != nullptr);
+    path_ = p;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string File(const std::string& name) const { return (fs::path(path_) / name).string(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream f(path, std::ios::binary);
+  f << content;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+Schema BankSchema() {
+  Schema s;
+  s.fields = {{"from_account", SqlType::Of(TypeId::kInteger)},
+              {"to_account", SqlType::Of(TypeId::kInteger)},
+              {"amount", SqlType::Of(TypeId::kInteger)},
+              {"ts", SqlType::Of(TypeId::kTimestamp)}};
+  return s;
+}
+
+ConnectorContext Ctx(const std::string& base_dir) {
+  ConnectorContext ctx;
+  ctx.relation = "transactions";
+  ctx.where = "bank.yaml:7";
+  ctx.base_dir = base_dir;
+  return ctx;
+}
+
+Json InputConfig(const std::string& path, const std::string& format, Json format_config = Json::object(),
+                 std::optional<size_t> max_batch = std::nullopt) {
+  Json cfg = {{"transport", {{"name", "file_input"}, {"config", {{"path", path}}}}},
+              {"format", {{"name", format}, {"config", format_config}}}};
+  if (max_batch) cfg["max_batch_size"] = *max_batch;
+  return cfg;
+}
+
+Json OutputConfig(const std::string& path, const std::string& format, Json format_config = Json::object()) {
+  return {{"transport", {{"name", "file_output"}, {"config", {{"path", path}}}}},
+          {"format", {{"name", format}, {"config", format_config}}}};
+}
+
+std::string BankCsv(int rows) {
+  std::string s;
+  for (int i = 0; i < rows; ++i)
+    s += fmt::format("{},{},{},2024-01-01 00:00:{:02}\n", i % 9 + 1, i % 7 + 1, i * 10, i % 60);
+  return s;
+}
+
+std::string ErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("file_input reads CSV with headers, CRLF, blank lines and no final newline", "[file]") {
+  TempDir dir;
+  WriteFile(dir.File("in.csv"),
+            "from_account,to_account,amount,ts\r\n1,2,30,2024-01-01 00:00:01\r\n\r\n4,5,\"60\",2024-01-01 00:00:02\n"
+            "   \n7,8,,2024-01-01 00:00:03");
+  auto in = MakeInputConnector(InputConfig("in.csv", "csv", {{"headers", true}}), BankSchema(), Ctx(dir.path()));
+  CHECK(in->Describe() == "file_input(in.csv, csv)");
+  CHECK(in->max_batch_size() == 10000);
+  Batch b = in->Read();
+  REQUIRE(b.size() == 3);
+  CHECK(in->AtEnd());
+  CHECK(in->records() == 3);
+  CHECK(b.cols[0]->i64 == std::vector<int64_t>{1, 4, 7});
+  CHECK(b.cols[1]->i64 == std::vector<int64_t>{2, 5, 8});
+  CHECK(b.Get(2, 0) == Value::Int(30));
+  CHECK(b.Get(2, 1) == Value::Int(60));
+  CHECK(b.Get(2, 2).IsNull());
+  int64_t t0 = DaysFromCivil(2024, 1, 1) * kMicrosPerDay;
+  CHECK(b.cols[3]->i64 == std::vector<int64_t>{t0 + 1000000, t0 + 2000000, t0 + 3000000});
+  CHECK(in->Position()["offset"].get<uint64_t>() == fs::file_size(dir.File("in.csv")));
+  CHECK(in->Position()["line"].get<uint64_t>() == 6);
+  CHECK(in->Read().empty());
+}
+
+TEST_CASE("file_input honours max_batch_size and resumes exactly from Position", "[file]") {
+  TempDir dir;
+  WriteFile(dir.File("in.csv"), BankCsv(25));
+  auto in = MakeInputConnector(InputConfig(dir.File("in.csv"), "csv", Json::object(), 10), BankSchema(), Ctx(""));
+  CHECK(in->max_batch_size() == 10);
+  Batch first = in->Read();
+  CHECK(first.size() == 10);
+  Json pos = in->Position();
+  // The offset is the length of the first ten lines.
+  std::string text = BankCsv(25);
+  size_t tenth = 0;
+  for (int k = 0; k < 10; ++k) tenth = text.find('\n', tenth) + 1;
+  CHECK(pos == Json{{"offset", tenth}, {"line", 10}});
+  Batch second = in->Read();
+  Batch third = in->Read();
+  CHECK(second.size() == 10);
+  CHECK(third.size() == 5);
+  CHECK(in->AtEnd());
+  CHECK(in->records() == 25);
+
+  auto resumed = MakeInputConnector(InputConfig(dir.File("in.csv"), "csv", Json::object(), 100), BankSchema(), Ctx(""));
+  resumed->Seek(pos);
+  Batch rest = resumed->Read();
+  std::vector<Batch> parts = {second, third};
+  Batch expected = Concat(parts);
+  REQUIRE(rest.size() == 15);
+  for (size_t c = 0; c < 4; ++c) CHECK(rest.cols[c]->i64 == expected.cols[c]->i64);
+  CHECK(resumed->Position() == in->Position());
+
+  // Seeking back to the start re-reads everything.
+  resumed->Seek(Json{{"offset", 0}, {"line", 0}});
+  CHECK(resumed->Read().size() == 25);
+}
+
+TEST_CASE("file_input reports file:line:col and keeps earlier records", "[file]") {
+  TempDir dir;
+  std::string bad_line = "3,4,12x,2024-01-01 00:00:00";
+  WriteFile(dir.File("bad.csv"), BankCsv(4) + bad_line + "\n" + BankCsv(2));
+  auto in = MakeInputConnector(InputConfig("bad.csv", "csv", Json::object(), 3), BankSchema(), Ctx(dir.path()));
+  Batch first = in->Read();
+  CHECK(first.size() == 3);
+  Json pos = in->Position();
+  std::string e = ErrorOf([&] { in->Read(); });
+  CHECK(e ==
+        fmt::format("bad.csv:5:{}: expected INTEGER but found '12x' in field 3 (amount)", bad_line.find("12x") + 1));
+  CHECK(in->Position() == pos);
+  CHECK(in->records() == 3);
+  // Reading again fails at the same record: nothing was skipped.
+  std::string again = ErrorOf([&] { in->Read(); });
+  CHECK(again == e);
+  try {
+    in->Read();
+  } catch (const Error& err) {
+    CHECK(err.kind() == ErrorKind::kRuntime);
+  }
+}
+
+TEST_CASE("file_input reads JSON insert/delete and raw lines", "[file]") {
+  TempDir dir;
+  WriteFile(dir.File("in.json"),
+            "{\"insert\": {\"from_account\": 1, \"to_account\": 2, \"amount\": 3, \"ts\": \"2024-01-01 00:00:00\"}}\n"
+            "\n"
+            "{\"delete\": {\"from_account\": 1, \"to_account\": 2, \"amount\": 3, \"ts\": \"2024-01-01 00:00:00\"}}\n"
+            "{\"insert\": {\"FROM_ACCOUNT\": 5}}\n");
+  auto in = MakeInputConnector(InputConfig("in.json", "json", {{"update_format", "insert_delete"}}), BankSchema(),
+                               Ctx(dir.path()));
+  Batch b = in->Read();
+  REQUIRE(b.size() == 3);
+  CHECK(b.weights == std::vector<int64_t>{1, -1, 1});
+  CHECK(b.Get(0, 2) == Value::Int(5));
+  CHECK(b.Get(3, 2).IsNull());
+
+  WriteFile(dir.File("raw.json"), "{\"from_account\": 9}\n{\"from_account\": 8, \"amount\": \"x\"}\n");
+  auto raw =
+      MakeInputConnector(InputConfig("raw.json", "json", {{"update_format", "raw"}}), BankSchema(), Ctx(dir.path()));
+  std::string e = ErrorOf([&] { raw->Read(); });
+  CHECK(e.rfind("raw.json:2:", 0) == 0);
+  CHECK(e.find("'amount'") != std::string::npos);
+}
+
+TEST_CASE("file_input reads CSV records whose quoted fields span lines", "[file]") {
+  TempDir dir;
+  Schema s;
+  s.fields = {{"id", SqlType::Of(TypeId::kInteger)}, {"note", SqlType::Of(TypeId::kVarchar)}};
+  WriteFile(dir.File("m.csv"), "1,\"two\nlines\"\n2,plain\n");
+  auto in = MakeInputConnector(InputConfig("m.csv", "csv"), s, Ctx(dir.path()));
+  Batch b = in->Read();
+  REQUIRE(b.size() == 2);
+  CHECK(b.Get(1, 0) == Value::String("two\nlines"));
+  CHECK(b.Get(1, 1) == Value::String("plain"));
+  CHECK(in->Position()["line"] == 3);
+}
+
+TEST_CASE("file_input configuration errors", "[file]") {
+  TempDir dir;
+  WriteFile(dir.File("in.csv"), "");
+  Schema s = BankSchema();
+  ConnectorContext ctx = Ctx(dir.path());
+  std::string e = ErrorOf([&] { MakeInputConnector(InputConfig("missing.csv", "csv"), s, ctx); });
+  CHECK(e.find("missing.csv") != std::string::npos);
+  e = ErrorOf([&] { MakeInputConnector(InputConfig("in.csv", "csv", {{"header", true}}), s, ctx); });
+  CHECK(e.find("'header'") != std::string::npos);
+  CHECK(e.rfind("bank.yaml:7", 0) == 0);
+  e = ErrorOf([&] { MakeInputConnector(InputConfig("in.csv", "avro"), s, ctx); });
+  CHECK(e.find("avro") != std::string::npos);
+  e = ErrorOf([&] { MakeInputConnector(InputConfig("in.csv", "json", {{"array", true}}), s, ctx); });
+  CHECK(e.find("array") != std::string::npos);
+  Json cfg = InputConfig("in.csv", "csv");
+  cfg["transport"]["config"]["paht"] = "x";
+  e = ErrorOf([&] { MakeInputConnector(cfg, s, ctx); });
+  CHECK(e.find("'paht'") != std::string::npos);
+  cfg = InputConfig("in.csv", "csv");
+  cfg["max_batch_sise"] = 5;
+  e = ErrorOf([&] { MakeInputConnector(cfg, s, ctx); });
+  CHECK(e.find("'max_batch_sise'") != std::string::npos);
+  CHECK(e.rfind("bank.yaml:7", 0) == 0);
+  cfg = InputConfig("in.csv", "csv");
+  cfg["transport"]["name"] = "kafka_input";
+  e = ErrorOf([&] { MakeInputConnector(cfg, s, ctx); });
+  CHECK(e.find("kafka_input") != std::string::npos);
+  CHECK(e.find("datagen, file_input") != std::string::npos);
+  // datagen takes no format.
+  Json dg = {{"transport", {{"name", "datagen"}, {"config", Json::object()}}}, {"format", {{"name", "csv"}}}};
+  e = ErrorOf([&] { MakeInputConnector(dg, s, ctx); });
+  CHECK(e.find("format") != std::string::npos);
+  // Ignored keys are accepted; datagen through the factory works.
+  dg = {{"transport", {{"name", "datagen"}, {"config", {{"seed", 1}, {"plan", {{{"limit", 3}}}}}}}},
+        {"name", "gen"},
+        {"paused", false},
+        {"labels", {"a"}},
+        {"start_after", {"b"}},
+        {"max_batch_size", 2}};
+  auto gen = MakeInputConnector(dg, s, ctx);
+  CHECK(gen->max_batch_size() == 2);
+  CHECK(gen->Read().size() == 2);
+  CHECK(gen->Read().size() == 1);
+  CHECK(gen->AtEnd());
+}
+
+TEST_CASE("file_input from standard input cannot seek", "[file]") {
+  auto in = MakeInputConnector(InputConfig("-", "csv"), BankSchema(), Ctx(""));
+  CHECK(in->Position() == Json{{"offset", 0}, {"line", 0}});
+  CHECK_NOTHROW(in->Seek(Json{{"offset", 0}, {"line", 0}}));
+  CHECK_THROWS_AS(in->Seek(Json{{"offset", 10}, {"line", 1}}), Error);
+}
+
+TEST_CASE("file_output writes CSV and JSON, truncates on open and cuts back with TruncateTo", "[file]") {
+  TempDir dir;
+  Schema s = BankSchema();
+  WriteFile(dir.File("out.csv"), "old content that must go\n");
+  auto out = MakeOutputConnector(OutputConfig("out.csv", "csv"), s, Ctx(dir.path()));
+  CHECK(ReadFile(dir.File("out.csv")).empty());
+  CHECK(out->Describe() == "file_output(out.csv, csv)");
+
+  BatchBuilder bb(s.PhysTypes());
+  int64_t t0 = DaysFromCivil(2024, 1, 1) * kMicrosPerDay;
+  bb.AppendRow(std::vector<Value>{Value::Int(1), Value::Int(2), Value::Int(30), Value::Int(t0)}, 1);
+  bb.AppendRow(std::vector<Value>{Value::Int(3), Value::Null(), Value::Int(-4), Value::Int(t0 + 1500000)}, -2);
+  Batch b = bb.Finish();
+  out->Write(b, 1);
+  const std::string step1 = "1,2,30,2024-01-01 00:00:00,1\n3,,-4,2024-01-01 00:00:01.5,-2\n";
+  CHECK(out->Position() == step1.size());
+  CHECK(out->records() == 2);
+  out->Flush(true);
+  CHECK(ReadFile(dir.File("out.csv")) == step1);
+
+  out->Write(b, 2);
+  CHECK(out->Position() == 2 * step1.size());
+  out->TruncateTo(step1.size());
+  CHECK(ReadFile(dir.File("out.csv")) == step1);
+  CHECK(out->Position() == step1.size());
+  out->Write(b, 2);
+  out->Flush(false);
+  CHECK(ReadFile(dir.File("out.csv")) == step1 + step1);
+
+  // JSON lines, headers for CSV.
+  auto js = MakeOutputConnector(OutputConfig("out.json", "json"), s, Ctx(dir.path()));
+  js->Write(b, 1);
+  js->Flush(true);
+  CHECK(ReadFile(dir.File("out.json")) ==
+        "{\"insert\":{\"from_account\":1,\"to_account\":2,\"amount\":30,\"ts\":\"2024-01-01 00:00:00\"}}\n"
+        "{\"delete\":{\"from_account\":3,\"to_account\":null,\"amount\":-4,\"ts\":\"2024-01-01 00:00:01.5\"}}\n"
+        "{\"delete\":{\"from_account\":3,\"to_account\":null,\"amount\":-4,\"ts\":\"2024-01-01 00:00:01.5\"}}\n");
+  auto hd = MakeOutputConnector(OutputConfig("h.csv", "csv", {{"headers", true}}), s, Ctx(dir.path()));
+  hd->Flush(false);
+  CHECK(ReadFile(dir.File("h.csv")) == "from_account,to_account,amount,ts,weight\n");
+
+  // Resume mode keeps the content and continues at its end.
+  auto resumed = MakeFileOutput(OutputConfig("out.csv", "csv")["transport"]["config"],
+                                OutputConfig("out.csv", "csv")["format"], s, Ctx(dir.path()), /*truncate=*/false);
+  CHECK(resumed->Position() == 2 * step1.size());
+  resumed->TruncateTo(step1.size());
+  resumed->Write(b, 2);
+  resumed->Flush(true);
+  CHECK(ReadFile(dir.File("out.csv")) == step1 + step1);
+
+  std::string e = ErrorOf([&] { MakeOutputConnector(OutputConfig("out.csv", "xml"), s, Ctx(dir.path())); });
+  CHECK(e.find("xml") != std::string::npos);
+  Json bad = OutputConfig("out.csv", "csv");
+  bad["transport"]["name"] = "kafka_output";
+  e = ErrorOf([&] { MakeOutputConnector(bad, s, Ctx(dir.path())); });
+  CHECK(e.find("file_output") != std::string::npos);
+  e = ErrorOf([&] { MakeOutputConnector(OutputConfig("no/such/dir/out.csv", "csv"), s, Ctx(dir.path())); });
+  CHECK(e.find("No such file") != std::string::npos);
+}
+
+TEST_CASE("file_output then file_input round-trips rows through CSV", "[file]") {
+  TempDir dir;
+  Schema s;
+  s.fields = {{"id", SqlType::Of(TypeId::kBigInt)}, {"note", SqlType::Of(TypeId::kVarchar)}};
+  BatchBuilder bb(s.PhysTypes());
+  std::vector<std::string> notes = {"plain", "with, comma", "with \"quotes\"", " spaced ", "", "multi\nline"};
+  for (size_t i = 0; i < notes.size(); ++i) bb.AppendRow(std::vector<Value>{Value::Int(i), Value::String(notes[i])}, 1);
+  bb.AppendRow(std::vector<Value>{Value::Int(99), Value::Null()}, 1);
+  auto out = MakeOutputConnector(OutputConfig("rt.csv", "csv"), s, Ctx(dir.path()));
+  out->Write(bb.Finish(), 1);
+  out->Flush(false);
+
+  // The output carries a weight column: read it back with one more column.
+  Schema with_weight = s;
+  with_weight.fields.push_back({"weight", SqlType::Of(TypeId::kBigInt)});
+  auto in = MakeInputConnector(InputConfig("rt.csv", "csv"), with_weight, Ctx(dir.path()));
+  Batch b = in->Read();
+  REQUIRE(b.size() == notes.size() + 1);
+  for (size_t i = 0; i < notes.size(); ++i) {
+    CHECK(b.Get(0, i) == Value::Int(i));
+    CHECK(b.Get(1, i) == Value::String(notes[i]));
+    CHECK(b.Get(2, i) == Value::Int(1));
+  }
+  CHECK(b.Get(1, notes.size()).IsNull());
+}
+
+}  // namespace fld

@@ -1,0 +1,170 @@
+#include "pipelines/connectors/file_output.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/common/error.h"
+#include "pipelines/connectors/file_input.h"  // ResolvePath
+
+namespace fld {
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr size_t kFlushThreshold = 1 << 20;
+
+}  // namespace
+
+FileOutputConnector::FileOutputConnector(Options options, const Schema& schema)
+    : options_(std::move(options)), schema_(schema), csv_(schema), json_(schema) {
+  if (options_.resolved_path == "-") {
+    fd_ = 1;
+  } else {
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options_.truncate ? O_TRUNC : 0);
+    fd_ = ::open(options_.resolved_path.c_str(), flags, 0644);
+    if (fd_ < 0) throw Error(ErrorKind::kIo, fmt::format("{}: {}", options_.path, std::strerror(errno)));
+    off_t end = ::lseek(fd_, 0, SEEK_END);
+    if (end < 0) {
+      int err = errno;
+      ::close(fd_);
+      fd_ = -1;
+      throw Error(ErrorKind::kIo, fmt::format("{}: {}", options_.path, std::strerror(err)));
+    }
+    written_ = static_cast<uint64_t>(end);
+  }
+  if (options_.headers && options_.format == Format::kCsv && written_ == 0) csv_.AppendHeader(&buffer_);
+}
+
+FileOutputConnector::~FileOutputConnector() {
+  // Best effort: the controller flushes explicitly; an error here has nobody to report to.
+  if (!failed_ && fd_ >= 0) {
+    try {
+      WriteOut();
+    } catch (const Error&) {
+    }
+  }
+  if (fd_ > 2) ::close(fd_);
+}
+
+void FileOutputConnector::IoFailure(const char* what) {
+  const int err = errno;
+  failed_ = true;
+  throw Error(ErrorKind::kIo, fmt::format("{}: {}{}", options_.path, what, std::strerror(err)));
+}
+
+void FileOutputConnector::CheckUsable() const {
+  if (failed_) throw Error(ErrorKind::kIo, fmt::format("{}: unusable after an earlier I/O failure", options_.path));
+}
+
+void FileOutputConnector::Write(const Batch& delta, uint64_t step) {
+  CheckUsable();
+  for (size_t r = 0; r < delta.size(); ++r) {
+    if (options_.format == Format::kCsv)
+      csv_.AppendRow(delta, r, &buffer_);
+    else
+      json_.AppendRow(delta, r, &buffer_);
+    if (buffer_.size() >= kFlushThreshold) WriteOut();
+  }
+  records_ += delta.size();
+}
+
+void FileOutputConnector::WriteOut() {
+  size_t done = 0;
+  while (done < buffer_.size()) {
+    ssize_t r = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      const int err = errno;
+      buffer_.erase(0, done);  // Position() keeps counting only what is not in the file
+      errno = err;
+      IoFailure("");
+    }
+    done += static_cast<size_t>(r);
+    written_ += static_cast<uint64_t>(r);
+  }
+  buffer_.clear();
+}
+
+void FileOutputConnector::Flush(bool durable) {
+  CheckUsable();
+  WriteOut();
+  if (durable && fd_ > 2 && ::fsync(fd_) != 0) IoFailure("fsync: ");
+}
+
+void FileOutputConnector::TruncateTo(uint64_t position) {
+  CheckUsable();
+  WriteOut();
+  if (fd_ <= 2) throw Error(ErrorKind::kUsage, fmt::format("{}: standard output cannot be truncated", options_.path));
+  if (position > written_)
+    throw Error(ErrorKind::kRuntime, fmt::format("{}: cannot truncate to byte {}: the file has only {} bytes",
+                                                 options_.path, position, written_));
+  if (::ftruncate(fd_, static_cast<off_t>(position)) != 0) IoFailure("ftruncate: ");
+  if (::lseek(fd_, static_cast<off_t>(position), SEEK_SET) < 0) IoFailure("lseek: ");
+  written_ = position;
+}
+
+std::string FileOutputConnector::Describe() const {
+  return fmt::format("file_output({}, {})", options_.path, options_.format == Format::kCsv ? "csv" : "json");
+}
+
+std::unique_ptr<OutputConnector> MakeFileOutput(const Json& transport_config, const Json& format, const Schema& schema,
+                                                const ConnectorContext& ctx, bool truncate) {
+  const std::string prefix = ctx.where.empty() ? "file_output: " : ctx.where + ": file_output: ";
+  auto fail = [&](const std::string& msg) { throw Error(ErrorKind::kUsage, prefix + msg); };
+  FileOutputConnector::Options o;
+  o.truncate = truncate;
+  if (!transport_config.is_object()) fail("the transport config must be an object with a 'path'");
+  for (auto it = transport_config.begin(); it != transport_config.end(); ++it)
+    if (it.key() != "path") fail(fmt::format("unknown key '{}' in the transport config (expected path)", it.key()));
+  if (!transport_config.contains("path") || !transport_config["path"].is_string() ||
+      transport_config["path"].get<std::string>().empty())
+    fail("the transport config needs a 'path' (a string; \"-\" for standard output)");
+  o.path = transport_config["path"].get<std::string>();
+  o.resolved_path = ResolvePath(ctx.base_dir, o.path);
+  if (o.path == "-") o.path = "<stdout>";
+
+  if (!format.is_object() || !format.contains("name") || !format["name"].is_string())
+    fail("needs a 'format' with a 'name' (csv or json)");
+  const std::string name = format["name"].get<std::string>();
+  const Json config = format.contains("config") && !format["config"].is_null() ? format["config"] : Json::object();
+  if (!config.is_object()) fail("the format config must be an object");
+  if (name == "csv") {
+    o.format = FileOutputConnector::Format::kCsv;
+    for (auto it = config.begin(); it != config.end(); ++it) {
+      if (it.key() == "headers") {
+        if (!it.value().is_boolean()) fail("csv 'headers' must be true or false");
+        o.headers = it.value().get<bool>();
+      } else {
+        fail(fmt::format("unknown key '{}' in the csv format config (expected headers)", it.key()));
+      }
+    }
+  } else if (name == "json") {
+    o.format = FileOutputConnector::Format::kJson;
+    for (auto it = config.begin(); it != config.end(); ++it) {
+      if (it.key() == "update_format") {
+        if (!it.value().is_string() || it.value().get<std::string>() != "insert_delete")
+          fail(fmt::format("unsupported json update_format {} for output (expected insert_delete)", it.value().dump()));
+      } else if (it.key() == "array") {
+        if (!it.value().is_boolean() || it.value().get<bool>())
+          fail("json 'array' must be false: records are one JSON object per line");
+      } else {
+        fail(fmt::format("unknown key '{}' in the json format config (expected update_format, array)", it.key()));
+      }
+    }
+  } else {
+    fail(fmt::format("unknown format '{}' (expected csv or json)", name));
+  }
+  try {
+    return std::make_unique<FileOutputConnector>(std::move(o), schema);
+  } catch (const Error& e) {
+    throw Error(e.kind(), ctx.where.empty() ? e.what() : ctx.where + ": " + e.what());
+  }
+}
+
+}  // namespace fld
