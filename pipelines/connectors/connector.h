@@ -28,17 +28,19 @@ struct ConnectorContext {
   std::string where;       // where the config was written, for errors: "bank.yaml:12" or "bank.yaml (SQL line 3)"
   std::string base_dir;    // relative paths are resolved against it (the spec's folder)
   ThreadPool* pool = nullptr;
+  bool resume = false;     // outputs: keep the file's content (a resumed run cuts it back itself)
 };
 
 class InputConnector {
  public:
   virtual ~InputConnector() = default;
-  // Takes up to max_batch_size() records (rows, or insert/delete records) and returns them as one
+  // Takes up to max_records (Read(): max_batch_size()) records (rows, or insert/delete records) and returns them as one
   // batch over the table's columns (weights +1/-1). Returns an empty batch when nothing is
   // available now or the input has ended (see AtEnd). A malformed record throws
   // fld::Error(kRuntime) naming file, line and column; the records accepted by earlier Reads
   // are unaffected.
-  virtual Batch Read() = 0;
+  virtual Batch Read(size_t max_records) = 0;
+  Batch Read() { return Read(max_batch_size()); }
   virtual bool AtEnd() const = 0;
   virtual size_t max_batch_size() const = 0;
   // Records taken so far (what Read returned, counted as records of the source).

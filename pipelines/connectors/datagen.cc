@@ -1027,9 +1027,9 @@ uint64_t DatagenConnector::Allowance(uint64_t max_rows) {
   return n;
 }
 
-Batch DatagenConnector::Read() {
+Batch DatagenConnector::Read(size_t max_records) {
   std::vector<Batch> parts;
-  uint64_t budget = max_batch_size_;
+  uint64_t budget = max_records;
   while (budget > 0 && plan_ < plans_.size()) {
     const DatagenPlan& p = *plans_[plan_];
     uint64_t want = budget;

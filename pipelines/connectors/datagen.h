@@ -58,7 +58,8 @@ class DatagenConnector : public InputConnector {
                    size_t max_batch_size = kDefaultMaxBatchSize);
   ~DatagenConnector() override;
 
-  Batch Read() override;
+  using InputConnector::Read;
+  Batch Read(size_t max_records) override;
   bool AtEnd() const override;
   size_t max_batch_size() const override { return max_batch_size_; }
   uint64_t records() const override { return records_; }

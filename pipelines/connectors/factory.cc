@@ -90,7 +90,7 @@ std::unique_ptr<OutputConnector> MakeOutputConnector(const Json& config, const S
   const std::string at = ctx.where.empty() ? "" : ctx.where + ": ";
   if (o.transport == "file_output") {
     if (o.format == nullptr) throw Error(ErrorKind::kUsage, at + "file_output: needs a 'format' (csv or json)");
-    return MakeFileOutput(o.transport_config, *o.format, schema, ctx);
+    return MakeFileOutput(o.transport_config, *o.format, schema, ctx, !ctx.resume);
   }
   throw Error(ErrorKind::kUsage,
               fmt::format("{}unknown output transport '{}' (supported: file_output)", at, o.transport));

@@ -126,7 +126,7 @@ FileInputConnector::FileInputConnector(Options options, const Schema& schema)
   reader_.Reset(fd, 0, options_.path);
 }
 
-Batch FileInputConnector::Read() {
+Batch FileInputConnector::Read(size_t max_records) {
   BatchBuilder out(types_);
   if (at_end_) return out.Finish();
   const bool csv = options_.format == Format::kCsv;
@@ -135,7 +135,7 @@ Batch FileInputConnector::Read() {
   size_t n = 0;
   FormatError error;
   std::string_view text;
-  while (n < options_.max_batch_size) {
+  while (n < max_records) {
     if (!reader_.NextLine(&text)) break;
     const uint64_t record_line = ++line;
     if (record_line == 1 && text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // UTF-8 byte order mark

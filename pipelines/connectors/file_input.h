@@ -75,7 +75,8 @@ class FileInputConnector : public InputConnector {
   // Opens the file; throws fld::Error(kUsage) when it cannot be opened.
   FileInputConnector(Options options, const Schema& schema);
 
-  Batch Read() override;
+  using InputConnector::Read;
+  Batch Read(size_t max_records) override;
   bool AtEnd() const override { return at_end_; }
   size_t max_batch_size() const override { return options_.max_batch_size; }
   uint64_t records() const override { return records_; }
