@@ -9,8 +9,15 @@ namespace fld::cmd {
 struct RunOptions {
   std::string spec;
   bool quiet = false;
+  bool reset = false;
 };
 int Run(const RunOptions& o);
+
+struct ClearOptions {
+  std::string spec;
+  bool yes = false;
+};
+int Clear(const ClearOptions& o);
 
 struct QueryOptions {
   std::string spec;

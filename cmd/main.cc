@@ -3,6 +3,8 @@
 // Exit codes: 0 success; 1 run-time failure (bad data record, arithmetic error); 2 bad command
 // line, spec or SQL; 3 storage locked by another process; 4 corruption found in the log or a
 // checkpoint; 5 I/O failure (disk full, EIO).
+#include <malloc.h>
+
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -26,6 +28,12 @@ int main(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "Run a pipeline until every input has ended");
   run_cmd->add_option("spec", run.spec, "Pipeline spec (YAML)")->required();
   run_cmd->add_flag("-q,--quiet", run.quiet, "Print no summary");
+  run_cmd->add_flag("--reset", run.reset, "Delete the stored state and log first, then start over");
+
+  fld::cmd::ClearOptions clear;
+  auto* clear_cmd = app.add_subcommand("clear", "Delete a pipeline's stored state and log (asks first)");
+  clear_cmd->add_option("spec", clear.spec, "Pipeline spec (YAML)")->required();
+  clear_cmd->add_flag("-y,--yes", clear.yes, "Do not ask");
 
   fld::cmd::QueryOptions query;
   auto* query_cmd = app.add_subcommand("query", "Run an ad-hoc SELECT over the materialized tables and views");
@@ -50,12 +58,17 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
+  // Batches are allocated and freed every step: keep freed memory in the process instead of
+  // returning it to the kernel each time (which costs page faults on the next step).
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
   try {
     if (*run_cmd) return fld::cmd::Run(run);
     if (*query_cmd) return fld::cmd::Query(query);
     if (*status_cmd) return fld::cmd::Status(status);
     if (*check_cmd) return fld::cmd::Check(check);
+    if (*clear_cmd) return fld::cmd::Clear(clear);
   } catch (const fld::Error& e) {
     std::cerr << "fld: " << e.what() << "\n";
     return fld::ExitCodeFor(e.kind());

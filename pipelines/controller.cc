@@ -1,77 +1,365 @@
 #include "pipelines/controller.h"
 
-#include <spdlog/spdlog.h>
-
 #include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
 #include <thread>
 
+#include <fmt/chrono.h>
+#include <spdlog/spdlog.h>
+
 #include "core/common/error.h"
+#include "core/sql/parser.h"
+#include "pipelines/journal.h"
+#include "wal/lock.h"
+#include "wal/log_reader.h"
+#include "wal/log_writer.h"
 #include "wal/store.h"
 
 namespace fld {
 
-RunSummary Controller::Run(const std::atomic<bool>* stop_requested) {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto kGroupCommit = std::chrono::milliseconds(20);
+
+std::string StateDir(const PipelineSpec& s) { return s.storage_path + "/state"; }
+std::string WalDir(const PipelineSpec& s) { return s.storage_path + "/wal"; }
+
+std::string NowUtc() {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
+                     fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+}
+
+void RemoveStored(const PipelineSpec& spec) {
+  std::error_code ec;
+  fs::remove_all(StateDir(spec), ec);
+  if (ec) Fail(ErrorKind::kIo, "{}: cannot delete: {}", StateDir(spec), ec.message());
+  fs::remove_all(WalDir(spec), ec);
+  if (ec) Fail(ErrorKind::kIo, "{}: cannot delete: {}", WalDir(spec), ec.message());
+  if (fs::exists(spec.storage_path)) wal::SyncDir(spec.storage_path);
+}
+
+// Names of relations whose CREATE statement differs between two programs.
+std::string DescribeProgramChange(const std::string& old_sql, const std::string& new_sql) {
+  auto texts = [](const std::string& sql) {
+    std::map<std::string, std::string> out;
+    try {
+      for (const auto& st : sql::ParseProgram(sql)) {
+        std::string name = st.create_table ? st.create_table->name : st.create_view ? st.create_view->name : "";
+        if (!name.empty()) out[ToLower(name)] = sql.substr(st.begin, st.end - st.begin);
+      }
+    } catch (const Error&) {
+    }
+    return out;
+  };
+  auto a = texts(old_sql), b = texts(new_sql);
+  std::vector<std::string> parts;
+  for (const auto& [n, t] : b) {
+    auto it = a.find(n);
+    if (it == a.end()) parts.push_back(n + " was added");
+    else if (it->second != t) parts.push_back(n + " changed");
+  }
+  for (const auto& [n, t] : a)
+    if (!b.count(n)) parts.push_back(n + " was removed");
+  if (parts.empty()) return "the SQL program changed";
+  std::string s = "the SQL program changed (";
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
+  return s + ")";
+}
+
+}  // namespace
+
+class Controller::Impl {
+ public:
+  Impl(Pipeline* p, ControllerOptions o) : p_(p), opts_(o) {}
+  RunSummary Run(const std::atomic<bool>* stop);
+
+ private:
+  bool Resume();  // false when there is nothing to resume
+  void Replay(const wal::LogContents& log);
+  void StepOnce(std::vector<JournalInput> journal, bool replaying);
+  void ReleaseOutputs(bool force);
+  void Checkpoint(const char* state, bool complete);
+  void AccumulateMaterialized();
+  std::vector<std::vector<PhysType>> InputTypes() const;
+
+  Pipeline* p_;
+  ControllerOptions opts_;
+  const PipelineSpec& spec() const { return p_->spec(); }
+  std::unique_ptr<StateStore> store_;
+  std::unique_ptr<wal::LogWriter> log_;
+  std::map<int, std::vector<Batch>> pending_rel_;  // materialized relation -> changes since checkpoint
+  Clock::time_point last_sync_ = Clock::now(), last_checkpoint_ = Clock::now();
+  bool unreleased_ = false;
+  bool in_step_ = false;  // an error inside a step leaves the circuit half-updated: no checkpoint
+  uint64_t base_records_ = 0;  // records before this process (from the checkpoint)
+  RunSummary s_;
+};
+
+std::vector<std::vector<PhysType>> Controller::Impl::InputTypes() const {
+  std::vector<std::vector<PhysType>> t;
+  for (const auto& in : p_->inputs()) t.push_back(p_->circuit().relations()[in.relation].schema.PhysTypes());
+  return t;
+}
+
+void Controller::Impl::AccumulateMaterialized() {
+  const Circuit& c = p_->circuit();
+  for (size_t r = 0; r < c.relations().size(); ++r) {
+    const Relation& rel = c.relations()[r];
+    if (!rel.materialized) continue;
+    const Batch& d = c.Delta(static_cast<int>(r));
+    if (!d.empty()) pending_rel_[static_cast<int>(r)].push_back(d);
+  }
+}
+
+void Controller::Impl::StepOnce(std::vector<JournalInput> journal, bool replaying) {
   Circuit& c = p_->circuit();
-  RunSummary s;
-  auto t0 = std::chrono::steady_clock::now();
-  bool first = true;
+  in_step_ = true;
+  const uint64_t step = c.steps() + 1;
+  if (log_ && !replaying) log_->Append(step, EncodeJournal(journal));
+  for (auto& j : journal) c.Push(p_->inputs()[j.index].relation, std::move(*j.rows));
+  c.Step();
+  AccumulateMaterialized();
+  for (auto& out : p_->outputs()) out.connector->Write(c.Delta(out.relation), step);
+  unreleased_ = true;
+  ++s_.steps;
+  in_step_ = false;
+}
+
+void Controller::Impl::ReleaseOutputs(bool force) {
+  if (!unreleased_) return;
+  if (!force && Clock::now() - last_sync_ < kGroupCommit) return;
+  if (log_) log_->Sync();  // the steps are durable before their output leaves the process
+  for (auto& out : p_->outputs()) out.connector->Flush(false);
+  last_sync_ = Clock::now();
+  unreleased_ = false;
+}
+
+void Controller::Impl::Checkpoint(const char* state, bool complete) {
+  auto t0 = Clock::now();
+  ReleaseOutputs(true);
+  for (auto& out : p_->outputs()) out.connector->Flush(true);
+  const Circuit& c = p_->circuit();
+  const uint64_t step = c.steps();
+  std::string blob;
+  c.SaveState(&blob);
+  nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
+  for (const auto& in : p_->inputs()) inputs.push_back(in.connector->Position());
+  for (const auto& out : p_->outputs()) outputs.push_back(out.connector->Position());
+  auto txn = store_->Begin();
+  for (auto& [r, deltas] : pending_rel_) txn->ApplyDelta(c.relations()[r].name, Consolidate(Concat(deltas)));
+  for (size_t r = 0; r < c.relations().size(); ++r)  // relations that never changed exist too
+    if (c.relations()[r].materialized && !pending_rel_.count(static_cast<int>(r)))
+      txn->ApplyDelta(c.relations()[r].name, Batch{});
+  pending_rel_.clear();
+  const uint64_t total = base_records_ + s_.records;
+  txn->PutMeta("name", spec().name);
+  txn->PutMeta("fingerprint", p_->fingerprint());
+  txn->PutMeta("sql", spec().sql);
+  txn->PutMeta("ft_model", FtModelName(spec().ft_model));
+  txn->PutMeta("circuit_state", blob);
+  txn->PutMeta("checkpoint_step", std::to_string(step));
+  txn->PutMeta("step", std::to_string(step));
+  txn->PutMeta("checkpoint_time", NowUtc());
+  txn->PutMeta("inputs", inputs.dump());
+  txn->PutMeta("outputs", outputs.dump());
+  txn->PutMeta("total_processed_records", std::to_string(total));
+  txn->PutMeta("pipeline_complete", complete ? "true" : "false");
+  txn->PutMeta("state", state);
+  txn->Commit();
+  if (log_) {
+    // The checkpoint is durable: the log it covers can go.
+    log_->Rotate(step + 1);
+    for (const auto& [first, path] : wal::ListSegments(WalDir(spec())))
+      if (first <= step && path != log_->segment_path()) fs::remove(path);
+    wal::SyncDir(WalDir(spec()));
+  }
+  double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  spdlog::debug("{}: checkpoint at step {} ({} bytes of state, {:.1f} ms)", spec().name, step, blob.size(), ms);
+  last_checkpoint_ = Clock::now();
+  ++s_.checkpoints;
+}
+
+void Controller::Impl::Replay(const wal::LogContents& log) {
+  auto types = InputTypes();
+  for (const auto& rec : log.records) {
+    std::vector<JournalInput> journal = DecodeJournal(rec.payload, types);
+    for (auto& j : journal) {
+      if (j.index >= p_->inputs().size())
+        Fail(ErrorKind::kCorruption, "journal of step {} names input {} but the pipeline has {}", rec.seq, j.index,
+             p_->inputs().size());
+      InputConnector& in = *p_->inputs()[j.index].connector;
+      if (!j.rows) {
+        // Exactly the records the step took (a rate-limited input may hand them out slowly).
+        std::vector<Batch> parts;
+        uint64_t got = 0;
+        while (got < j.count && !in.AtEnd()) {
+          Batch part = in.Read(j.count - got);
+          got += part.size();
+          if (part.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          else parts.push_back(std::move(part));
+        }
+        Batch b = parts.empty() ? EmptyBatch(types[j.index]) : parts.size() == 1 ? std::move(parts[0]) : Concat(parts);
+        uint64_t h = BatchHash(b);
+        if (b.size() != j.count || h != j.hash || in.Position() != j.position)
+          Fail(ErrorKind::kCorruption,
+               "replaying step {}: input {} ({}) gave {} records (hash {:016x}, position {}) but the journal recorded "
+               "{} (hash {:016x}, position {}); the input changed since it was read. `fld run --reset` starts over",
+               rec.seq, j.index, in.Describe(), b.size(), h, in.Position().dump(), j.count, j.hash,
+               j.position.dump());
+        j.rows = std::move(b);
+      }
+      s_.records += j.count;
+    }
+    StepOnce(std::move(journal), true);
+    ++s_.replayed;
+  }
+}
+
+bool Controller::Impl::Resume() {
+  auto meta = store_->AllMeta();
+  if (!meta.count("checkpoint_step")) return false;
+  const uint64_t ckpt = std::stoull(meta["checkpoint_step"]);
+  if (meta["fingerprint"] != p_->fingerprint()) {
+    std::string what = meta["sql"] != spec().sql ? DescribeProgramChange(meta["sql"], spec().sql)
+                                                 : "the connector configuration changed";
+    Fail(ErrorKind::kUsage,
+         "{}: {} since the checkpoint at step {}; refusing to resume. To start over, run `fld run --reset {}` "
+         "(or `fld clear {}`, which deletes the storage)",
+         spec().name, what, ckpt, spec().spec_path, spec().spec_path);
+  }
+  base_records_ = std::stoull(meta["total_processed_records"]);
+  if (meta["pipeline_complete"] == "true") {
+    spdlog::info("{}: already completed at step {} ({} records); nothing to do (`fld run --reset` starts over)",
+                 spec().name, ckpt, base_records_);
+    s_.already_completed = true;
+    s_.completed = true;
+    s_.total_records = base_records_;
+    return true;
+  }
+  p_->BuildConnectors(true);
+  Circuit& c = p_->circuit();
+  c.RestoreState(meta["circuit_state"]);
+  for (size_t r = 0; r < c.relations().size(); ++r) {
+    const Relation& rel = c.relations()[r];
+    if (!rel.materialized) continue;
+    auto contents = store_->ReadRelation(rel.name, rel.schema.PhysTypes());
+    if (contents) c.LoadContents(static_cast<int>(r), *contents);
+  }
+  auto inputs = nlohmann::json::parse(meta["inputs"]);
+  auto outputs = nlohmann::json::parse(meta["outputs"]);
+  if (inputs.size() != p_->inputs().size() || outputs.size() != p_->outputs().size())
+    Fail(ErrorKind::kCorruption, "checkpoint lists {} inputs and {} outputs but the pipeline has {} and {}",
+         inputs.size(), outputs.size(), p_->inputs().size(), p_->outputs().size());
+  for (size_t i = 0; i < inputs.size(); ++i) p_->inputs()[i].connector->Seek(inputs[i]);
+  if (spec().ft_model == FtModel::kExactlyOnce)
+    for (size_t i = 0; i < outputs.size(); ++i) p_->outputs()[i].connector->TruncateTo(outputs[i].get<uint64_t>());
+
+  wal::LogContents log;
+  if (spec().ft_model == FtModel::kExactlyOnce) {
+    log = wal::ReadLog(WalDir(spec()), ckpt);
+    if (log.torn_tail) {
+      spdlog::warn("{}: {} at offset {}: cutting the torn end of the log (a crash interrupted its last write)",
+                   log.torn_tail->path, log.torn_tail->what, log.torn_tail->offset);
+      fs::resize_file(log.torn_tail->path, log.torn_tail->offset);
+    }
+  }
+  spdlog::info("resuming {} from checkpoint at step {}, replaying {} steps", spec().name, ckpt, log.records.size());
+  Replay(log);
+  return true;
+}
+
+RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
+  auto t0 = Clock::now();
+  const bool journal = spec().ft_model == FtModel::kExactlyOnce;
+  if (opts_.reset || spec().ft_model == FtModel::kNone) RemoveStored(spec());
+  store_ = StateStore::Open(StateDir(spec()), false, true);
+  bool resumed = Resume();
+  if (s_.already_completed) return s_;
+  if (!resumed) {
+    std::error_code ec;
+    fs::remove_all(WalDir(spec()), ec);  // a log without a checkpoint belongs to no run
+    p_->BuildConnectors(false);
+    Checkpoint("RUNNING", false);  // step 0: records the program, the seeds and the start positions
+  }
+  if (journal) log_ = std::make_unique<wal::LogWriter>(WalDir(spec()), p_->circuit().steps() + 1);
+  Circuit& c = p_->circuit();
+  bool first = !resumed;
   try {
     for (;;) {
-      if (stop_requested && stop_requested->load()) break;
-      bool any = false, all_ended = true;
-      for (auto& in : p_->inputs()) {
-        if (in.connector->AtEnd()) continue;
-        Batch b = in.connector->Read();
-        if (!b.empty()) {
-          s.records += b.size();
-          c.Push(in.relation, std::move(b));
-          any = true;
-        }
-        if (!in.connector->AtEnd()) all_ended = false;
-      }
-      if (any || first) {
-        c.Step();
-        ++s.steps;
-        first = false;
-        for (auto& out : p_->outputs()) out.connector->Write(c.Delta(out.relation), c.steps());
-      }
-      if (all_ended) {
-        s.completed = true;
+      if (stop && stop->load()) {
+        Checkpoint("SUSPENDED", false);
+        spdlog::info("{}: stopped at step {}; the next `fld run` resumes from here", spec().name, c.steps());
         break;
       }
+      std::vector<JournalInput> step_inputs;
+      bool all_ended = true;
+      for (size_t i = 0; i < p_->inputs().size(); ++i) {
+        InputConnector& in = *p_->inputs()[i].connector;
+        if (in.AtEnd()) continue;
+        Batch b = in.Read();
+        if (!in.AtEnd()) all_ended = false;
+        if (b.empty()) continue;
+        JournalInput j;
+        j.index = static_cast<uint32_t>(i);
+        j.count = b.size();
+        if (journal) {
+          j.hash = BatchHash(b);
+          if (in.Replayable()) j.position = in.Position();
+        }
+        s_.records += b.size();
+        j.rows = std::move(b);
+        step_inputs.push_back(std::move(j));
+      }
+      const bool any = !step_inputs.empty();
+      if (any || first) {
+        StepOnce(std::move(step_inputs), false);
+        first = false;
+      }
+      if (all_ended) {
+        Checkpoint("COMPLETED", true);
+        s_.completed = true;
+        break;
+      }
+      ReleaseOutputs(false);
+      if (spec().ft_model != FtModel::kNone && spec().checkpoint_interval_secs > 0 &&
+          Clock::now() - last_checkpoint_ >= std::chrono::duration<double>(spec().checkpoint_interval_secs))
+        Checkpoint("RUNNING", false);
       if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   } catch (const Error& e) {
-    // A bad record or a failed connector stops the run; everything accepted before it has been
-    // computed, so it is written out and stored before the error is reported.
-    if (e.kind() == ErrorKind::kRuntime) {
-      for (auto& out : p_->outputs()) out.connector->Flush(true);
-      s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      StoreState(s);
-    }
+    // A bad record stops the run; everything accepted before it is computed, written and stored.
+    if (e.kind() == ErrorKind::kRuntime && !in_step_) Checkpoint("FAILED", false);
     throw;
   }
-  for (auto& out : p_->outputs()) out.connector->Flush(true);
-  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  StoreState(s);
-  return s;
+  s_.total_records = base_records_ + s_.records;
+  s_.log_bytes = log_ ? log_->bytes_written() : 0;
+  s_.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return s_;
 }
 
-void Controller::StoreState(const RunSummary& s) {
-  const Circuit& c = p_->circuit();
-  auto store = StateStore::Open(p_->spec().storage_path + "/state", false, true);
-  auto txn = store->Begin();
-  for (size_t r = 0; r < c.relations().size(); ++r) {
-    const Relation& rel = c.relations()[r];
-    if (rel.materialized) txn->PutRelation(rel.name, c.Contents(static_cast<int>(r)));
-  }
-  txn->PutMeta("name", p_->spec().name);
-  txn->PutMeta("fingerprint", p_->fingerprint());
-  txn->PutMeta("step", std::to_string(c.steps()));
-  txn->PutMeta("total_processed_records", std::to_string(s.records));
-  txn->PutMeta("pipeline_complete", s.completed ? "true" : "false");
-  txn->PutMeta("state", s.completed ? "COMPLETED" : "SUSPENDED");
-  txn->Commit();
+Controller::Controller(PipelineSpec spec, ControllerOptions options) {
+  // Compile first (a bad spec fails before touching storage), then take the lock.
+  pipeline_ = std::make_unique<Pipeline>(std::move(spec), false);
+  impl_ = std::make_unique<Impl>(pipeline_.get(), options);
+  (void)options;
+}
+
+Controller::~Controller() = default;
+
+RunSummary Controller::Run(const std::atomic<bool>* stop_requested) {
+  const PipelineSpec& spec = pipeline_->spec();
+  StorageLock lock = StorageLock::Acquire(spec.storage_path);
+  return impl_->Run(stop_requested);
+}
+
+void ClearStorage(const PipelineSpec& spec) {
+  StorageLock lock = StorageLock::Acquire(spec.storage_path);
+  RemoveStored(spec);
 }
 
 }  // namespace fld

@@ -1,32 +1,64 @@
-// The controller: runs a pipeline's step loop. Each step takes up to max_batch_size records from
-// every input connector, pushes them into the circuit, runs one circuit step, and hands each
-// output connector its view's change. When every input has ended it flushes the outputs and
-// stores the materialized relations in the state store (wal/store.h) so `fld query` can read
-// them. SIGINT/SIGTERM stop the loop after the current step.
+// The controller: runs a pipeline's step loop with fault tolerance.
+//
+// Each step takes up to max_batch_size records from every input, journals what it took
+// (exactly_once: a WAL record per step, wal/log_format.h), pushes it through the circuit and
+// hands each output connector its relation's change. Outputs are released (written to their
+// files) only after the journal records of their steps are durable (group commit: one fsync per
+// ~20 ms of steps). Every checkpoint_interval_secs, at the end, and on a graceful stop, one LMDB
+// transaction stores the operator state, the materialized relations, the input positions and
+// the output positions (wal/store.h); log segments it covers are then deleted.
+//
+// Start-up: take the storage lock (one writer), then
+//   - no checkpoint: start fresh (output files truncated);
+//   - a checkpoint of a different program or connector configuration: refuse, saying what
+//     changed and how to start over;
+//   - a completed run: say so and do nothing;
+//   - otherwise resume: restore the checkpoint, seek inputs, cut outputs back to the
+//     checkpoint's positions, replay the journaled steps after it (checking that every input
+//     reproduces its record count and hash), cut a torn log tail, continue.
+// at_least_once skips the journal (outputs after the last checkpoint may repeat); none keeps no
+// log and always starts over.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #include "pipelines/pipeline.h"
 
 namespace fld {
 
 struct RunSummary {
-  uint64_t records = 0;
-  uint64_t steps = 0;
+  uint64_t records = 0;      // records taken from inputs by this process
+  uint64_t steps = 0;        // steps run by this process (replayed ones included)
+  uint64_t replayed = 0;     // steps replayed from the journal
+  uint64_t total_records = 0;  // records over the pipeline's whole life
   double seconds = 0;
-  bool completed = false;  // every input ended (false: stopped by a signal)
+  bool completed = false;          // every input ended
+  bool already_completed = false;  // nothing to do: a previous run completed
+  uint64_t checkpoints = 0;
+  uint64_t log_bytes = 0;
+};
+
+struct ControllerOptions {
+  bool reset = false;  // delete the storage's state and log first
 };
 
 class Controller {
  public:
-  explicit Controller(Pipeline* pipeline) : p_(pipeline) {}
+  Controller(PipelineSpec spec, ControllerOptions options);
+  ~Controller();
   RunSummary Run(const std::atomic<bool>* stop_requested);
+  const Pipeline& pipeline() const { return *pipeline_; }
 
  private:
-  void StoreState(const RunSummary& s);
-  Pipeline* p_;
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<Pipeline> pipeline_;
 };
+
+// Deletes a pipeline's stored state and log (the lock file stays). Refuses while it runs.
+void ClearStorage(const PipelineSpec& spec);
 
 }  // namespace fld

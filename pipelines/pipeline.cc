@@ -22,10 +22,11 @@ Pipeline::Pipeline(PipelineSpec spec, bool with_connectors) : spec_(std::move(sp
   for (const auto& [name, list] : spec_.connectors)
     for (const auto& c : list) fp["connectors"][name].push_back(c.config);
   fingerprint_ = fp.dump();
-  if (with_connectors) BuildConnectors();
+  connectors_json_ = fp.contains("connectors") ? fp["connectors"].dump() : "{}";
+  if (with_connectors) BuildConnectors(false);
 }
 
-void Pipeline::BuildConnectors() {
+void Pipeline::BuildConnectors(bool resume) {
   const auto& rels = circuit_->relations();
   for (size_t r = 0; r < rels.size(); ++r) {
     const Relation& rel = rels[r];
@@ -50,7 +51,7 @@ void Pipeline::BuildConnectors() {
     for (const auto& [name, list] : spec_.connectors)
       if (EqualsIgnoreCase(name, rel.name)) specs.insert(specs.end(), list.begin(), list.end());
     for (const auto& cs : specs) {
-      ConnectorContext ctx{rel.name, cs.where, spec_.base_dir, pool_.get()};
+      ConnectorContext ctx{rel.name, cs.where, spec_.base_dir, pool_.get(), resume};
       bool is_output = cs.config.contains("transport") && cs.config["transport"].is_object() &&
                        cs.config["transport"].value("name", "") == "file_output";
       if (rel.kind == Relation::Kind::kView && !is_output)

@@ -29,6 +29,10 @@ class Pipeline {
   // Parses and compiles the spec's SQL. With `with_connectors`, also builds every connector
   // (opening output files, which truncates them).
   Pipeline(PipelineSpec spec, bool with_connectors);
+  // Builds every connector; with `resume`, output files keep their content.
+  void BuildConnectors(bool resume);
+  // The program's SQL and connector configuration, as stored with checkpoints.
+  const std::string& connectors_json() const { return connectors_json_; }
 
   const PipelineSpec& spec() const { return spec_; }
   Circuit& circuit() { return *circuit_; }
@@ -40,14 +44,13 @@ class Pipeline {
   const std::string& fingerprint() const { return fingerprint_; }
 
  private:
-  void BuildConnectors();
-
   PipelineSpec spec_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Circuit> circuit_;
   std::vector<AttachedInput> inputs_;
   std::vector<AttachedOutput> outputs_;
   std::string fingerprint_;
+  std::string connectors_json_;
 };
 
 }  // namespace fld

@@ -1,5 +1,6 @@
 #include "pipelines/spec.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -71,6 +72,15 @@ void OnlyKeys(const std::string& file, const YAML::Node& map, std::initializer_l
 }
 
 }  // namespace
+
+const char* FtModelName(FtModel m) {
+  switch (m) {
+    case FtModel::kNone: return "none";
+    case FtModel::kAtLeastOnce: return "at_least_once";
+    case FtModel::kExactlyOnce: return "exactly_once";
+  }
+  return "?";
+}
 
 PipelineSpec LoadSpec(const std::string& path) {
   PipelineSpec spec;
@@ -165,6 +175,29 @@ PipelineSpec LoadSpec(const std::string& path) {
     if (YAML::Node ft = root["fault_tolerance"]) {
       if (!ft.IsMap()) Fail(ErrorKind::kUsage, "{}: 'fault_tolerance' must be a mapping", Where(path, ft));
       OnlyKeys(path, ft, {"model", "checkpoint_interval_secs"}, "fault_tolerance");
+      if (YAML::Node m = ft["model"]) {
+        std::string v = m.IsNull() ? "none" : m.Scalar();
+        if (v == "none") spec.ft_model = FtModel::kNone;
+        else if (v == "at_least_once") spec.ft_model = FtModel::kAtLeastOnce;
+        else if (v == "exactly_once") spec.ft_model = FtModel::kExactlyOnce;
+        else
+          Fail(ErrorKind::kUsage, "{}: fault_tolerance.model must be none, at_least_once or exactly_once, not '{}'",
+               Where(path, m), v);
+      }
+      if (YAML::Node ci = ft["checkpoint_interval_secs"]) {
+        if (ci.IsNull()) {
+          spec.checkpoint_interval_secs = 0;
+        } else {
+          double secs = 0;
+          try {
+            secs = ci.as<double>();
+          } catch (const YAML::Exception&) {
+            Fail(ErrorKind::kUsage, "{}: checkpoint_interval_secs must be a number of seconds (1..3600) or null",
+                 Where(path, ci));
+          }
+          spec.checkpoint_interval_secs = std::clamp(secs, 1.0, 3600.0);
+        }
+      }
     }
 
     if (YAML::Node cs = root["connectors"]) {

@@ -16,6 +16,7 @@
 // property.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,6 +32,13 @@ struct ConnectorSpec {
   std::string where;  // "bank.yaml:12" or "bank.yaml:5 (table transactions, WITH connectors)"
 };
 
+// fault_tolerance.model: what survives a crash (see fld-pipeline(5)).
+enum class FtModel : uint8_t {
+  kNone,         // no log, no resume: a rerun starts over
+  kAtLeastOnce,  // periodic checkpoints; output after the last one may be written again
+  kExactlyOnce,  // checkpoints + a journal of every step; resume is exact (the default)
+};
+
 struct PipelineSpec {
   std::string spec_path;  // as given on the command line
   std::string base_dir;   // the spec's folder (absolute)
@@ -41,7 +49,12 @@ struct PipelineSpec {
   std::map<std::string, int> connector_lines;                     // relation name -> line (for errors)
   std::string storage_path;  // absolute
   int workers = 1;
+  FtModel ft_model = FtModel::kExactlyOnce;
+  // Seconds between periodic checkpoints (clamped to 1..3600); 0 disables them.
+  double checkpoint_interval_secs = 60;
 };
+
+const char* FtModelName(FtModel m);
 
 // Reads and validates a spec file. Throws fld::Error(kUsage) with "<file>:<line>: ..." messages.
 PipelineSpec LoadSpec(const std::string& path);

@@ -52,6 +52,14 @@ void Circuit::Step() {
   ++steps_;
 }
 
+bool Circuit::IsIntegrate(const Node& n) const { return dynamic_cast<const IntegrateOp*>(n.op.get()) != nullptr; }
+
+void Circuit::LoadContents(int relation, const Batch& contents) {
+  const Relation& r = relations_[relation];
+  if (r.integrate_node < 0) Fail(ErrorKind::kUsage, "relation '{}' is not materialized", r.name);
+  static_cast<IntegrateOp*>(nodes_[r.integrate_node].op.get())->Load(contents);
+}
+
 Batch Circuit::Contents(int relation) const {
   const Relation& r = relations_[relation];
   if (r.integrate_node < 0)
@@ -65,7 +73,7 @@ void Circuit::SaveState(std::string* out) const {
   w.U64(nodes_.size());
   for (const auto& n : nodes_) {
     std::string s;
-    if (n.op->HasState()) {
+    if (n.op->HasState() && !IsIntegrate(n)) {
       StateWriter nw(&s);
       n.op->SaveState(nw);
     }
@@ -81,7 +89,7 @@ void Circuit::RestoreState(std::string_view in) {
     Fail(ErrorKind::kCorruption, "saved state has {} operators but the circuit has {}", n, nodes_.size());
   for (auto& node : nodes_) {
     std::string s = r.Str();
-    if (node.op->HasState()) {
+    if (node.op->HasState() && !IsIntegrate(node)) {
       StateReader nr(s);
       node.op->RestoreState(nr);
     }

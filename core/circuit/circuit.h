@@ -65,8 +65,11 @@ class Circuit {
   // ---- state ----
   // All operator state (for checkpoints): restoring it into a circuit compiled from the same
   // program continues exactly where the saved one stood.
+  // The contents of materialized relations are not part of it (the state store keeps them as
+  // relations; restore them with LoadContents).
   void SaveState(std::string* out) const;
   void RestoreState(std::string_view in);
+  void LoadContents(int relation, const Batch& contents);
   // Text form of the operator graph that computes `relation` (for `fld check`).
   std::string Explain(int relation) const;
 
@@ -77,6 +80,7 @@ class Circuit {
     std::vector<PhysType> types;
     Batch output;
   };
+  bool IsIntegrate(const Node& n) const;
   ThreadPool* pool_;
   std::vector<Node> nodes_;
   std::vector<Relation> relations_;

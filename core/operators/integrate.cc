@@ -30,6 +30,16 @@ Batch IntegrateOp::Contents() const {
   return out.Finish();
 }
 
+void IntegrateOp::Load(const Batch& contents) {
+  rows_.clear();
+  std::string key;
+  for (size_t r = 0; r < contents.size(); ++r) {
+    key.clear();
+    EncodeRow(&key, contents, r);
+    rows_[key] += contents.weights[r];
+  }
+}
+
 void IntegrateOp::SaveState(StateWriter& w) const {
   std::vector<const std::pair<const std::string, int64_t>*> sorted;
   for (const auto& kv : rows_) sorted.push_back(&kv);

@@ -18,6 +18,8 @@ class IntegrateOp : public Operator {
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
   Batch Contents() const;  // sorted by row encoding
+  // Replaces the contents (restoring a checkpoint, whose relations are stored on their own).
+  void Load(const Batch& contents);
   size_t size() const { return rows_.size(); }
 
  private:

@@ -83,6 +83,7 @@ class FileInputConnector : public InputConnector {
   nlohmann::json Position() const override;
   void Seek(const nlohmann::json& position) override;
   std::string Describe() const override;
+  bool Replayable() const override { return !IsStdin(); }
 
  private:
   bool IsStdin() const { return options_.resolved_path == "-"; }
