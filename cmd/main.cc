@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "cmd/commands.h"
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
   // returning it to the kernel each time (which costs page faults on the next step).
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  spdlog::set_default_logger(spdlog::stderr_color_mt("fld"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
   try {
     if (*run_cmd) return fld::cmd::Run(run);

@@ -98,6 +98,7 @@ class Controller::Impl {
   bool in_step_ = false;  // an error inside a step leaves the circuit half-updated: no checkpoint
   uint64_t base_records_ = 0;  // records before this process (from the checkpoint)
   RunSummary s_;
+  Clock::time_point start_ = Clock::now();
 };
 
 std::vector<std::vector<PhysType>> Controller::Impl::InputTypes() const {
@@ -186,6 +187,7 @@ void Controller::Impl::Checkpoint(const char* state, bool complete) {
 
 void Controller::Impl::Replay(const wal::LogContents& log) {
   auto types = InputTypes();
+  for (auto& in : p_->inputs()) in.connector->SetThrottle(false);
   for (const auto& rec : log.records) {
     std::vector<JournalInput> journal = DecodeJournal(rec.payload, types);
     for (auto& j : journal) {
@@ -218,6 +220,7 @@ void Controller::Impl::Replay(const wal::LogContents& log) {
     StepOnce(std::move(journal), true);
     ++s_.replayed;
   }
+  for (auto& in : p_->inputs()) in.connector->SetThrottle(true);
 }
 
 bool Controller::Impl::Resume() {
@@ -270,6 +273,8 @@ bool Controller::Impl::Resume() {
   }
   spdlog::info("resuming {} from checkpoint at step {}, replaying {} steps", spec().name, ckpt, log.records.size());
   Replay(log);
+  spdlog::info("{}: recovered to step {} in {:.0f} ms", spec().name, c.steps(),
+               std::chrono::duration<double, std::milli>(Clock::now() - start_).count());
   return true;
 }
 

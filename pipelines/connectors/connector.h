@@ -52,6 +52,8 @@ class InputConnector {
   // last record returned by Read (datagen: plan and row; files: byte offset and line number).
   virtual nlohmann::json Position() const = 0;
   virtual void Seek(const nlohmann::json& position) = 0;
+  // Turns rate limits off while replaying journaled steps, and on again after.
+  virtual void SetThrottle(bool on) {}
   // False for inputs that cannot be read again (standard input): the journal logs their rows.
   virtual bool Replayable() const { return true; }
   // A short description for logs: "datagen", "file_input(data.csv, csv)".

@@ -1001,9 +1001,12 @@ void DatagenConnector::StartPlan() {
 
 uint64_t DatagenConnector::Allowance(uint64_t max_rows) {
   const DatagenPlan& p = *plans_[plan_];
-  if (!p.rate) return max_rows;
+  if (!p.rate || !throttle_) return max_rows;
   const double rate = *p.rate;
   const double cap = std::max(1.0, rate);  // at most one second's worth at once
+  // All or nothing: a Read takes a whole quantum of rows or none, so step boundaries do not
+  // depend on timing and a resumed run cuts its steps exactly like an uninterrupted one.
+  const uint64_t quantum = std::min<uint64_t>(max_rows, static_cast<uint64_t>(cap));
   auto refill = [&] {
     auto now = Clock::now();
     if (!bucket_started_) {
@@ -1016,15 +1019,15 @@ uint64_t DatagenConnector::Allowance(uint64_t max_rows) {
     tokens_ = std::min(cap, tokens_ + dt * rate);
   };
   refill();
-  if (tokens_ < 1.0) {
-    // Wait for the next row, but never long: the controller calls again.
-    double wait = std::min(0.001, (1.0 - tokens_) / rate);
+  if (tokens_ < static_cast<double>(quantum)) {
+    // Wait a little for the quantum, but never long: the controller calls again.
+    double wait = std::min(0.001, (static_cast<double>(quantum) - tokens_) / rate);
     std::this_thread::sleep_for(std::chrono::duration<double>(wait));
     refill();
+    if (tokens_ < static_cast<double>(quantum)) return 0;
   }
-  uint64_t n = std::min<uint64_t>(max_rows, static_cast<uint64_t>(tokens_));
-  tokens_ -= static_cast<double>(n);
-  return n;
+  tokens_ -= static_cast<double>(quantum);
+  return quantum;
 }
 
 Batch DatagenConnector::Read(size_t max_records) {

@@ -68,6 +68,7 @@ class DatagenConnector : public InputConnector {
   void Seek(const nlohmann::json& position) override;
   std::string Describe() const override;
 
+  void SetThrottle(bool on) override { throttle_ = on; }
   uint64_t seed() const { return seed_; }
   // Rows [begin, end) of plan `plan`, independent of the reading position (tests, replay).
   Batch Generate(size_t plan, uint64_t begin, uint64_t end) const;
@@ -82,6 +83,7 @@ class DatagenConnector : public InputConnector {
   std::vector<std::unique_ptr<DatagenPlan>> plans_;
   uint64_t seed_ = 0;
   size_t max_batch_size_;
+  bool throttle_ = true;
   ThreadPool* pool_ = nullptr;
   std::unique_ptr<ThreadPool> own_pool_;
   // Columns of recent batches, refilled by later Reads once the pipeline has dropped them: their
