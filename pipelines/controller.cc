@@ -12,6 +12,7 @@
 #include "core/common/error.h"
 #include "core/sql/parser.h"
 #include "pipelines/journal.h"
+#include "wal/crc32c.h"
 #include "wal/lock.h"
 #include "wal/log_reader.h"
 #include "wal/log_writer.h"
@@ -71,6 +72,35 @@ std::string DescribeProgramChange(const std::string& old_sql, const std::string&
   return s + ")";
 }
 
+// Order-independent hash of a relation's contents: the sum over rows of hash(row) * weight, so
+// it can be kept up to date from the changes alone and checked against the stored rows.
+uint64_t ContentHash(const Batch& b) {
+  uint64_t h = 0;
+  std::string row;
+  for (size_t r = 0; r < b.size(); ++r) {
+    row.clear();
+    EncodeRow(&row, b, r);
+    uint64_t x = (static_cast<uint64_t>(Crc32c(0, row.data(), row.size())) << 32) | Crc32c(0x9E3779B9u, row.data(), row.size());
+    h += x * static_cast<uint64_t>(b.weights[r]);
+  }
+  return h;
+}
+
+// CRC32C over every meta key and value but meta_crc itself, in key order.
+uint32_t MetaCrc(const std::map<std::string, std::string>& meta) {
+  uint32_t crc = 0;
+  for (const auto& [k, v] : meta) {
+    if (k == "meta_crc") continue;
+    uint64_t n = k.size();
+    crc = Crc32c(crc, &n, 8);
+    crc = Crc32c(crc, k.data(), k.size());
+    n = v.size();
+    crc = Crc32c(crc, &n, 8);
+    crc = Crc32c(crc, v.data(), v.size());
+  }
+  return crc;
+}
+
 }  // namespace
 
 class Controller::Impl {
@@ -92,7 +122,8 @@ class Controller::Impl {
   const PipelineSpec& spec() const { return p_->spec(); }
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<wal::LogWriter> log_;
-  std::map<int, std::vector<Batch>> pending_rel_;  // materialized relation -> changes since checkpoint
+  std::map<int, std::vector<Batch>> pending_rel_;
+  std::map<std::string, uint64_t> rel_hash_;  // materialized relation -> ContentHash of its contents  // materialized relation -> changes since checkpoint
   Clock::time_point last_sync_ = Clock::now(), last_checkpoint_ = Clock::now();
   bool unreleased_ = false;
   bool in_step_ = false;  // an error inside a step leaves the circuit half-updated: no checkpoint
@@ -152,25 +183,33 @@ void Controller::Impl::Checkpoint(const char* state, bool complete) {
   for (const auto& in : p_->inputs()) inputs.push_back(in.connector->Position());
   for (const auto& out : p_->outputs()) outputs.push_back(out.connector->Position());
   auto txn = store_->Begin();
-  for (auto& [r, deltas] : pending_rel_) txn->ApplyDelta(c.relations()[r].name, Consolidate(Concat(deltas)));
-  for (size_t r = 0; r < c.relations().size(); ++r)  // relations that never changed exist too
-    if (c.relations()[r].materialized && !pending_rel_.count(static_cast<int>(r)))
-      txn->ApplyDelta(c.relations()[r].name, Batch{});
+  for (size_t r = 0; r < c.relations().size(); ++r) {
+    const Relation& rel = c.relations()[r];
+    if (!rel.materialized) continue;
+    auto it = pending_rel_.find(static_cast<int>(r));
+    Batch delta = it == pending_rel_.end() ? Batch{} : Consolidate(Concat(it->second));
+    txn->ApplyDelta(rel.name, delta);  // creates the relation even when it never changed
+    rel_hash_[rel.name] += ContentHash(delta);
+  }
   pending_rel_.clear();
   const uint64_t total = base_records_ + s_.records;
-  txn->PutMeta("name", spec().name);
-  txn->PutMeta("fingerprint", p_->fingerprint());
-  txn->PutMeta("sql", spec().sql);
-  txn->PutMeta("ft_model", FtModelName(spec().ft_model));
-  txn->PutMeta("circuit_state", blob);
-  txn->PutMeta("checkpoint_step", std::to_string(step));
-  txn->PutMeta("step", std::to_string(step));
-  txn->PutMeta("checkpoint_time", NowUtc());
-  txn->PutMeta("inputs", inputs.dump());
-  txn->PutMeta("outputs", outputs.dump());
-  txn->PutMeta("total_processed_records", std::to_string(total));
-  txn->PutMeta("pipeline_complete", complete ? "true" : "false");
-  txn->PutMeta("state", state);
+  std::map<std::string, std::string> meta;
+  meta["name"] = spec().name;
+  meta["fingerprint"] = p_->fingerprint();
+  meta["sql"] = spec().sql;
+  meta["ft_model"] = FtModelName(spec().ft_model);
+  meta["circuit_state"] = blob;
+  meta["checkpoint_step"] = std::to_string(step);
+  meta["step"] = std::to_string(step);
+  meta["checkpoint_time"] = NowUtc();
+  meta["inputs"] = inputs.dump();
+  meta["outputs"] = outputs.dump();
+  meta["total_processed_records"] = std::to_string(total);
+  meta["pipeline_complete"] = complete ? "true" : "false";
+  meta["state"] = state;
+  for (const auto& [name, h] : rel_hash_) meta["rel_hash:" + name] = std::to_string(h);
+  meta["meta_crc"] = std::to_string(MetaCrc(meta));
+  for (const auto& [k, v] : meta) txn->PutMeta(k, v);
   txn->Commit();
   if (log_) {
     // The checkpoint is durable: the log it covers can go.
@@ -226,6 +265,12 @@ void Controller::Impl::Replay(const wal::LogContents& log) {
 bool Controller::Impl::Resume() {
   auto meta = store_->AllMeta();
   if (!meta.count("checkpoint_step")) return false;
+  const std::string state_dir = StateDir(spec());
+  if (!meta.count("meta_crc") || std::to_string(MetaCrc(meta)) != meta["meta_crc"])
+    Fail(ErrorKind::kCorruption,
+         "{}: the checkpoint is corrupted (its checksum does not match); refusing to resume (nothing was deleted; "
+         "`fld run --reset` starts over)",
+         state_dir);
   const uint64_t ckpt = std::stoull(meta["checkpoint_step"]);
   if (meta["fingerprint"] != p_->fingerprint()) {
     std::string what = meta["sql"] != spec().sql ? DescribeProgramChange(meta["sql"], spec().sql)
@@ -251,6 +296,14 @@ bool Controller::Impl::Resume() {
     const Relation& rel = c.relations()[r];
     if (!rel.materialized) continue;
     auto contents = store_->ReadRelation(rel.name, rel.schema.PhysTypes());
+    uint64_t want = meta.count("rel_hash:" + rel.name) ? std::stoull(meta["rel_hash:" + rel.name]) : 0;
+    uint64_t got = contents ? ContentHash(*contents) : 0;
+    if (got != want)
+      Fail(ErrorKind::kCorruption,
+           "{}: stored contents of {} do not match the checkpoint's checksum; refusing to resume (nothing was "
+           "deleted; `fld run --reset` starts over)",
+           state_dir, rel.name);
+    rel_hash_[rel.name] = want;
     if (contents) c.LoadContents(static_cast<int>(r), *contents);
   }
   auto inputs = nlohmann::json::parse(meta["inputs"]);
