@@ -8,8 +8,8 @@
 
 namespace fld {
 
-AggregateOp::AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vector<AggSpec> aggs)
-    : in_types_(std::move(in_types)), num_keys_(num_keys), aggs_(std::move(aggs)) {
+AggregateOp::AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vector<AggSpec> aggs, ThreadPool* pool)
+    : in_types_(std::move(in_types)), pool_(pool), num_keys_(num_keys), aggs_(std::move(aggs)) {
   for (int k = 0; k < num_keys_; ++k) out_types_.push_back(in_types_[k]);
   for (const auto& a : aggs_) out_types_.push_back(a.result_type.phys());
 }
@@ -104,9 +104,11 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
   BatchBuilder out(out_types_);
   if (n == 0 && (num_keys_ > 0 || initialized_)) return out.Finish();
 
+  std::vector<std::string> keys;
+  std::vector<Group> partial;
+  if (!SmallKeyPreaggregate(in, &keys, &partial)) {
   // 1. Assign each row a dense group id; remember each group's key encoding.
   std::vector<uint32_t> gid(n);
-  std::vector<std::string> keys;
   bool fast = false;
   if (num_keys_ == 1 && in.cols[0]->phys == PhysType::kI64 && !in.cols[0]->HasNulls() && n > 0) {
     const int64_t* k = in.cols[0]->i64.data();
@@ -144,7 +146,7 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
 
   // 2. Pre-aggregate the batch per group, one tight loop per aggregate.
   const size_t ng = keys.size();
-  std::vector<Group> partial(ng);
+  partial.resize(ng);
   for (auto& g : partial) g.accs.resize(aggs_.size());
   const int64_t* w = in.weights.data();
   for (size_t i = 0; i < n; ++i) partial[gid[i]].rows += w[i];
@@ -190,6 +192,9 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
     }
   }
 
+  }
+  const size_t ng = keys.size();
+
   // 3. Fold partials into state in key order; emit old/new rows of each changed group.
   std::vector<uint32_t> order(ng);
   for (uint32_t g = 0; g < ng; ++g) order[g] = g;
@@ -218,6 +223,136 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
   }
   initialized_ = true;
   return out.Finish();
+}
+
+bool AggregateOp::SmallKeyPreaggregate(const Batch& in, std::vector<std::string>* keys,
+                                       std::vector<Group>* partial) const {
+  const size_t n = in.size();
+  if (num_keys_ != 1 || n == 0 || in.cols[0]->phys != PhysType::kI64 || in.cols[0]->HasNulls()) return false;
+  for (const auto& a : aggs_) {
+    if (UsesMultiset(a)) return false;
+    if (a.kind != AggKind::kCountStar && in.cols[a.arg]->phys == PhysType::kStr) return false;
+  }
+  const int64_t* k = in.cols[0]->i64.data();
+  const int64_t* w = in.weights.data();
+  constexpr size_t kSlice = 16384;  // fixed, so merging does not depend on the thread count
+  const size_t slices = (n + kSlice - 1) / kSlice;
+  // Phase 1: key range and whether every weight is 1, per slice.
+  struct Range {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    bool unit = true;
+  };
+  std::vector<Range> ranges(slices);
+  auto scan = [&](size_t s) {
+    Range& r = ranges[s];
+    const size_t b = s * kSlice, e = std::min(n, b + kSlice);
+    int64_t lo = k[b], hi = k[b];
+    bool unit = true;
+    for (size_t i = b; i < e; ++i) {
+      lo = std::min(lo, k[i]);
+      hi = std::max(hi, k[i]);
+      unit &= w[i] == 1;
+    }
+    r = {lo, hi, unit};
+  };
+  if (pool_ && slices > 1) pool_->ParallelFor(slices, scan);
+  else
+    for (size_t s = 0; s < slices; ++s) scan(s);
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  bool unit = true;
+  for (const Range& r : ranges) {
+    lo = std::min(lo, r.lo);
+    hi = std::max(hi, r.hi);
+    unit = unit && r.unit;
+  }
+  constexpr uint64_t kMaxRange = 1024;
+  if (static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) >= kMaxRange) return false;
+  const size_t R = static_cast<size_t>(hi - lo) + 1, A = aggs_.size();
+
+  struct Part {
+    std::vector<int64_t> rows, cnt, isum;
+    std::vector<double> dsum;
+    std::vector<uint8_t> seen;
+    bool overflow = false;
+  };
+  std::vector<Part> parts(slices);
+  auto work = [&](size_t s) {
+    Part& p = parts[s];
+    const size_t b = s * kSlice, e = std::min(n, b + kSlice);
+    p.rows.assign(R, 0);
+    p.seen.assign(R, 0);
+    p.cnt.assign(A * R, 0);
+    p.isum.assign(A * R, 0);
+    p.dsum.assign(A * R, 0);
+    for (size_t i = b; i < e; ++i) {
+      const size_t g = static_cast<size_t>(k[i] - lo);
+      p.rows[g] += w[i];
+      p.seen[g] = 1;
+    }
+    for (size_t a = 0; a < A; ++a) {
+      const AggSpec& spec = aggs_[a];
+      if (spec.kind == AggKind::kCountStar) continue;
+      const Column& col = *in.cols[spec.arg];
+      const bool nulls = col.HasNulls();
+      int64_t* cnt = &p.cnt[a * R];
+      int64_t* isum = &p.isum[a * R];
+      double* dsum = &p.dsum[a * R];
+      const bool need_sum = spec.kind != AggKind::kCount;
+      if (col.phys == PhysType::kI64) {
+        const int64_t* x = col.i64.data();
+        if (unit && !nulls) {
+          for (size_t i = b; i < e; ++i) {
+            const size_t g = static_cast<size_t>(k[i] - lo);
+            cnt[g] += 1;
+            if (need_sum) p.overflow |= __builtin_add_overflow(isum[g], x[i], &isum[g]);
+          }
+        } else {
+          for (size_t i = b; i < e; ++i) {
+            if (nulls && col.nulls[i]) continue;
+            const size_t g = static_cast<size_t>(k[i] - lo);
+            cnt[g] += w[i];
+            int64_t prod;
+            if (need_sum)
+              p.overflow |= __builtin_mul_overflow(w[i], x[i], &prod) || __builtin_add_overflow(isum[g], prod, &isum[g]);
+          }
+        }
+      } else {
+        const double* x = col.f64.data();
+        for (size_t i = b; i < e; ++i) {
+          if (nulls && col.nulls[i]) continue;
+          const size_t g = static_cast<size_t>(k[i] - lo);
+          cnt[g] += w[i];
+          dsum[g] += static_cast<double>(w[i]) * x[i];
+        }
+      }
+    }
+  };
+  if (pool_ && slices > 1) pool_->ParallelFor(slices, work);
+  else
+    for (size_t s = 0; s < slices; ++s) work(s);
+
+  for (const Part& p : parts)
+    if (p.overflow) SumOverflow();
+  for (size_t g = 0; g < R; ++g) {
+    bool seen = false;
+    for (const Part& p : parts) seen = seen || p.seen[g];
+    if (!seen) continue;
+    Group grp;
+    grp.accs.resize(A);
+    for (const Part& p : parts) {
+      grp.rows += p.rows[g];
+      for (size_t a = 0; a < A; ++a) {
+        Acc& acc = grp.accs[a];
+        acc.count += p.cnt[a * R + g];
+        if (__builtin_add_overflow(acc.isum, p.isum[a * R + g], &acc.isum)) SumOverflow();
+        acc.dsum += p.dsum[a * R + g];
+      }
+    }
+    keys->emplace_back();
+    EncodeValue(&keys->back(), Value::Int(lo + static_cast<int64_t>(g)));
+    partial->push_back(std::move(grp));
+  }
+  return true;
 }
 
 void AggregateOp::SaveState(StateWriter& w) const {

@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "core/circuit/operator.h"
+#include "core/common/thread_pool.h"
 #include "core/types/types.h"
 
 namespace fld {
@@ -36,7 +37,9 @@ struct AggSpec {
 
 class AggregateOp : public Operator {
  public:
-  AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vector<AggSpec> aggs);
+  // `pool` (may be null) pre-aggregates large batches in parallel, in fixed-size slices merged in
+  // slice order, so the result does not depend on the number of threads.
+  AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vector<AggSpec> aggs, ThreadPool* pool = nullptr);
   Batch Step(std::span<const Batch* const> inputs) override;
   std::string Name() const override { return num_keys_ == 0 ? "aggregate(global)" : "aggregate"; }
   std::string Describe() const override;
@@ -59,9 +62,13 @@ class AggregateOp : public Operator {
     return a.distinct || a.kind == AggKind::kMin || a.kind == AggKind::kMax;
   }
   Value Result(const AggSpec& a, const Group& g, const Acc& acc) const;
+  // Fast path for one integer key spanning a small range and linear aggregates: group ids are
+  // key - min, no hashing. Returns false when the batch does not qualify.
+  bool SmallKeyPreaggregate(const Batch& in, std::vector<std::string>* keys, std::vector<Group>* partial) const;
   void Fold(Group* into, const Group& partial) const;
 
   std::vector<PhysType> in_types_;
+  ThreadPool* pool_ = nullptr;
   int num_keys_;
   std::vector<AggSpec> aggs_;
   std::vector<PhysType> out_types_;
