@@ -36,7 +36,9 @@ void IntegrateOp::Load(const Batch& contents) {
   for (size_t r = 0; r < contents.size(); ++r) {
     key.clear();
     EncodeRow(&key, contents, r);
-    rows_[key] += contents.weights[r];
+    auto it = rows_.try_emplace(key, 0).first;
+    it->second += contents.weights[r];
+    if (it->second == 0) rows_.erase(it);  // as in Step: no rows of weight 0
   }
 }
 

@@ -9,6 +9,7 @@ Batch UpsertOp::Step(std::span<const Batch* const> inputs) {
   BatchBuilder out(types_);
   std::string key, row;
   for (size_t r = 0; r < in.size(); ++r) {
+    if (in.weights[r] == 0) continue;  // no change (not a delete)
     key.clear();
     EncodeRow(&key, in, r, key_cols_);
     auto it = rows_.find(key);

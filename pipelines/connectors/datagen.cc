@@ -1006,7 +1006,8 @@ uint64_t DatagenConnector::Allowance(uint64_t max_rows) {
   const double cap = std::max(1.0, rate);  // at most one second's worth at once
   // All or nothing: a Read takes a whole quantum of rows or none, so step boundaries do not
   // depend on timing and a resumed run cuts its steps exactly like an uninterrupted one.
-  const uint64_t quantum = std::min<uint64_t>(max_rows, static_cast<uint64_t>(cap));
+  // A quantum is a tenth of a second's worth (at most max_rows), so the pace stays smooth.
+  const uint64_t quantum = std::max<uint64_t>(1, std::min<uint64_t>(max_rows, static_cast<uint64_t>(std::ceil(rate / 10))));
   auto refill = [&] {
     auto now = Clock::now();
     if (!bucket_started_) {
