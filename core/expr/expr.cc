@@ -1,5 +1,6 @@
 #include "core/expr/expr.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -258,11 +259,26 @@ void CompareTyped(ExprOp op, const T* a, const T* c, int64_t* r, size_t n) {
   }
 }
 
+int ScaleOf(const SqlType& t) { return t.id == TypeId::kDecimal ? t.scale : 0; }
+
 ColumnPtr EvalCompare(const BoundExpr& e, const Batch& b) {
   size_t n = b.size();
   ColumnPtr ac = Evaluate(*e.args[0], b), bc = Evaluate(*e.args[1], b);
   ColPtr out = NewColumn(PhysType::kI64, n);
   MergeNulls(*ac, *bc, n, out.get());
+  const int sa = ScaleOf(e.args[0]->type), sb = ScaleOf(e.args[1]->type);
+  if (ac->phys == PhysType::kI64 && sa != sb) {
+    // Exact numerics of different scales (the binder leaves them uncast): align in 128 bits.
+    const int s = std::max(sa, sb);
+    const __int128 fa = Pow10(s - sa), fb = Pow10(s - sb);
+    std::vector<__int128> x(n), y(n);
+    for (size_t i = 0; i < n; ++i) {
+      x[i] = ac->i64[i] * fa;
+      y[i] = bc->i64[i] * fb;
+    }
+    CompareTyped(e.op, x.data(), y.data(), out->i64.data(), n);
+    return out;
+  }
   switch (ac->phys) {
     case PhysType::kI64: CompareTyped(e.op, ac->i64.data(), bc->i64.data(), out->i64.data(), n); break;
     case PhysType::kF64: CompareTyped(e.op, ac->f64.data(), bc->f64.data(), out->i64.data(), n); break;
@@ -310,7 +326,19 @@ ColumnPtr EvalLogic(const BoundExpr& e, const Batch& b) {
   return out;
 }
 
+// Bytes of the UTF-8 character starting at s[i] (1 for ASCII and for malformed input).
+size_t CharLen(std::string_view s, size_t i) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+  if (i + n > s.size()) return 1;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 1;
+  return n;
+}
+
 // SQL LIKE: '%' any sequence, '_' any one character, `esc` makes the next character literal.
+// Characters are UTF-8: '_' matches a whole multi-byte character, and a '%' never ends in the
+// middle of one.
 bool LikeMatch(std::string_view s, std::string_view p, int esc) {
   size_t si = 0, pi = 0, star_p = std::string_view::npos, star_s = 0;
   while (si < s.size()) {
@@ -326,7 +354,11 @@ bool LikeMatch(std::string_view s, std::string_view p, int esc) {
         star_p = pi++;
         star_s = si;
         continue;
-      } else if (pc == '_' || pc == s[si]) {
+      } else if (pc == '_') {
+        si += CharLen(s, si);
+        pi++;
+        continue;
+      } else if (pc == s[si]) {
         si++;
         pi++;
         continue;
@@ -334,7 +366,8 @@ bool LikeMatch(std::string_view s, std::string_view p, int esc) {
     }
     if (star_p == std::string_view::npos) return false;
     pi = star_p + 1;
-    si = ++star_s;
+    star_s += CharLen(s, star_s);
+    si = star_s;
   }
   while (pi < p.size() && p[pi] == '%') pi++;
   return pi == p.size();
@@ -454,6 +487,177 @@ Value CastValue(const Value& v, const SqlType& from, const SqlType& to) {
   }
 }
 
+namespace {
+
+// ---- CASE and COALESCE ----
+// SQL evaluates a CASE branch (a COALESCE argument) only for the rows that reach it. The eager
+// versions evaluate everything over the whole batch, which gives the same result unless some
+// branch raises an error for a row that does not take it; the lazy versions narrow the batch
+// branch by branch so that such rows never reach it.
+
+ColumnPtr EvalCaseEager(const BoundExpr& e, const Batch& b) {
+  const size_t n = b.size();
+  size_t pairs = (e.args.size() - (e.has_else ? 1 : 0)) / 2;
+  std::vector<ColumnPtr> conds, vals;
+  for (size_t p = 0; p < pairs; ++p) {
+    conds.push_back(Evaluate(*e.args[2 * p], b));
+    vals.push_back(Evaluate(*e.args[2 * p + 1], b));
+  }
+  ColumnPtr els = e.has_else ? Evaluate(*e.args.back(), b) : nullptr;
+  auto out = std::make_shared<Column>(e.type.phys());
+  out->Reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Column* pick = els.get();
+    for (size_t p = 0; p < pairs; ++p)
+      if (!conds[p]->IsNull(i) && conds[p]->i64[i]) {
+        pick = vals[p].get();
+        break;
+      }
+    if (pick) out->AppendFrom(*pick, i);
+    else out->AppendNull();
+  }
+  out->CompactNulls();
+  return out;
+}
+
+ColumnPtr EvalCoalesceEager(const BoundExpr& e, const Batch& b) {
+  const size_t n = b.size();
+  std::vector<ColumnPtr> cols;
+  for (const auto& a : e.args) cols.push_back(Evaluate(*a, b));
+  auto out = std::make_shared<Column>(e.type.phys());
+  out->Reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Column* pick = nullptr;
+    for (const auto& c : cols)
+      if (!c->IsNull(i)) {
+        pick = c.get();
+        break;
+      }
+    if (pick) out->AppendFrom(*pick, i);
+    else out->AppendNull();
+  }
+  out->CompactNulls();
+  return out;
+}
+
+void MarkColumns(const BoundExpr& e, std::vector<bool>* used) {
+  if (e.op == ExprOp::kColumn && e.column_index >= 0 && static_cast<size_t>(e.column_index) < used->size())
+    (*used)[e.column_index] = true;
+  for (const auto& a : e.args) MarkColumns(*a, used);
+}
+
+ColumnPtr GatherColumn(const Column& src, const std::vector<uint32_t>& sel) {
+  auto col = std::make_shared<Column>(src.phys);
+  switch (src.phys) {
+    case PhysType::kI64:
+      col->i64.resize(sel.size());
+      for (size_t k = 0; k < sel.size(); ++k) col->i64[k] = src.i64[sel[k]];
+      break;
+    case PhysType::kF64:
+      col->f64.resize(sel.size());
+      for (size_t k = 0; k < sel.size(); ++k) col->f64[k] = src.f64[sel[k]];
+      break;
+    case PhysType::kStr:
+      col->str.resize(sel.size());
+      for (size_t k = 0; k < sel.size(); ++k) col->str[k] = src.str[sel[k]];
+      break;
+  }
+  if (src.HasNulls()) {
+    col->nulls.resize(sel.size());
+    for (size_t k = 0; k < sel.size(); ++k) col->nulls[k] = src.nulls[sel[k]];
+    col->CompactNulls();
+  }
+  return col;
+}
+
+// The rows `sel` of b, holding only the columns marked in `used` (the expression reads no other).
+Batch Narrow(const Batch& b, const std::vector<bool>& used, const std::vector<uint32_t>& sel) {
+  Batch out;
+  out.cols.resize(b.width());
+  for (size_t c = 0; c < b.width(); ++c)
+    if (used[c]) out.cols[c] = GatherColumn(*b.cols[c], sel);
+  out.weights.assign(sel.size(), 1);
+  return out;
+}
+
+// Evaluates the steps of a CASE (its WHEN conditions, then ELSE) or a COALESCE (its arguments)
+// in order, each over the rows no earlier step settled. step.Eval(k, rows) evaluates step k's
+// test; step.Settles(k, column, i) says whether it settles row i; step.Value(k, test, rows,
+// taken) is the value of the rows `taken` (indices into rows). Rows no step settles are NULL.
+template <typename Step>
+ColumnPtr EvalNarrowing(const BoundExpr& e, const Batch& b, size_t nsteps, const Step& step) {
+  const size_t n = b.size();
+  std::vector<bool> used(b.width(), false);
+  MarkColumns(e, &used);
+  std::vector<ColumnPtr> parts;
+  std::vector<int> part(n, -1);
+  std::vector<uint32_t> pos(n, 0);
+  std::vector<uint32_t> rest(n);  // rows of b not settled yet, in the order of `cur`
+  for (size_t i = 0; i < n; ++i) rest[i] = static_cast<uint32_t>(i);
+  Batch cur = b;
+  for (size_t k = 0; k < nsteps && !rest.empty(); ++k) {
+    ColumnPtr test = step.Eval(k, cur);
+    std::vector<uint32_t> take, keep;
+    for (size_t i = 0; i < rest.size(); ++i)
+      (step.Settles(k, *test, i) ? take : keep).push_back(static_cast<uint32_t>(i));
+    if (!take.empty()) {
+      parts.push_back(take.size() == cur.size() ? step.Value(k, test, cur, nullptr)
+                                                : step.Value(k, test, Narrow(cur, used, take), &take));
+      for (size_t t = 0; t < take.size(); ++t) {
+        part[rest[take[t]]] = static_cast<int>(parts.size() - 1);
+        pos[rest[take[t]]] = static_cast<uint32_t>(t);
+      }
+    }
+    if (keep.size() == rest.size()) continue;
+    cur = Narrow(cur, used, keep);
+    std::vector<uint32_t> next;
+    next.reserve(keep.size());
+    for (uint32_t i : keep) next.push_back(rest[i]);
+    rest = std::move(next);
+  }
+  auto out = std::make_shared<Column>(e.type.phys());
+  out->Reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (part[i] < 0) out->AppendNull();
+    else out->AppendFrom(*parts[part[i]], pos[i]);
+  }
+  out->CompactNulls();
+  return out;
+}
+
+ColumnPtr EvalCaseLazy(const BoundExpr& e, const Batch& b) {
+  struct Step {
+    const BoundExpr& e;
+    size_t pairs;  // steps 0..pairs-1 test the WHEN conditions; step `pairs` is the ELSE
+    ColumnPtr Eval(size_t k, const Batch& rows) const {
+      return k < pairs ? Evaluate(*e.args[2 * k], rows) : Evaluate(*e.args.back(), rows);
+    }
+    bool Settles(size_t k, const Column& test, size_t i) const {
+      return k >= pairs || (!test.IsNull(i) && test.i64[i] != 0);
+    }
+    // `rows` holds just the settled rows when `taken` is set, else all rows of the step.
+    ColumnPtr Value(size_t k, const ColumnPtr& test, const Batch& rows, const std::vector<uint32_t>*) const {
+      return k < pairs ? Evaluate(*e.args[2 * k + 1], rows) : test;
+    }
+  };
+  const size_t pairs = (e.args.size() - (e.has_else ? 1 : 0)) / 2;
+  return EvalNarrowing(e, b, pairs + (e.has_else ? 1 : 0), Step{e, pairs});
+}
+
+ColumnPtr EvalCoalesceLazy(const BoundExpr& e, const Batch& b) {
+  struct Step {
+    const BoundExpr& e;
+    ColumnPtr Eval(size_t k, const Batch& rows) const { return Evaluate(*e.args[k], rows); }
+    bool Settles(size_t, const Column& test, size_t i) const { return !test.IsNull(i); }
+    ColumnPtr Value(size_t, const ColumnPtr& test, const Batch&, const std::vector<uint32_t>* taken) const {
+      return taken ? GatherColumn(*test, *taken) : test;
+    }
+  };
+  return EvalNarrowing(e, b, e.args.size(), Step{e});
+}
+
+}  // namespace
+
 ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
   const size_t n = b.size();
   switch (e.op) {
@@ -523,51 +727,24 @@ ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
       for (size_t i = 0; i < n; ++i) out->i64[i] = !a->IsNull(i) && (a->i64[i] != 0) == (want != 0);
       return out;
     }
-    case ExprOp::kCase: {
-      size_t pairs = (e.args.size() - (e.has_else ? 1 : 0)) / 2;
-      std::vector<ColumnPtr> conds, vals;
-      for (size_t p = 0; p < pairs; ++p) {
-        conds.push_back(Evaluate(*e.args[2 * p], b));
-        vals.push_back(Evaluate(*e.args[2 * p + 1], b));
+    case ExprOp::kCase:
+      // Every branch over every row is the fast path. A branch may fail (overflow, a bad
+      // CAST) for rows that do not take it: then evaluate each branch only on its rows.
+      try {
+        return EvalCaseEager(e, b);
+      } catch (const Error&) {
+        return EvalCaseLazy(e, b);
       }
-      ColumnPtr els = e.has_else ? Evaluate(*e.args.back(), b) : nullptr;
-      auto out = std::make_shared<Column>(e.type.phys());
-      out->Reserve(n);
-      for (size_t i = 0; i < n; ++i) {
-        const Column* pick = els.get();
-        for (size_t p = 0; p < pairs; ++p)
-          if (!conds[p]->IsNull(i) && conds[p]->i64[i]) {
-            pick = vals[p].get();
-            break;
-          }
-        if (pick) out->AppendFrom(*pick, i);
-        else out->AppendNull();
-      }
-      out->CompactNulls();
-      return out;
-    }
     case ExprOp::kCast: {
       ColumnPtr a = Evaluate(*e.args[0], b);
       return CastColumn(*a, e.args[0]->type, e.type, n);
     }
-    case ExprOp::kCoalesce: {
-      std::vector<ColumnPtr> cols;
-      for (const auto& a : e.args) cols.push_back(Evaluate(*a, b));
-      auto out = std::make_shared<Column>(e.type.phys());
-      out->Reserve(n);
-      for (size_t i = 0; i < n; ++i) {
-        const Column* pick = nullptr;
-        for (const auto& c : cols)
-          if (!c->IsNull(i)) {
-            pick = c.get();
-            break;
-          }
-        if (pick) out->AppendFrom(*pick, i);
-        else out->AppendNull();
+    case ExprOp::kCoalesce:
+      try {
+        return EvalCoalesceEager(e, b);
+      } catch (const Error&) {
+        return EvalCoalesceLazy(e, b);
       }
-      out->CompactNulls();
-      return out;
-    }
     case ExprOp::kAbs: {
       ColumnPtr a = Evaluate(*e.args[0], b);
       ColPtr out = NewColumn(a->phys, n);

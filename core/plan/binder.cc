@@ -26,6 +26,12 @@ bool ContainsAggregate(const Expr& e) {
   return false;
 }
 
+bool ScopeColumn::InStar(std::string_view q) const {
+  if (hidden) return false;
+  if (q.empty()) return !qualified_only;
+  return EqualsIgnoreCase(qualifier, q);
+}
+
 namespace {
 
 int IntRank(TypeId id) {
@@ -90,6 +96,7 @@ int Binder::TryResolve(const Scope& scope, std::string_view qualifier, std::stri
   for (size_t i = 0; i < scope.cols.size(); ++i) {
     const ScopeColumn& c = scope.cols[i];
     if (c.hidden || !EqualsIgnoreCase(c.name, name)) continue;
+    if (qualifier.empty() && c.qualified_only) continue;
     if (!qualifier.empty() && !EqualsIgnoreCase(c.qualifier, qualifier)) continue;
     if (found >= 0) {
       ctx_.Error(pos, qualifier.empty() ? fmt::format("column '{}' is ambiguous; qualify it with a table name", name)
@@ -105,7 +112,7 @@ int Binder::Resolve(const Scope& scope, std::string_view qualifier, std::string_
   if (i >= 0) return i;
   std::string avail;
   for (const auto& c : scope.cols) {
-    if (c.hidden) continue;
+    if (c.hidden || (qualifier.empty() && c.qualified_only)) continue;
     if (!avail.empty()) avail += ", ";
     avail += c.qualifier.empty() ? c.name : c.qualifier + "." + c.name;
     if (avail.size() > 200) {
@@ -180,6 +187,15 @@ BoundExprPtr Binder::RequireBool(BoundExprPtr e, Pos pos) const {
 
 BoundExprPtr Binder::Compare(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos) const {
   SqlType ta = a->type, tb = b->type;
+  // Integers and decimals compare exactly whatever their scales (the evaluator aligns them in
+  // 128 bits), so no cast to a common DECIMAL(18, s) can overflow: BIGINT 10^18 > 1.5 is TRUE.
+  if (ta.IsExactNumeric() && tb.IsExactNumeric() && op != ExprOp::kIsDistinct) {
+    bool nullable = ta.nullable || tb.nullable;
+    std::vector<BoundExprPtr> args;
+    args.push_back(std::move(a));
+    args.push_back(std::move(b));
+    return MakeCall(op, Bool(nullable), std::move(args));
+  }
   // A string literal next to a number or a date converts to that type.
   SqlType common;
   if (a->op == ExprOp::kLiteral && ta.IsString() && !tb.IsString() && tb.id != TypeId::kNull) common = tb;
@@ -318,6 +334,13 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
     }
     case ExprKind::kStar: ctx_.Error(e.pos, "'*' is not allowed here");
     case ExprKind::kUnary: {
+      // -9223372036854775808 is BIGINT's smallest value, though its digits alone are out of range.
+      const Expr& operand = *e.args[0];
+      if (e.op == Op::kNeg && operand.kind == ExprKind::kLiteral && operand.lit_kind == sql::LiteralKind::kInteger) {
+        std::string_view digits = operand.text;
+        while (digits.size() > 1 && digits.front() == '0') digits.remove_prefix(1);
+        if (digits == "9223372036854775808") return MakeLiteral(Value::Int(INT64_MIN), SqlType::Of(TypeId::kBigInt, false));
+      }
       BoundExprPtr a = child(*e.args[0]);
       if (e.op == Op::kNot) {
         a = RequireBool(std::move(a), e.args[0]->pos);
@@ -334,7 +357,8 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       if (a->op == ExprOp::kLiteral) {  // fold -literal so that -9223372036854775808 works
         Value v = a->literal;
         if (v.kind == Value::Kind::kDouble) v.d = -v.d;
-        else if (v.i != INT64_MIN) v.i = -v.i;
+        else if (v.i == INT64_MIN) ctx_.Error(e.pos, "integer overflow in unary -");
+        else v.i = -v.i;
         return MakeLiteral(v, a->type);
       }
       SqlType t = a->type;

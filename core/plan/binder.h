@@ -29,6 +29,11 @@ struct ScopeColumn {
   std::string name;
   SqlType type;
   bool hidden = false;  // helper columns (join keys): never resolved by name nor in `*`
+  // A join's USING / NATURAL column of one side: `t.a` still names it, but a bare `a` (and an
+  // unqualified `*`) means the merged column.
+  bool qualified_only = false;
+  // Whether `*` (qualifier empty) or `q.*` expands to this column.
+  bool InStar(std::string_view q) const;
 };
 
 struct Scope {

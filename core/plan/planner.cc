@@ -173,8 +173,8 @@ Planner::Plan Planner::PlanQueryBlock(const sql::Query& q) {
   if (l.scope.cols.size() != r.scope.cols.size())
     ctx_.Error(q.right->pos, fmt::format("the two sides of a set operation have {} and {} columns",
                                           l.scope.cols.size(), r.scope.cols.size()));
-  if (q.set_op != sql::SetOp::kUnion)
-    ctx_.Error(q.pos, "EXCEPT and INTERSECT are not supported yet");
+  if (q.set_op != sql::SetOp::kUnion && q.set_all)
+    ctx_.Error(q.pos, "EXCEPT ALL and INTERSECT ALL are not supported yet");
   std::vector<SqlType> types;
   for (size_t i = 0; i < l.scope.cols.size(); ++i) {
     SqlType t = binder_.CommonType(l.scope.cols[i].type, r.scope.cols[i].type, q.pos);
@@ -183,11 +183,80 @@ Planner::Plan Planner::PlanQueryBlock(const sql::Query& q) {
   }
   l = Cast(std::move(l), types, q.pos);
   r = Cast(std::move(r), types, q.pos);
+  if (q.set_op != sql::SetOp::kUnion) return ExceptOrIntersect(std::move(l), std::move(r), q.set_op, q.pos);
   Plan out;
   out.scope = l.scope;
   for (auto& c : out.scope.cols) c.qualifier.clear();
   out.node = circuit_->AddNode(std::make_unique<UnionAllOp>(), {l.node, r.node}, Types(out.scope));
   if (!q.set_all) out.node = circuit_->AddNode(std::make_unique<DistinctOp>(), {out.node}, Types(out.scope));
+  return out;
+}
+
+// EXCEPT / INTERSECT (set semantics; both sides already have the same column types). Rows match
+// when every column is equal or both are NULL, so each column becomes two NULL-free join keys:
+// (col IS NULL, COALESCE(col, <zero>)).
+//   INTERSECT: DISTINCT(l) joined with DISTINCT(r) on all columns, keeping l's columns;
+//   EXCEPT:    DISTINCT(l) LEFT JOIN (r, marker TRUE) on all columns, keeping the rows whose
+//              marker is NULL (no match), i.e. an anti-join.
+Planner::Plan Planner::ExceptOrIntersect(Plan l, Plan r, sql::SetOp op, Pos pos) {
+  const bool except = op == sql::SetOp::kExcept;
+  const size_t n = l.scope.cols.size();
+  l.node = circuit_->AddNode(std::make_unique<DistinctOp>(), {l.node}, Types(l.scope));
+  if (!except) r.node = circuit_->AddNode(std::make_unique<DistinctOp>(), {r.node}, Types(r.scope));
+  int marker = -1;
+  if (except) {
+    std::vector<BoundExprPtr> proj;
+    for (size_t i = 0; i < n; ++i) proj.push_back(MakeColumn(static_cast<int>(i), r.scope.cols[i].type));
+    proj.push_back(MakeLiteral(Value::Int(1), SqlType::Of(TypeId::kBoolean, false)));
+    marker = static_cast<int>(n);
+    r.scope.cols.push_back({"", "", SqlType::Of(TypeId::kBoolean, false), true});
+    r.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {r.node}, Types(r.scope));
+  }
+  auto is_null = [](int i, const SqlType& t) {
+    std::vector<BoundExprPtr> args;
+    args.push_back(MakeColumn(i, t));
+    return MakeCall(ExprOp::kIsNull, SqlType::Of(TypeId::kBoolean, false), std::move(args));
+  };
+  auto or_zero = [](int i, const SqlType& t) {
+    Value zero = t.phys() == PhysType::kF64   ? Value::Double(0)
+                 : t.phys() == PhysType::kStr ? Value::String("")
+                                              : Value::Int(0);
+    std::vector<BoundExprPtr> args;
+    args.push_back(MakeColumn(i, t));
+    args.push_back(MakeLiteral(std::move(zero), t.WithNullable(false)));
+    return MakeCall(ExprOp::kCoalesce, t.WithNullable(false), std::move(args));
+  };
+  std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys;
+  for (size_t i = 0; i < n; ++i) {
+    const int c = static_cast<int>(i);
+    const SqlType& lt = l.scope.cols[i].type;
+    const SqlType& rt = r.scope.cols[i].type;
+    if (!lt.nullable && !rt.nullable) {
+      keys.emplace_back(MakeColumn(c, lt), MakeColumn(c, rt));
+    } else {
+      keys.emplace_back(is_null(c, lt), is_null(c, rt));
+      keys.emplace_back(or_zero(c, lt), or_zero(c, rt));
+    }
+  }
+  Scope left_scope = l.scope;
+  size_t left_width = 0;
+  Plan j = Join(std::move(l), std::move(r), std::move(keys), /*pad_left=*/except, /*pad_right=*/false, pos,
+                &left_width);
+  if (except) {
+    const int m = static_cast<int>(left_width) + marker;
+    std::vector<BoundExprPtr> args;
+    args.push_back(MakeColumn(m, j.scope.cols[m].type));
+    j = Filter(std::move(j), MakeCall(ExprOp::kIsNull, SqlType::Of(TypeId::kBoolean, false), std::move(args)));
+  }
+  Plan out;
+  std::vector<BoundExprPtr> proj;
+  for (size_t i = 0; i < n; ++i) {
+    ScopeColumn c = left_scope.cols[i];
+    c.qualifier.clear();
+    proj.push_back(MakeColumn(static_cast<int>(i), c.type));
+    out.scope.cols.push_back(std::move(c));
+  }
+  out.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {j.node}, Types(out.scope));
   return out;
 }
 
@@ -215,7 +284,7 @@ Planner::Plan Planner::Filter(Plan p, BoundExprPtr pred) {
 }
 
 Planner::Plan Planner::Join(Plan left, Plan right, std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys,
-                            bool pad_left, bool pad_right, Pos pos) {
+                            bool pad_left, bool pad_right, Pos pos, size_t* left_width) {
   // Key expressions that are not plain columns of the right type become hidden columns.
   std::vector<int> lk, rk;
   std::vector<BoundExprPtr> lextra, rextra;
@@ -250,6 +319,7 @@ Planner::Plan Planner::Join(Plan left, Plan right, std::vector<std::pair<BoundEx
   extend(right, rextra);
   Plan out;
   out.scope = left.scope;
+  if (left_width) *left_width = left.scope.cols.size();
   for (auto c : right.scope.cols) out.scope.cols.push_back(c);
   if (pad_right)
     for (size_t i = 0; i < left.scope.cols.size(); ++i) out.scope.cols[i].type.nullable = true;
@@ -296,17 +366,19 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t) {
   const bool pad_right = t.join_type == sql::JoinType::kRight || t.join_type == sql::JoinType::kFull;
 
   std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys;
-  std::vector<int> hide_right;
   std::vector<std::string> using_cols = t.using_cols;
   if (t.natural) {
     for (const auto& lc : left.scope.cols)
-      if (!lc.hidden && binder_.TryResolve(right.scope, "", lc.name, t.pos) >= 0) using_cols.push_back(lc.name);
+      if (lc.InStar("") && binder_.TryResolve(right.scope, "", lc.name, t.pos) >= 0) using_cols.push_back(lc.name);
   }
+  std::vector<std::pair<int, int>> using_idx;  // (left index, right index)
   for (const auto& name : using_cols) {
     int li = binder_.Resolve(left.scope, "", name, t.pos);
     int ri = binder_.Resolve(right.scope, "", name, t.pos);
+    for (const auto& [pl, pr] : using_idx)
+      if (pl == li) ctx_.Error(t.pos, fmt::format("column '{}' appears twice in USING", name));
     keys.emplace_back(MakeColumn(li, left.scope.cols[li].type), MakeColumn(ri, right.scope.cols[ri].type));
-    hide_right.push_back(ri);
+    using_idx.emplace_back(li, ri);
   }
   std::vector<const Expr*> conj;
   SplitAnd(t.on.get(), &conj);
@@ -355,11 +427,50 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t) {
                          "two sides and conditions on the padded side only");
     }
   }
-  size_t left_width = left.scope.cols.size();
-  Plan out = Join(std::move(left), std::move(right), std::move(keys), pad_left, pad_right, t.pos);
-  for (int ri : hide_right) out.scope.cols[left_width + ri].hidden = true;
+  std::vector<SqlType> left_types, right_types;
+  for (const auto& [li, ri] : using_idx) {
+    left_types.push_back(left.scope.cols[li].type);
+    right_types.push_back(right.scope.cols[ri].type);
+  }
+  size_t left_width = 0;  // Join may append hidden key columns to the left side
+  Plan out = Join(std::move(left), std::move(right), std::move(keys), pad_left, pad_right, t.pos, &left_width);
   for (auto& pred : after) out = Filter(std::move(out), std::move(pred));
-  return out;
+  if (using_idx.empty()) return out;
+  // USING / NATURAL: the merged columns come first, then the left's other columns, then the
+  // right's. A merged column is the left's value (inner, LEFT JOIN), the right's (RIGHT JOIN) or
+  // the one that is not NULL (FULL JOIN). `t.a` still names each side's own column.
+  Plan merged;
+  std::vector<BoundExprPtr> proj;
+  for (size_t k = 0; k < using_idx.size(); ++k) {
+    const int li = using_idx[k].first, ri = static_cast<int>(left_width) + using_idx[k].second;
+    SqlType common = binder_.CommonType(left_types[k], right_types[k], t.pos);
+    if (common.id == TypeId::kNull) common = SqlType::Of(TypeId::kInteger);
+    auto side = [&](int i) {
+      const SqlType& ty = out.scope.cols[i].type;
+      return binder_.Coerce(MakeColumn(i, ty), common.WithNullable(ty.nullable), t.pos);
+    };
+    BoundExprPtr e;
+    if (pad_left && pad_right) {
+      std::vector<BoundExprPtr> args;
+      args.push_back(side(li));
+      args.push_back(side(ri));
+      bool nullable = out.scope.cols[li].type.nullable && out.scope.cols[ri].type.nullable;
+      e = MakeCall(ExprOp::kCoalesce, common.WithNullable(nullable), std::move(args));
+    } else {
+      e = side(pad_right ? ri : li);
+    }
+    merged.scope.cols.push_back({"", out.scope.cols[li].name, e->type, false});
+    proj.push_back(std::move(e));
+  }
+  for (size_t i = 0; i < out.scope.cols.size(); ++i) {
+    ScopeColumn c = out.scope.cols[i];
+    for (const auto& [li, ri] : using_idx)
+      if (static_cast<int>(i) == li || i == left_width + ri) c.qualified_only = true;
+    proj.push_back(MakeColumn(static_cast<int>(i), c.type));
+    merged.scope.cols.push_back(std::move(c));
+  }
+  merged.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {out.node}, Types(merged.scope));
+  return merged;
 }
 
 Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>>& from, const Expr* where) {
@@ -417,52 +528,98 @@ Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>
     }
     cs.push_back(k);
   }
-  std::vector<bool> joined(items.size(), false);
-  Plan cur = std::move(items[0]);
-  joined[0] = true;
-  size_t njoined = 1;
-  auto in_set = [&](const std::set<int>& s) {
-    for (int i : s)
-      if (!joined[i]) return false;
-    return true;
+  // Join order: grow one connected component of the equi-join graph at a time, each next item
+  // one that an equality links to what is joined already; cross products only between whole
+  // components. (Crossing in an item that an equality with a later item would filter can make
+  // the intermediate result orders of magnitude larger than the answer.)
+  struct Part {
+    Plan plan;
+    std::vector<int> owner;  // per column: its FROM item (-1: a hidden join key column)
+    std::vector<bool> in;    // the FROM items it holds
   };
-  while (njoined < items.size()) {
-    int next = -1;
-    for (const auto& k : cs) {
-      if (k.used || k.a < 0) continue;
-      if (joined[k.a] && !joined[k.b]) next = k.b;
-      else if (joined[k.b] && !joined[k.a]) next = k.a;
-      if (next >= 0) break;
-    }
-    if (next < 0)
-      for (size_t i = 0; i < items.size(); ++i)
-        if (!joined[i]) {
-          next = static_cast<int>(i);
-          break;
-        }
-    std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys;
+  std::vector<bool> taken(items.size(), false);
+  auto item_part = [&](int i) {
+    Part p;
+    p.plan = std::move(items[i]);
+    p.owner.assign(p.plan.scope.cols.size(), i);
+    p.in.assign(items.size(), false);
+    p.in[i] = true;
+    taken[i] = true;
+    return p;
+  };
+  auto combine = [&](Part l, Part r, std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys, Pos pos) {
+    std::vector<int> owner = l.owner;
+    std::vector<bool> in = l.in;
+    for (size_t i = 0; i < in.size(); ++i) in[i] = in[i] || r.in[i];
+    size_t left_width = 0;
+    Part out;
+    out.plan = Join(std::move(l.plan), std::move(r.plan), std::move(keys), false, false, pos, &left_width);
+    owner.resize(left_width, -1);
+    owner.insert(owner.end(), r.owner.begin(), r.owner.end());
+    owner.resize(out.plan.scope.cols.size(), -1);
+    out.owner = std::move(owner);
+    out.in = std::move(in);
+    // Conjuncts over items that are all joined now filter the result.
     for (auto& k : cs) {
-      if (k.used || k.a < 0) continue;
-      const Expr* mine = nullptr;
-      const Expr* theirs = nullptr;
-      if (k.a == next && joined[k.b]) mine = k.e->args[0].get(), theirs = k.e->args[1].get();
-      else if (k.b == next && joined[k.a]) mine = k.e->args[1].get(), theirs = k.e->args[0].get();
-      if (!mine) continue;
-      keys.emplace_back(binder_.Bind(*theirs, cur.scope), binder_.Bind(*mine, items[next].scope));
+      if (k.used) continue;
+      bool all = true;
+      for (int i : k.items) all = all && out.in[i];
+      if (!all) continue;
+      out.plan = Filter(std::move(out.plan), binder_.BindPredicate(*k.e, out.plan.scope));
       k.used = true;
     }
-    cur = Join(std::move(cur), std::move(items[next]), std::move(keys), false, false, from[next]->pos);
-    joined[next] = true;
-    ++njoined;
-    for (auto& k : cs) {
-      if (k.used || !in_set(k.items)) continue;
-      cur = Filter(std::move(cur), binder_.BindPredicate(*k.e, cur.scope));
-      k.used = true;
+    return out;
+  };
+  auto grow = [&](int start) {
+    Part p = item_part(start);
+    for (;;) {
+      int next = -1;
+      for (const auto& k : cs) {
+        if (k.used || k.a < 0) continue;
+        if (p.in[k.a] && !taken[k.b]) next = k.b;
+        else if (p.in[k.b] && !taken[k.a]) next = k.a;
+        if (next >= 0) break;
+      }
+      if (next < 0) return p;
+      std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys;
+      for (auto& k : cs) {
+        if (k.used || k.a < 0) continue;
+        const Expr* mine = nullptr;
+        const Expr* theirs = nullptr;
+        if (k.a == next && p.in[k.b]) mine = k.e->args[0].get(), theirs = k.e->args[1].get();
+        else if (k.b == next && p.in[k.a]) mine = k.e->args[1].get(), theirs = k.e->args[0].get();
+        if (!mine) continue;
+        keys.emplace_back(binder_.Bind(*theirs, p.plan.scope), binder_.Bind(*mine, items[next].scope));
+        k.used = true;
+      }
+      p = combine(std::move(p), item_part(next), std::move(keys), from[next]->pos);
     }
-  }
+  };
+  Part cur = grow(0);
+  for (size_t i = 1; i < items.size(); ++i)
+    if (!taken[i]) cur = combine(std::move(cur), grow(static_cast<int>(i)), {}, from[i]->pos);
   for (auto& k : cs)
-    if (!k.used) cur = Filter(std::move(cur), binder_.BindPredicate(*k.e, cur.scope));
-  return cur;
+    if (!k.used) cur.plan = Filter(std::move(cur.plan), binder_.BindPredicate(*k.e, cur.plan.scope));
+  // The columns come in FROM order (what `*` lists) whatever the join order; the hidden join
+  // keys are not needed any more.
+  bool in_order = true;
+  int last_owner = -1;
+  for (int o : cur.owner) {
+    if (o < 0) continue;
+    in_order = in_order && o >= last_owner;
+    last_owner = o;
+  }
+  if (in_order) return std::move(cur.plan);
+  Plan out;
+  std::vector<BoundExprPtr> proj;
+  for (size_t item = 0; item < items.size(); ++item)
+    for (size_t c = 0; c < cur.owner.size(); ++c) {
+      if (cur.owner[c] != static_cast<int>(item)) continue;
+      proj.push_back(MakeColumn(static_cast<int>(c), cur.plan.scope.cols[c].type));
+      out.scope.cols.push_back(cur.plan.scope.cols[c]);
+    }
+  out.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {cur.plan.node}, Types(out.scope));
+  return out;
 }
 
 Planner::Plan Planner::PlanSelect(const sql::Select& s) {
@@ -493,8 +650,7 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         bool any = false;
         for (size_t c = 0; c < from.scope.cols.size(); ++c) {
           const ScopeColumn& col = from.scope.cols[c];
-          if (col.hidden) continue;
-          if (!item.expr->qualifier.empty() && !EqualsIgnoreCase(col.qualifier, item.expr->qualifier)) continue;
+          if (!col.InStar(item.expr->qualifier)) continue;
           proj.push_back(MakeColumn(static_cast<int>(c), col.type));
           out.scope.cols.push_back({"", col.name, col.type, false});
           any = true;
@@ -518,12 +674,56 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
     AggContext agg;
     agg.input = &from.scope;
     for (const auto& g : s.group_by) {
-      if (ContainsAggregate(*g)) ctx_.Error(g->pos, "aggregate functions are not allowed in GROUP BY");
-      agg.group_exprs.push_back(binder_.Bind(*g, from.scope));
+      // As in PostgreSQL (and SQLite, MySQL): GROUP BY <n> is the n-th select item, and a bare
+      // name that is no input column may be a select item's alias.
+      const Expr* ge = g.get();
+      if (ge->kind == ExprKind::kLiteral && ge->lit_kind == sql::LiteralKind::kInteger) {
+        int64_t k = ge->text.size() > 18 ? 0 : std::stoll(ge->text);
+        if (k < 1 || k > static_cast<int64_t>(s.items.size()))
+          ctx_.Error(ge->pos, fmt::format("GROUP BY position {} is not in the select list (1..{})", ge->text,
+                                          s.items.size()));
+        ge = s.items[k - 1].expr.get();
+        if (ge->kind == ExprKind::kStar) ctx_.Error(g->pos, "GROUP BY position refers to '*'");
+      } else if (ge->kind == ExprKind::kColumnRef && ge->qualifier.empty() &&
+                 binder_.TryResolve(from.scope, "", ge->name, ge->pos) < 0) {
+        const Expr* found = nullptr;
+        for (const auto& item : s.items) {
+          if (item.alias.empty() || !EqualsIgnoreCase(item.alias, ge->name)) continue;
+          if (found) ctx_.Error(ge->pos, fmt::format("GROUP BY name '{}' is ambiguous", ge->name));
+          found = item.expr.get();
+        }
+        if (found) ge = found;
+      }
+      if (ContainsAggregate(*ge)) ctx_.Error(g->pos, "aggregate functions are not allowed in GROUP BY");
+      agg.group_exprs.push_back(binder_.Bind(*ge, from.scope));
     }
     for (size_t i = 0; i < s.items.size(); ++i) {
       const auto& item = s.items[i];
-      if (item.expr->kind == ExprKind::kStar) ctx_.Error(item.pos, "'*' cannot be used with GROUP BY or aggregates");
+      if (item.expr->kind == ExprKind::kStar) {
+        // `*` expands to the FROM columns; in an aggregate block each must be a GROUP BY key
+        // (SELECT * FROM t GROUP BY <every column of t> is valid SQL).
+        bool any = false;
+        for (size_t c = 0; c < from.scope.cols.size(); ++c) {
+          const ScopeColumn& col = from.scope.cols[c];
+          if (!col.InStar(item.expr->qualifier)) continue;
+          any = true;
+          BoundExprPtr ref = MakeColumn(static_cast<int>(c), col.type);
+          int g = -1;
+          for (size_t k = 0; k < agg.group_exprs.size() && g < 0; ++k)
+            if (ref->Equals(*agg.group_exprs[k])) g = static_cast<int>(k);
+          if (g < 0) {
+            std::string full = col.qualifier.empty() ? col.name : col.qualifier + "." + col.name;
+            ctx_.Error(item.pos, fmt::format("'*' includes column '{}', which must appear in GROUP BY or be used in "
+                                             "an aggregate function",
+                                             full));
+          }
+          proj.push_back(MakeColumn(g, agg.group_exprs[g]->type));
+          out.scope.cols.push_back({"", col.name, agg.group_exprs[g]->type, false});
+        }
+        if (!any && !item.expr->qualifier.empty())
+          ctx_.Error(item.pos, fmt::format("unknown table '{}' in {}.*", item.expr->qualifier, item.expr->qualifier));
+        continue;
+      }
       BoundExprPtr e = binder_.BindAggregate(*item.expr, &agg);
       if (e->type.id == TypeId::kNull) e = binder_.Coerce(std::move(e), SqlType::Of(TypeId::kInteger), item.pos);
       out.scope.cols.push_back({"", OutputName(item, i), e->type, false});
@@ -553,7 +753,7 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
     for (const auto& g : agg.group_exprs) agg_types.push_back(g->type.phys());
     for (const auto& a : agg.aggs) agg_types.push_back(a.result_type.phys());
     int agg_node = circuit_->AddNode(
-        std::make_unique<AggregateOp>(pre_types, static_cast<int>(agg.group_exprs.size()), agg.aggs), {pre_node},
+        std::make_unique<AggregateOp>(pre_types, static_cast<int>(agg.group_exprs.size()), agg.aggs, circuit_->pool()), {pre_node},
         agg_types);
     bool identity = !having && proj.size() == agg_types.size();
     for (size_t i = 0; identity && i < proj.size(); ++i)
@@ -617,8 +817,55 @@ Batch RowsFromInsert(const sql::Insert& ins, const Schema& schema, std::string_v
   return b.Finish();
 }
 
+size_t AppendOrderByColumns(sql::Query* q) {
+  if (!q->select || q->select->distinct || q->order_by.empty()) return 0;
+  sql::Select& s = *q->select;
+  bool star = false;
+  std::vector<std::string> names;  // output names known without planning
+  for (size_t i = 0; i < s.items.size(); ++i) {
+    const auto& item = s.items[i];
+    if (item.expr->kind == ExprKind::kStar) star = true;
+    else names.push_back(OutputName(item, i));
+  }
+  auto is_output = [&](const Expr& r) {
+    if (!r.qualifier.empty()) return false;
+    for (const auto& n : names)
+      if (EqualsIgnoreCase(n, r.name)) return true;
+    return star;  // `*` outputs every (unhidden) FROM column
+  };
+  size_t added = 0;
+  for (auto& o : q->order_by) {
+    const Expr& e = *o.expr;
+    if (e.kind == ExprKind::kLiteral) continue;  // a position (or a constant)
+    bool keep = !ContainsAggregate(e);
+    if (keep) {
+      std::vector<const Expr*> refs;
+      CollectRefs(e, &refs);
+      for (const Expr* r : refs) keep = keep && is_output(*r);
+    }
+    if (keep) continue;
+    std::string name = fmt::format("$order${}", ++added);
+    auto ref = std::make_unique<Expr>();
+    ref->kind = ExprKind::kColumnRef;
+    ref->pos = e.pos;
+    ref->name = name;
+    sql::SelectItem item;
+    item.pos = e.pos;
+    item.alias = name;
+    item.expr = std::move(o.expr);
+    s.items.push_back(std::move(item));
+    o.expr = std::move(ref);
+  }
+  return added;
+}
+
 std::vector<std::vector<Value>> OrderAndLimit(const Batch& result, const Schema& schema, const sql::Query& q,
                                               std::string_view sql, const sql::SourceInfo& src) {
+  return OrderAndLimit(result, schema, q, sql, src, NullOrder::kLargest);
+}
+
+std::vector<std::vector<Value>> OrderAndLimit(const Batch& result, const Schema& schema, const sql::Query& q,
+                                              std::string_view sql, const sql::SourceInfo& src, NullOrder nulls) {
   SqlContext ctx{sql, src};
   Binder binder(ctx);
   Scope scope;
@@ -643,7 +890,8 @@ std::vector<std::vector<Value>> OrderAndLimit(const Batch& result, const Schema&
     for (size_t k = 0; k < keys.size(); ++k) {
       const auto& o = q.order_by[k];
       bool an = keys[k]->IsNull(a), bn = keys[k]->IsNull(b);
-      bool nulls_first = o.nulls_first.value_or(o.desc);  // NULL sorts as the largest value
+      // By default NULL sorts as the largest (or, with kSmallest, the smallest) value.
+      bool nulls_first = o.nulls_first.value_or(nulls == NullOrder::kLargest ? o.desc : !o.desc);
       if (an || bn) {
         if (an && bn) continue;
         return an ? nulls_first : !nulls_first;

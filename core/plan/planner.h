@@ -45,9 +45,12 @@ class Planner {
   Plan PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>>& from, const sql::Expr* where);
   Plan PlanTableRef(const sql::TableRef& t);
   Plan PlanJoinRef(const sql::TableRef& t);
+  // The output holds the left columns (plus hidden key columns: *left_width of them in all),
+  // then the right's.
   Plan Join(Plan left, Plan right, std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys, bool pad_left,
-            bool pad_right, sql::Pos pos);
+            bool pad_right, sql::Pos pos, size_t* left_width = nullptr);
   Plan Filter(Plan p, BoundExprPtr pred);
+  Plan ExceptOrIntersect(Plan l, Plan r, sql::SetOp op, sql::Pos pos);
   Plan Cast(Plan p, const std::vector<SqlType>& types, sql::Pos pos);
   int Materialize(int node, const std::vector<PhysType>& types);
   std::vector<PhysType> Types(const Scope& s) const;
@@ -67,10 +70,25 @@ std::unique_ptr<Circuit> CompileProgram(const std::vector<sql::Statement>& progr
 // the table's schema.
 Batch RowsFromInsert(const sql::Insert& ins, const Schema& schema, std::string_view sql, const sql::SourceInfo& src);
 
+// Standard SQL lets the ORDER BY of a plain SELECT (no DISTINCT, no set operation) sort by
+// expressions over the FROM columns (or aggregates) that the select list does not output;
+// OrderAndLimit sorts only by output columns. This moves such ORDER BY items into q's select
+// list as extra trailing columns (named `$order$1`, ...) and makes the ORDER BY items refer to
+// them. Returns how many columns it appended: drop that many trailing columns from the rows
+// OrderAndLimit returns. Items that are positions, output names, or expressions over output
+// names stay as they are.
+size_t AppendOrderByColumns(sql::Query* q);
+
 // Applies ORDER BY / LIMIT / OFFSET of q to a query result (consolidated contents): rows are
 // expanded by weight, sorted, cut. ORDER BY items may name output columns, aliases or positions,
 // or be expressions over them.
+// Without NULLS FIRST/LAST, NULL sorts as the largest value (PostgreSQL, Feldera): last when
+// ascending, first when descending. NullOrder::kSmallest sorts it as the smallest value instead
+// (SQLite, MySQL): first when ascending, last when descending.
+enum class NullOrder : uint8_t { kLargest, kSmallest };
 std::vector<std::vector<Value>> OrderAndLimit(const Batch& result, const Schema& schema, const sql::Query& q,
                                               std::string_view sql, const sql::SourceInfo& src);
+std::vector<std::vector<Value>> OrderAndLimit(const Batch& result, const Schema& schema, const sql::Query& q,
+                                              std::string_view sql, const sql::SourceInfo& src, NullOrder nulls);
 
 }  // namespace fld::plan
