@@ -215,7 +215,7 @@ void CsvWriter::AppendRow(const Batch& b, size_t r, std::string* out) const {
           break;
         case PhysType::kF64:
           // REAL holds a float: print its shortest float form (0.1, not 0.10000000149011612).
-          if (type.id == TypeId::kReal && std::isfinite(col.f64[r]))
+          if (type.id == TypeId::kReal && std::isfinite(col.f64[r]) && col.f64[r] != 0)
             fmt::format_to(std::back_inserter(*out), "{}", static_cast<float>(col.f64[r]));
           else
             out->append(FormatValue(col.Get(r), type));

@@ -243,7 +243,7 @@ void JsonWriter::AppendRow(const Batch& b, size_t r, std::string* out) const {
         break;
       case TypeId::kReal:
       case TypeId::kDouble: {
-        double d = col.f64[r];
+        double d = col.f64[r] == 0 ? 0.0 : col.f64[r];  // -0.0 is 0
         if (std::isfinite(d) && type.id == TypeId::kReal)
           fmt::format_to(std::back_inserter(*out), "{}", static_cast<float>(d));  // shortest float form
         else if (std::isfinite(d))

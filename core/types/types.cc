@@ -306,6 +306,7 @@ std::string FormatValue(const Value& v, const SqlType& type) {
   if (v.IsNull()) return "NULL";
   if (v.kind == Value::Kind::kString) return v.s;
   if (v.kind == Value::Kind::kDouble) {
+    if (v.d == 0) return "0";  // -0.0 and 0.0 are the same value (and encode the same)
     if (std::isnan(v.d)) return "NaN";
     if (std::isinf(v.d)) return v.d > 0 ? "Infinity" : "-Infinity";
     return fmt::format("{}", v.d);
