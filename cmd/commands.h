@@ -22,6 +22,7 @@ int Clear(const ClearOptions& o);
 struct QueryOptions {
   std::string spec;
   std::string sql;
+  std::string file;
   std::string format = "table";
 };
 int Query(const QueryOptions& o);

@@ -24,6 +24,11 @@ int main(int argc, char** argv) {
                "4 corruption found, 5 I/O failure."};
   app.set_version_flag("--version", std::string("fld ") + FLD_VERSION);
   app.require_subcommand(1);
+  std::string log_level = "info", log_format = "text";
+  app.add_option("--log-level", log_level, "Log level: trace, debug, info, warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.add_option("--log-format", log_format, "Log format: text or json (timestamps in UTC)")
+      ->check(CLI::IsMember({"text", "json"}));
 
   fld::cmd::RunOptions run;
   auto* run_cmd = app.add_subcommand("run", "Run a pipeline until every input has ended");
@@ -39,7 +44,8 @@ int main(int argc, char** argv) {
   fld::cmd::QueryOptions query;
   auto* query_cmd = app.add_subcommand("query", "Run an ad-hoc SELECT over the materialized tables and views");
   query_cmd->add_option("spec", query.spec, "Pipeline spec (YAML)")->required();
-  query_cmd->add_option("sql", query.sql, "The SELECT statement")->required();
+  query_cmd->add_option("sql", query.sql, "The SELECT statement (or -f FILE, or standard input)");
+  query_cmd->add_option("-f,--file", query.file, "Read the SELECT statement from FILE");
   query_cmd->add_option("--format", query.format, "Output format: table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
 
@@ -64,6 +70,11 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   spdlog::set_default_logger(spdlog::stderr_color_mt("fld"));
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  if (log_format == "json")
+    spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","message":"%v"})",
+                        spdlog::pattern_time_type::utc);
+  else
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
   try {
     if (*run_cmd) return fld::cmd::Run(run);
