@@ -30,6 +30,7 @@ int Query(const QueryOptions& o);
 struct StatusOptions {
   std::string spec;
   bool json = false;
+  bool watch = false;
 };
 int Status(const StatusOptions& o);
 

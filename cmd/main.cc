@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   auto* status_cmd = app.add_subcommand("status", "Show what a pipeline is doing or what happened to it");
   status_cmd->add_option("spec", status.spec, "Pipeline spec (YAML)")->required();
   status_cmd->add_flag("--json", status.json, "Print one JSON object");
+  status_cmd->add_flag("-w,--watch", status.watch, "Refresh every second in place");
 
   fld::cmd::CheckOptions check;
   auto* check_cmd = app.add_subcommand("check", "Validate the spec and SQL and print each view's plan");
