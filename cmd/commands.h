@@ -13,6 +13,13 @@ struct RunOptions {
 };
 int Run(const RunOptions& o);
 
+struct StopOptions {
+  std::string spec;
+  int timeout_secs = 60;
+};
+int Stop(const StopOptions& o);        // graceful: checkpoint and exit
+int CheckpointNow(const StopOptions& o);
+
 struct ClearOptions {
   std::string spec;
   bool yes = false;

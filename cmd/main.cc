@@ -36,6 +36,14 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("-q,--quiet", run.quiet, "Print no summary");
   run_cmd->add_flag("--reset", run.reset, "Delete the stored state and log first, then start over");
 
+  fld::cmd::StopOptions stop;
+  auto* stop_cmd = app.add_subcommand("stop", "Stop a running pipeline gracefully (checkpoint, then exit)");
+  stop_cmd->add_option("spec", stop.spec, "Pipeline spec (YAML)")->required();
+  stop_cmd->add_option("--timeout", stop.timeout_secs, "Seconds to wait for it to stop");
+  fld::cmd::StopOptions ckpt;
+  auto* ckpt_cmd = app.add_subcommand("checkpoint", "Make a running pipeline checkpoint now");
+  ckpt_cmd->add_option("spec", ckpt.spec, "Pipeline spec (YAML)")->required();
+
   fld::cmd::ClearOptions clear;
   auto* clear_cmd = app.add_subcommand("clear", "Delete a pipeline's stored state and log (asks first)");
   clear_cmd->add_option("spec", clear.spec, "Pipeline spec (YAML)")->required();
@@ -83,6 +91,8 @@ int main(int argc, char** argv) {
     if (*status_cmd) return fld::cmd::Status(status);
     if (*check_cmd) return fld::cmd::Check(check);
     if (*clear_cmd) return fld::cmd::Clear(clear);
+    if (*stop_cmd) return fld::cmd::Stop(stop);
+    if (*ckpt_cmd) return fld::cmd::CheckpointNow(ckpt);
   } catch (const fld::Error& e) {
     std::cerr << "fld: " << e.what() << "\n";
     return fld::ExitCodeFor(e.kind());

@@ -1,6 +1,11 @@
 #include "pipelines/controller.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -12,6 +17,7 @@
 #include "core/common/error.h"
 #include "core/sql/parser.h"
 #include "pipelines/journal.h"
+#include "pipelines/live_status.h"
 #include "wal/crc32c.h"
 #include "wal/lock.h"
 #include "wal/log_reader.h"
@@ -72,6 +78,46 @@ std::string DescribeProgramChange(const std::string& old_sql, const std::string&
   return s + ")";
 }
 
+// Names the relations whose connectors (from the spec's `connectors:`) differ between two
+// fingerprints (Pipeline::fingerprint: {"sql": ..., "connectors": {relation: [config, ...]}}).
+std::string DescribeConnectorChange(const std::string& old_fp, const std::string& new_fp) {
+  std::vector<std::string> parts;
+  try {
+    auto a = nlohmann::json::parse(old_fp).value("connectors", nlohmann::json::object());
+    auto b = nlohmann::json::parse(new_fp).value("connectors", nlohmann::json::object());
+    for (auto it = b.begin(); it != b.end(); ++it) {
+      if (!a.contains(it.key())) parts.push_back("connectors of " + it.key() + " were added");
+      else if (a[it.key()] != it.value()) parts.push_back("connectors of " + it.key() + " changed");
+    }
+    for (auto it = a.begin(); it != a.end(); ++it)
+      if (!b.contains(it.key())) parts.push_back("connectors of " + it.key() + " were removed");
+  } catch (const nlohmann::json::exception&) {
+  }
+  if (parts.empty()) return "the connector configuration changed";
+  std::string s = "the connector configuration changed (";
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
+  return s + ")";
+}
+
+void RemoveFile(const std::string& path) {
+  std::error_code ec;
+  fs::remove(path, ec);
+  if (ec) Fail(ErrorKind::kIo, "{}: cannot delete: {}", path, ec.message());
+}
+
+// Cuts a torn log tail and makes the cut durable before anything is written after it (else a
+// power loss could bring the torn bytes back behind newer segments, where they are corruption).
+void CutTornTail(const wal::TornTail& t) {
+  int fd = ::open(t.path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) Fail(ErrorKind::kIo, "{}: cannot open to cut the torn end: {}", t.path, std::strerror(errno));
+  if (::ftruncate(fd, static_cast<off_t>(t.offset)) != 0 || ::fsync(fd) != 0) {
+    int err = errno;
+    ::close(fd);
+    Fail(ErrorKind::kIo, "{}: cannot cut the torn end of the log: {}", t.path, std::strerror(err));
+  }
+  ::close(fd);
+}
+
 // Order-independent hash of a relation's contents: the sum over rows of hash(row) * weight, so
 // it can be kept up to date from the changes alone and checked against the stored rows.
 uint64_t ContentHash(const Batch& b) {
@@ -115,6 +161,7 @@ class Controller::Impl {
   void ReleaseOutputs(bool force);
   void Checkpoint(const char* state, bool complete);
   void AccumulateMaterialized();
+  void Publish(const char* state, bool force);
   std::vector<std::vector<PhysType>> InputTypes() const;
 
   Pipeline* p_;
@@ -127,6 +174,16 @@ class Controller::Impl {
   Clock::time_point last_sync_ = Clock::now(), last_checkpoint_ = Clock::now();
   bool unreleased_ = false;
   bool in_step_ = false;  // an error inside a step leaves the circuit half-updated: no checkpoint
+  std::unique_ptr<LiveStatusWriter> live_;  // counters for `fld status` while running
+ public:
+  std::atomic<bool>* checkpoint_flag_ = nullptr;
+
+ private:
+  Clock::time_point last_publish_{}, sample_start_ = Clock::now();
+  uint64_t sample_records_ = 0;  // records processed when the current one-second sample began
+  double last_checkpoint_ms_ = 0;
+  size_t last_state_bytes_ = 0;
+  uint64_t last_checkpoint_step_ = 0;
   uint64_t base_records_ = 0;  // records before this process (from the checkpoint)
   RunSummary s_;
   Clock::time_point start_ = Clock::now();
@@ -215,13 +272,24 @@ void Controller::Impl::Checkpoint(const char* state, bool complete) {
     // The checkpoint is durable: the log it covers can go.
     log_->Rotate(step + 1);
     for (const auto& [first, path] : wal::ListSegments(WalDir(spec())))
-      if (first <= step && path != log_->segment_path()) fs::remove(path);
+      if (first <= step && path != log_->segment_path()) RemoveFile(path);
+    wal::SyncDir(WalDir(spec()));
+  } else if (auto stale = wal::ListSegments(WalDir(spec())); !stale.empty()) {
+    // This model keeps no log; one left by an earlier exactly_once run on this storage is
+    // superseded by the checkpoint (kept, it would leave a gap before the next exactly_once
+    // run's segments, which reads as corruption).
+    for (const auto& [first, path] : stale)
+      if (first <= step) RemoveFile(path);
     wal::SyncDir(WalDir(spec()));
   }
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   spdlog::debug("{}: checkpoint at step {} ({} bytes of state, {:.1f} ms)", spec().name, step, blob.size(), ms);
   last_checkpoint_ = Clock::now();
   ++s_.checkpoints;
+  last_checkpoint_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  last_state_bytes_ = blob.size();
+  last_checkpoint_step_ = step;
+  Publish(state, true);
 }
 
 void Controller::Impl::Replay(const wal::LogContents& log) {
@@ -274,7 +342,7 @@ bool Controller::Impl::Resume() {
   const uint64_t ckpt = std::stoull(meta["checkpoint_step"]);
   if (meta["fingerprint"] != p_->fingerprint()) {
     std::string what = meta["sql"] != spec().sql ? DescribeProgramChange(meta["sql"], spec().sql)
-                                                 : "the connector configuration changed";
+                                                 : DescribeConnectorChange(meta["fingerprint"], p_->fingerprint());
     Fail(ErrorKind::kUsage,
          "{}: {} since the checkpoint at step {}; refusing to resume. To start over, run `fld run --reset {}` "
          "(or `fld clear {}`, which deletes the storage)",
@@ -289,6 +357,10 @@ bool Controller::Impl::Resume() {
     s_.total_records = base_records_;
     return true;
   }
+  // Check every log record before anything on disk is changed: a corrupted log refuses with the
+  // output files and the log as they were.
+  wal::LogContents log;
+  if (spec().ft_model == FtModel::kExactlyOnce) log = wal::ReadLog(WalDir(spec()), ckpt);
   p_->BuildConnectors(true);
   Circuit& c = p_->circuit();
   c.RestoreState(meta["circuit_state"]);
@@ -315,14 +387,10 @@ bool Controller::Impl::Resume() {
   if (spec().ft_model == FtModel::kExactlyOnce)
     for (size_t i = 0; i < outputs.size(); ++i) p_->outputs()[i].connector->TruncateTo(outputs[i].get<uint64_t>());
 
-  wal::LogContents log;
-  if (spec().ft_model == FtModel::kExactlyOnce) {
-    log = wal::ReadLog(WalDir(spec()), ckpt);
-    if (log.torn_tail) {
-      spdlog::warn("{}: {} at offset {}: cutting the torn end of the log (a crash interrupted its last write)",
-                   log.torn_tail->path, log.torn_tail->what, log.torn_tail->offset);
-      fs::resize_file(log.torn_tail->path, log.torn_tail->offset);
-    }
+  if (log.torn_tail) {
+    spdlog::warn("{}: {} at offset {}: cutting the torn end of the log (a crash interrupted its last write)",
+                 log.torn_tail->path, log.torn_tail->what, log.torn_tail->offset);
+    CutTornTail(*log.torn_tail);
   }
   spdlog::info("resuming {} from checkpoint at step {}, replaying {} steps", spec().name, ckpt, log.records.size());
   Replay(log);
@@ -331,18 +399,74 @@ bool Controller::Impl::Resume() {
   return true;
 }
 
+// Publishes the live counters (at most ~4 times a second unless forced) and closes one-second
+// throughput samples.
+void Controller::Impl::Publish(const char* state, bool force) {
+  auto now = Clock::now();
+  if (!live_ || (!force && now - last_publish_ < std::chrono::milliseconds(250))) return;
+  last_publish_ = now;
+  const uint64_t processed = s_.records;
+  const int64_t unix_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  live_->Update([&](LiveStatus& ls) {
+    while (now - sample_start_ >= std::chrono::seconds(1)) {
+      ls.samples[ls.sample_head % LiveStatus::kSamples] = processed - sample_records_;
+      ls.sample_head = (ls.sample_head + 1) % LiveStatus::kSamples;
+      sample_records_ = processed;
+      sample_start_ += std::chrono::seconds(1);
+    }
+    std::snprintf(ls.state, sizeof ls.state, "%s", state);
+    ls.updated_unix_ms = unix_ms;
+    ls.step = p_->circuit().steps();
+    ls.total_input_records = base_records_ + s_.records;
+    ls.total_processed_records = base_records_ + s_.records;
+    ls.buffered_records = 0;  // inputs are read at the start of the step that processes them
+    ls.rss_bytes = CurrentRssBytes();
+    ls.checkpoints = s_.checkpoints;
+    ls.last_checkpoint_step = last_checkpoint_step_;
+    ls.last_checkpoint_ms = static_cast<uint64_t>(last_checkpoint_ms_);
+    ls.last_checkpoint_bytes = last_state_bytes_;
+    size_t n = 0;
+    for (const auto& in : p_->inputs()) {
+      if (n == LiveStatus::kMaxConnectors) break;
+      LiveConnector& c = ls.connectors[n++];
+      std::snprintf(c.name, sizeof c.name, "%s: %s", p_->circuit().relations()[in.relation].name.c_str(),
+                    in.connector->Describe().c_str());
+      c.records = in.connector->records();
+      c.end_of_input = in.connector->AtEnd();
+      c.is_output = 0;
+    }
+    for (const auto& out : p_->outputs()) {
+      if (n == LiveStatus::kMaxConnectors) break;
+      LiveConnector& c = ls.connectors[n++];
+      std::snprintf(c.name, sizeof c.name, "%s: %s", p_->circuit().relations()[out.relation].name.c_str(),
+                    out.connector->Describe().c_str());
+      c.records = out.connector->records();
+      c.is_output = 1;
+    }
+    ls.num_connectors = n;
+  });
+}
+
 RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
   auto t0 = Clock::now();
   const bool journal = spec().ft_model == FtModel::kExactlyOnce;
   if (opts_.reset || spec().ft_model == FtModel::kNone) RemoveStored(spec());
   store_ = StateStore::Open(StateDir(spec()), false, true);
+  live_ = std::make_unique<LiveStatusWriter>(spec().storage_path);
   bool resumed = Resume();
   if (s_.already_completed) return s_;
   if (!resumed) {
     std::error_code ec;
     fs::remove_all(WalDir(spec()), ec);  // a log without a checkpoint belongs to no run
+    if (ec) Fail(ErrorKind::kIo, "{}: cannot delete: {}", WalDir(spec()), ec.message());
     p_->BuildConnectors(false);
     Checkpoint("RUNNING", false);  // step 0: records the program, the seeds and the start positions
+    // The state store's files and folders are new: make their names durable too (a file is
+    // durable only after fsync of the file and of its folder; LMDB syncs only the file).
+    wal::SyncDir(StateDir(spec()));
+    wal::SyncDir(spec().storage_path);
+    wal::SyncDir(fs::path(spec().storage_path).parent_path().string());
   }
   if (journal) log_ = std::make_unique<wal::LogWriter>(WalDir(spec()), p_->circuit().steps() + 1);
   Circuit& c = p_->circuit();
@@ -384,6 +508,11 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
         break;
       }
       ReleaseOutputs(false);
+      Publish("RUNNING", false);
+      if (checkpoint_flag_ && checkpoint_flag_->exchange(false)) {
+        Checkpoint("RUNNING", false);
+        spdlog::info("{}: checkpoint at step {} (requested)", spec().name, c.steps());
+      }
       if (spec().ft_model != FtModel::kNone && spec().checkpoint_interval_secs > 0 &&
           Clock::now() - last_checkpoint_ >= std::chrono::duration<double>(spec().checkpoint_interval_secs))
         Checkpoint("RUNNING", false);
@@ -408,6 +537,8 @@ Controller::Controller(PipelineSpec spec, ControllerOptions options) {
 }
 
 Controller::~Controller() = default;
+
+void Controller::SetCheckpointFlag(std::atomic<bool>* flag) { impl_->checkpoint_flag_ = flag; }
 
 RunSummary Controller::Run(const std::atomic<bool>* stop_requested) {
   const PipelineSpec& spec = pipeline_->spec();

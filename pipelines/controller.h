@@ -13,9 +13,10 @@
 //   - a checkpoint of a different program or connector configuration: refuse, saying what
 //     changed and how to start over;
 //   - a completed run: say so and do nothing;
-//   - otherwise resume: restore the checkpoint, seek inputs, cut outputs back to the
-//     checkpoint's positions, replay the journaled steps after it (checking that every input
-//     reproduces its record count and hash), cut a torn log tail, continue.
+//   - otherwise resume: verify the checkpoint's checksums and restore it, read and check the
+//     whole log after it (refusing on corruption before anything is changed), cut a torn log
+//     tail, seek inputs, cut output files back to the checkpoint's lengths, replay the journaled
+//     steps (every input must reproduce its record count and hash), continue.
 // at_least_once skips the journal (outputs after the last checkpoint may repeat); none keeps no
 // log and always starts over.
 #pragma once
@@ -50,6 +51,8 @@ class Controller {
   Controller(PipelineSpec spec, ControllerOptions options);
   ~Controller();
   RunSummary Run(const std::atomic<bool>* stop_requested);
+  // A flag (set from a signal handler: `fld checkpoint`) that makes the loop checkpoint now.
+  void SetCheckpointFlag(std::atomic<bool>* flag);
   const Pipeline& pipeline() const { return *pipeline_; }
 
  private:

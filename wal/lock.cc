@@ -57,7 +57,10 @@ StorageLock StorageLock::Acquire(const std::string& dir) {
   ::gethostname(host, sizeof host - 1);
   std::string who = fmt::format("{} {} {:%Y-%m-%dT%H:%M:%SZ}\n", static_cast<long>(::getpid()), host,
                                 fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, who.data(), who.size(), 0) != static_cast<ssize_t>(who.size())) {
+  // Write first, then cut the rest: a refused process reading the file meanwhile sees the new
+  // holder's first line, never an empty file (it reads only the first line's fields).
+  if (::pwrite(fd, who.data(), who.size(), 0) != static_cast<ssize_t>(who.size()) ||
+      ::ftruncate(fd, static_cast<off_t>(who.size())) != 0) {
     int err = errno;
     ::close(fd);
     Fail(ErrorKind::kIo, "{}: cannot record the lock holder: {}", path, std::strerror(err));

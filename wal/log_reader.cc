@@ -41,12 +41,19 @@ namespace {
 }
 
 // True when a whole, checksummed record starts anywhere after `pos`: then the damage at pos is
-// not a torn tail (a crash only ever cuts the end of the log) but corruption.
-bool ValidRecordAfter(const std::string& data, size_t pos) {
+// not a torn tail (a crash only ever cuts the end of the log) but corruption. `want` is the
+// number of the record expected at pos: a record after it can only be numbered want..want+n for
+// the n records that fit, and that (with the type) is checked first, so the checksum is computed
+// at few places and the scan stays linear even when the bytes after pos look like lengths.
+bool ValidRecordAfter(const std::string& data, size_t pos, uint64_t want) {
+  const uint64_t most = (data.size() - pos) / kRecordHeaderSize;
   for (size_t p = pos + 1; p + kRecordHeaderSize <= data.size(); ++p) {
     uint32_t len, crc;
+    uint64_t seq;
     std::memcpy(&len, data.data() + p, 4);
     if (len > data.size() - p - kRecordHeaderSize) continue;
+    std::memcpy(&seq, data.data() + p + 8, 8);
+    if (seq < want || seq - want > most || data[p + 16] != static_cast<char>(RecordType::kStep)) continue;
     std::memcpy(&crc, data.data() + p + 4, 4);
     if (Crc32c(0, data.data() + p + 8, kRecordHeaderSize - 8 + len) == crc) return true;
   }
@@ -89,8 +96,9 @@ LogContents ReadLog(const std::string& dir, uint64_t after_seq) {
     size_t pos = kSegmentHeaderSize;
     while (pos < data.size()) {
       const size_t rest = data.size() - pos;
+      const uint64_t want = expected ? *expected : first;  // the number of the record at pos
       if (rest < kRecordHeaderSize) {
-        if (last && !ValidRecordAfter(data, pos)) {
+        if (last && !ValidRecordAfter(data, pos, want)) {
           out.torn_tail = TornTail{path, pos, "record header cut off"};
           break;
         }
@@ -106,7 +114,7 @@ LogContents ReadLog(const std::string& dir, uint64_t after_seq) {
       const bool cut = len > kMaxRecordSize || end > data.size();
       const bool bad_crc = !cut && Crc32c(0, data.data() + pos + 8, end - pos - 8) != crc;
       if (cut || bad_crc) {
-        if (last && !ValidRecordAfter(data, pos)) {
+        if (last && !ValidRecordAfter(data, pos, want)) {
           out.torn_tail = TornTail{path, pos, cut ? "final record cut off" : "checksum mismatch in the final record"};
           break;
         }
@@ -114,7 +122,6 @@ LogContents ReadLog(const std::string& dir, uint64_t after_seq) {
         Corrupt(path, pos, fmt::format("checksum mismatch in record {}", seq));
       }
       if (type != static_cast<uint8_t>(RecordType::kStep)) Corrupt(path, pos, fmt::format("unknown record type {}", type));
-      uint64_t want = expected ? *expected : first;
       if (seq != want) Corrupt(path, pos, fmt::format("record {} where record {} was expected", seq, want));
       expected = seq + 1;
       if (seq > after_seq) {

@@ -28,8 +28,10 @@ void SyncDir(const std::string& dir) {
 
 LogWriter::LogWriter(std::string dir, uint64_t first_seq) : dir_(std::move(dir)) {
   std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
+  const bool created = std::filesystem::create_directories(dir_, ec);
   if (ec) Fail(ErrorKind::kIo, "{}: cannot create the log folder: {}", dir_, ec.message());
+  // A new folder is durable only once the folder holding it is synced.
+  if (created) SyncDir(std::filesystem::path(dir_).parent_path().string());
   OpenSegment(first_seq);
 }
 

@@ -1,6 +1,8 @@
 #include "wal/store.h"
 
 #include <lmdb.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -23,6 +25,33 @@ namespace {
 constexpr size_t kMapSize = size_t{1} << 40;  // address space only; the file grows as needed
 
 MDB_val Val(const std::string& s) { return MDB_val{s.size(), const_cast<char*>(s.data())}; }
+
+// True when `row` is a whole row encoding (core/zset/batch.h: per column a tag 0 = NULL,
+// 1 = i64, 2 = f64, 3 = u32 length + bytes) of exactly `types`. LMDB keeps no checksums, so a
+// damaged page can hand back any bytes; they are checked before they are decoded.
+bool WellFormedRow(std::string_view row, const std::vector<PhysType>& types) {
+  size_t pos = 0;
+  for (PhysType t : types) {
+    if (pos >= row.size()) return false;
+    const uint8_t tag = static_cast<uint8_t>(row[pos++]);
+    size_t n = 0;
+    if (tag == 0) continue;
+    if (tag == 1 && t == PhysType::kI64) n = 8;
+    else if (tag == 2 && t == PhysType::kF64) n = 8;
+    else if (tag == 3 && t == PhysType::kStr) {
+      if (row.size() - pos < 4) return false;
+      uint32_t len;
+      std::memcpy(&len, row.data() + pos, 4);
+      pos += 4;
+      n = len;
+    } else {
+      return false;
+    }
+    if (row.size() - pos < n) return false;
+    pos += n;
+  }
+  return pos == row.size();
+}
 
 }  // namespace
 
@@ -50,7 +79,70 @@ std::unique_ptr<StateStore> StateStore::Open(const std::string& dir, bool read_o
   if (read_only) flags |= MDB_RDONLY;
   rc = mdb_env_open(env, dir.c_str(), flags, 0644);
   if (rc) LmdbFail("open", rc, dir);
+  // LMDB reads its pages through a memory map: a data file shorter than the pages its last commit
+  // uses (a truncated copy, a lost tail) would kill the process with SIGBUS on the first read.
+  MDB_envinfo info;
+  MDB_stat st;
+  struct stat fst;
+  if (mdb_env_info(env, &info) == 0 && mdb_env_stat(env, &st) == 0 &&
+      ::stat((dir + "/data.mdb").c_str(), &fst) == 0) {
+    const uint64_t need = (static_cast<uint64_t>(info.me_last_pgno) + 1) * st.ms_psize;
+    if (static_cast<uint64_t>(fst.st_size) < need)
+      Fail(ErrorKind::kCorruption,
+           "{}/data.mdb: the state store is cut short ({} bytes, its last commit uses {}); refusing to use it "
+           "(nothing was deleted; `fld run --reset` starts over)",
+           dir, fst.st_size, need);
+  }
   return s;
+}
+
+// LMDB reads through a memory map, so a data file damaged or cut short under it shows up as
+// SIGBUS rather than an error code. Reads run under a guard that turns that signal into
+// fld::Error(kCorruption) (the LMDB transaction it interrupts is abandoned: the process is
+// about to stop anyway).
+namespace {
+thread_local sigjmp_buf* g_sigbus_jump = nullptr;
+
+extern "C" void OnSigbus(int sig) {
+  if (g_sigbus_jump) siglongjmp(*g_sigbus_jump, 1);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+template <typename F>
+auto GuardSigbus(const std::string& dir, F&& f) -> decltype(f()) {
+  struct sigaction sa {}, old {};
+  sa.sa_handler = OnSigbus;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGBUS, &sa, &old);
+  sigjmp_buf jump;
+  sigjmp_buf* outer = g_sigbus_jump;
+  if (sigsetjmp(jump, 1) != 0) {
+    g_sigbus_jump = outer;
+    sigaction(SIGBUS, &old, nullptr);
+    Fail(ErrorKind::kCorruption,
+         "{}/data.mdb: the state store is damaged or cut short (reading it failed with SIGBUS); refusing to use it "
+         "(nothing was deleted; `fld run --reset` starts over)",
+         dir);
+  }
+  g_sigbus_jump = &jump;
+  auto result = f();
+  g_sigbus_jump = outer;
+  sigaction(SIGBUS, &old, nullptr);
+  return result;
+}
+}  // namespace
+
+std::optional<std::string> StateStore::GetMeta(const std::string& key) const {
+  return GuardSigbus(dir_, [&] { return GetMetaUnguarded(key); });
+}
+
+std::map<std::string, std::string> StateStore::AllMeta() const {
+  return GuardSigbus(dir_, [&] { return AllMetaUnguarded(); });
+}
+
+std::optional<Batch> StateStore::ReadRelation(const std::string& name, const std::vector<PhysType>& types) const {
+  return GuardSigbus(dir_, [&] { return ReadRelationUnguarded(name, types); });
 }
 
 StateStore::~StateStore() {
@@ -126,7 +218,7 @@ void StateStore::Txn::Commit() {
   if (rc) LmdbFail("commit", rc, store_->dir_);
 }
 
-std::optional<std::string> StateStore::GetMeta(const std::string& key) const {
+std::optional<std::string> StateStore::GetMetaUnguarded(const std::string& key) const {
   MDB_txn* t = nullptr;
   int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
   if (rc) LmdbFail("begin read transaction", rc, dir_);
@@ -140,7 +232,7 @@ std::optional<std::string> StateStore::GetMeta(const std::string& key) const {
   return out;
 }
 
-std::map<std::string, std::string> StateStore::AllMeta() const {
+std::map<std::string, std::string> StateStore::AllMetaUnguarded() const {
   std::map<std::string, std::string> out;
   MDB_txn* t = nullptr;
   int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
@@ -159,7 +251,8 @@ std::map<std::string, std::string> StateStore::AllMeta() const {
   return out;
 }
 
-std::optional<Batch> StateStore::ReadRelation(const std::string& name, const std::vector<PhysType>& types) const {
+std::optional<Batch> StateStore::ReadRelationUnguarded(const std::string& name,
+                                                       const std::vector<PhysType>& types) const {
   MDB_txn* t = nullptr;
   int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
   if (rc) LmdbFail("begin read transaction", rc, dir_);
@@ -174,6 +267,14 @@ std::optional<Batch> StateStore::ReadRelation(const std::string& name, const std
   MDB_val k, v;
   while ((rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) == 0) {
     std::string_view row(static_cast<const char*>(k.mv_data), k.mv_size);
+    if (v.mv_size != 8 || !WellFormedRow(row, types)) {
+      mdb_cursor_close(c);
+      mdb_txn_abort(t);
+      Fail(ErrorKind::kCorruption,
+           "{}: state store: a stored row of {} is malformed (the file is damaged); refusing to use it (nothing was "
+           "deleted; `fld run --reset` starts over)",
+           dir_, name);
+    }
     int64_t w;
     std::memcpy(&w, v.mv_data, 8);
     DecodeRowInto(row, &b, 0);

@@ -61,6 +61,9 @@ class StateStore {
  private:
   StateStore() = default;
   unsigned Dbi(void* txn, const std::string& name, bool create) const;
+  std::optional<std::string> GetMetaUnguarded(const std::string& key) const;
+  std::map<std::string, std::string> AllMetaUnguarded() const;
+  std::optional<Batch> ReadRelationUnguarded(const std::string& name, const std::vector<PhysType>& types) const;
   std::string dir_;
   void* env_ = nullptr;
   bool read_only_ = false;

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "core/common/error.h"
 #include "pipelines/connectors/file_input.h"  // ResolvePath
@@ -17,7 +18,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr size_t kFlushThreshold = 1 << 20;
 
 }  // namespace
 
@@ -27,8 +27,22 @@ FileOutputConnector::FileOutputConnector(Options options, const Schema& schema)
     fd_ = 1;
   } else {
     int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options_.truncate ? O_TRUNC : 0);
+    const bool existed = ::access(options_.resolved_path.c_str(), F_OK) == 0;
     fd_ = ::open(options_.resolved_path.c_str(), flags, 0644);
     if (fd_ < 0) throw Error(ErrorKind::kIo, fmt::format("{}: {}", options_.path, std::strerror(errno)));
+    if (!existed) {
+      // A new file is durable only once its folder is: checkpoints record its length.
+      std::string dir = std::filesystem::path(options_.resolved_path).parent_path().string();
+      int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dfd < 0 || ::fsync(dfd) != 0) {
+        int err = errno;
+        if (dfd >= 0) ::close(dfd);
+        ::close(fd_);
+        fd_ = -1;
+        throw Error(ErrorKind::kIo, fmt::format("{}: cannot sync its folder: {}", options_.path, std::strerror(err)));
+      }
+      ::close(dfd);
+    }
     off_t end = ::lseek(fd_, 0, SEEK_END);
     if (end < 0) {
       int err = errno;
@@ -42,13 +56,8 @@ FileOutputConnector::FileOutputConnector(Options options, const Schema& schema)
 }
 
 FileOutputConnector::~FileOutputConnector() {
-  // Best effort: the controller flushes explicitly; an error here has nobody to report to.
-  if (!failed_ && fd_ >= 0) {
-    try {
-      WriteOut();
-    } catch (const Error&) {
-    }
-  }
+  // Buffered output is dropped, not written: the controller releases output only once the steps
+  // that produced it are durable, and a resume regenerates whatever was not released.
   if (fd_ > 2) ::close(fd_);
 }
 
@@ -69,7 +78,6 @@ void FileOutputConnector::Write(const Batch& delta, uint64_t step) {
       csv_.AppendRow(delta, r, &buffer_);
     else
       json_.AppendRow(delta, r, &buffer_);
-    if (buffer_.size() >= kFlushThreshold) WriteOut();
   }
   records_ += delta.size();
 }

@@ -5,7 +5,7 @@
 // - Opening creates the file and, by default, truncates it (a fresh run). With truncate = false
 //   (resume) the content is kept and writing continues at its end; ResumeAt(pos) cuts it back to
 //   a position recorded earlier.
-// - Write() only formats into a memory buffer (pushed to the file when it grows past 1 MiB);
+// - Write() only formats into a memory buffer (the controller releases it once the steps are durable);
 //   Flush(durable) writes the buffer out and, when durable, fsyncs. Every system call is checked:
 //   a failure throws fld::Error(kIo, "<path>: <strerror>") and the connector refuses further use
 //   (an fsync that failed is never retried: the kernel may have dropped the dirty pages).

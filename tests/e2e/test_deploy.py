@@ -82,4 +82,24 @@ def _():
         assert re.search(r'\.B[I]? "?' + cmd + r'\b', text), f"subcommand {cmd} missing from fld.1"
 
 
+@check("bash completion offers every subcommand and every long option of each")
+def _():
+    comp = os.path.join(ROOT, "cmd", "fld.bash-completion")
+
+    def complete(*words):
+        script = (f"source {comp}; COMP_WORDS=({' '.join(words)}); COMP_CWORD={len(words) - 1}; _fld; "
+                  'printf "%s\\n" "${COMPREPLY[@]}"')
+        return subprocess.run(["bash", "-c", script], capture_output=True, text=True).stdout.split()
+
+    out, _ = run(["--help"])
+    cmds = re.findall(r"^  (\w+)\s", out.split("Subcommands:")[-1], re.M)
+    offered = complete("fld", "''")
+    for cmd in cmds:
+        assert cmd in offered, (cmd, offered)
+        help_out, _ = run([cmd, "--help"])
+        opts = set(re.findall(r"(--[a-z][a-z-]+)", help_out))
+        got = set(complete("fld", cmd, "--"))
+        assert opts <= got, (cmd, opts - got)
+
+
 finish()
