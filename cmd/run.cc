@@ -36,7 +36,7 @@ long RunningPid(const PipelineSpec& spec) {
 }  // namespace
 
 int Run(const RunOptions& o) {
-  Controller controller(LoadSpec(o.spec), ControllerOptions{o.reset});
+  Controller controller(LoadSpec(o.spec), ControllerOptions{o.reset, !o.quiet && isatty(STDERR_FILENO) != 0});
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigemptyset(&sa.sa_mask);

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -446,6 +447,29 @@ void Controller::Impl::Publish(const char* state, bool force) {
     }
     ls.num_connectors = n;
   });
+  if (opts_.progress) {
+    // records, rate, percent and ETA when every input has a known size, step, last checkpoint
+    const double secs = std::chrono::duration<double>(now - start_).count();
+    const double rate = secs > 0 ? static_cast<double>(s_.records) / secs : 0;
+    std::optional<uint64_t> total = 0;
+    for (const auto& in : p_->inputs()) {
+      auto t = in.connector->total_records();
+      if (!t || !total) total.reset();
+      else *total += *t;
+    }
+    std::string pct;
+    const uint64_t done = base_records_ + s_.records;
+    if (total && *total > 0) {
+      double left = rate > 0 ? static_cast<double>(*total - std::min(*total, done)) / rate : 0;
+      pct = fmt::format(" {:5.1f}% ETA {:.0f}s", 100.0 * static_cast<double>(done) / static_cast<double>(*total), left);
+    }
+    std::fprintf(stderr, "\r\033[K%s: %llu records, %.0f/s%s, step %llu, checkpoint at step %llu", spec().name.c_str(),
+                 static_cast<unsigned long long>(done), rate, pct.c_str(),
+                 static_cast<unsigned long long>(p_->circuit().steps()),
+                 static_cast<unsigned long long>(last_checkpoint_step_));
+    if (std::strcmp(state, "RUNNING") != 0) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  }
 }
 
 RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {

@@ -43,7 +43,8 @@ struct RunSummary {
 };
 
 struct ControllerOptions {
-  bool reset = false;  // delete the storage's state and log first
+  bool reset = false;     // delete the storage's state and log first
+  bool progress = false;  // draw a progress line on stderr (a terminal)
 };
 
 class Controller {
