@@ -1,5 +1,6 @@
 #include "pipelines/journal.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <string_view>
@@ -21,21 +22,23 @@ inline uint64_t Mix(uint64_t x) {
 }
 }  // namespace
 
-uint64_t BatchHash(const Batch& b) {
-  const size_t n = b.size();
-  uint64_t h = Mix(n + 1);
+namespace {
+
+// Hash of rows [b, e) of every column and the weights.
+uint64_t SliceHash(const Batch& batch, size_t b, size_t e) {
+  uint64_t h = Mix(e - b + 1);
   auto fold = [&](uint64_t acc) { h = Mix(h ^ (acc + kMulA)); };
-  for (const auto& cp : b.cols) {
+  for (const auto& cp : batch.cols) {
     const Column& c = *cp;
     uint64_t acc = 0;
     switch (c.phys) {
       case PhysType::kI64: {
         const int64_t* v = c.i64.data();
-        for (size_t i = 0; i < n; ++i) acc += (static_cast<uint64_t>(v[i]) ^ (i * kMulA)) * kMulB;
+        for (size_t i = b; i < e; ++i) acc += (static_cast<uint64_t>(v[i]) ^ (i * kMulA)) * kMulB;
         break;
       }
       case PhysType::kF64: {
-        for (size_t i = 0; i < n; ++i) {
+        for (size_t i = b; i < e; ++i) {
           uint64_t bits;
           std::memcpy(&bits, &c.f64[i], 8);
           acc += (bits ^ (i * kMulA)) * kMulB;
@@ -44,18 +47,42 @@ uint64_t BatchHash(const Batch& b) {
       }
       case PhysType::kStr: {
         std::hash<std::string_view> hs;
-        for (size_t i = 0; i < n; ++i) acc += (hs(c.str[i]) ^ (i * kMulA)) * kMulB;
+        for (size_t i = b; i < e; ++i) acc += (hs(c.str[i]) ^ (i * kMulA)) * kMulB;
         break;
       }
     }
     if (c.HasNulls())
-      for (size_t i = 0; i < n; ++i) acc += c.nulls[i] * (i + 7) * kMulA;
+      for (size_t i = b; i < e; ++i) acc += c.nulls[i] * (i + 7) * kMulA;
     fold(acc);
   }
   uint64_t acc = 0;
-  for (size_t i = 0; i < n; ++i) acc += (static_cast<uint64_t>(b.weights[i]) ^ (i * kMulA)) * kMulB;
+  for (size_t i = b; i < e; ++i) acc += (static_cast<uint64_t>(batch.weights[i]) ^ (i * kMulA)) * kMulB;
   fold(acc);
   return h;
+}
+
+}  // namespace
+
+uint64_t BatchHash(const Batch& b, ThreadPool* pool) {
+  // Fixed-size slices hashed independently and combined in order: the same value whatever the
+  // number of threads.
+  constexpr size_t kSlice = 16384;
+  const size_t n = b.size(), slices = std::max<size_t>(1, (n + kSlice - 1) / kSlice);
+  std::vector<uint64_t> parts(slices);
+  auto work = [&](size_t s) { parts[s] = SliceHash(b, s * kSlice, std::min(n, (s + 1) * kSlice)); };
+  if (pool && slices > 1) pool->ParallelFor(slices, work);
+  else
+    for (size_t s = 0; s < slices; ++s) work(s);
+  uint64_t h = Mix(n + 1);
+  for (uint64_t p : parts) h = Mix(h ^ (p + kMulA));
+  return h;
+}
+
+uint64_t JournalHash(const Batch& b, bool generated, ThreadPool* pool) {
+  if (!generated || b.size() <= 3) return BatchHash(b, pool);
+  const uint32_t n = static_cast<uint32_t>(b.size());
+  const uint32_t sample[] = {0, n / 2, n - 1};
+  return Mix(BatchHash(Gather(b, sample)) ^ (b.size() * kMulB));
 }
 
 std::string EncodeJournal(const std::vector<JournalInput>& inputs) {

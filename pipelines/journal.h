@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/common/thread_pool.h"
 #include "core/zset/batch.h"
 
 namespace fld {
@@ -36,6 +37,9 @@ std::vector<JournalInput> DecodeJournal(const std::string& payload,
                                         const std::vector<std::vector<PhysType>>& input_types);
 
 // A position-sensitive 64-bit fingerprint of a batch's rows and weights (not cryptographic).
-uint64_t BatchHash(const Batch& b);
+uint64_t BatchHash(const Batch& b, ThreadPool* pool = nullptr);
+// The fingerprint the journal records for an input's batch: BatchHash of every row, or for
+// generated inputs (InputConnector::Generated) of the first, middle and last rows and the count.
+uint64_t JournalHash(const Batch& b, bool generated, ThreadPool* pool);
 
 }  // namespace fld

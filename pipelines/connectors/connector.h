@@ -54,6 +54,10 @@ class InputConnector {
   virtual void Seek(const nlohmann::json& position) = 0;
   // Turns rate limits off while replaying journaled steps, and on again after.
   virtual void SetThrottle(bool on) {}
+  // True for inputs whose records are a pure function of their position (datagen): the journal
+  // then fingerprints a sample of each batch instead of every row (a changed generator changes
+  // every row, the sample included), which keeps the log's cost off the hot path.
+  virtual bool Generated() const { return false; }
   // False for inputs that cannot be read again (standard input): the journal logs their rows.
   virtual bool Replayable() const { return true; }
   // A short description for logs: "datagen", "file_input(data.csv, csv)".

@@ -69,6 +69,7 @@ class DatagenConnector : public InputConnector {
   std::string Describe() const override;
 
   void SetThrottle(bool on) override { throttle_ = on; }
+  bool Generated() const override { return true; }
   uint64_t seed() const { return seed_; }
   // Rows [begin, end) of plan `plan`, independent of the reading position (tests, replay).
   Batch Generate(size_t plan, uint64_t begin, uint64_t end) const;
