@@ -13,7 +13,14 @@
 #include <optional>
 #include <string>
 
+namespace boost::interprocess {
+class file_mapping;
+class mapped_region;
+}  // namespace boost::interprocess
+
 namespace fld {
+
+namespace bip = boost::interprocess;
 
 struct LiveConnector {
   char name[64] = {};      // "table transactions: datagen"
@@ -52,7 +59,7 @@ struct LiveStatus {
   std::array<LiveConnector, kMaxConnectors> connectors{};
 };
 
-// Writer side (the controller). Creates/truncates <storage>/status and maps it.
+// Writer side (the controller). Creates <storage>/status and maps it (Boost.Interprocess).
 class LiveStatusWriter {
  public:
   explicit LiveStatusWriter(const std::string& storage_dir);
@@ -68,8 +75,9 @@ class LiveStatusWriter {
   }
 
  private:
+  std::unique_ptr<bip::file_mapping> mapping_;
+  std::unique_ptr<bip::mapped_region> region_;
   LiveStatus* s_ = nullptr;
-  int fd_ = -1;
 };
 
 // Reader side: a consistent copy of the published struct, or nullopt when there is none.
