@@ -107,4 +107,42 @@ def _():
     assert "not running" in err, err
 
 
+@check("interactive query prompt on a terminal: multi-line statements, errors with a caret, history kept")
+def _():
+    import pty
+    import select
+    home = tmpdir()
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ["HOME"] = home
+        os.execv(FLD, ["fld", "query", spec])
+    out = b""
+
+    def read(t):
+        nonlocal out
+        end = time.time() + t
+        while time.time() < end:
+            r, _, _ = select.select([fd], [], [], 0.05)
+            if r:
+                try:
+                    out += os.read(fd, 65536)
+                except OSError:
+                    return
+
+    for line, wait in ((b"SELECT SUM(balance)\n", 0.3), (b"  AS s FROM balance;\n", 1.5),
+                       (b"SELECT nope FROM balance;\n", 1.5), (b"SELECT COUNT(*) AS n FROM balance;\n", 1.5),
+                       (b"\\q\n", 1.0)):
+        os.write(fd, line)
+        read(wait)
+    _, status = os.waitpid(pid, 0)
+    text = out.decode(errors="replace")
+    assert os.WEXITSTATUS(status) == 0, text
+    assert "| s |" in text and "| 0 |" in text, text
+    assert "unknown column 'nope'" in text and "^" in text, text
+    assert "| 9 |" in text, text  # the prompt goes on after an error
+    with open(os.path.join(home, ".fld_history")) as f:
+        hist = f.read()
+    assert "nope" in hist and "COUNT" in hist, hist
+
+
 finish()
