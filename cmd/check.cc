@@ -1,6 +1,6 @@
-#include <iostream>
-
 #include <fmt/format.h>
+
+#include <iostream>
 
 #include "cmd/commands.h"
 #include "pipelines/pipeline.h"

@@ -17,7 +17,7 @@ struct StopOptions {
   std::string spec;
   int timeout_secs = 60;
 };
-int Stop(const StopOptions& o);        // graceful: checkpoint and exit
+int Stop(const StopOptions& o);  // graceful: checkpoint and exit
 int CheckpointNow(const StopOptions& o);
 
 struct ClearOptions {

@@ -4,12 +4,11 @@
 // line, spec or SQL; 3 storage locked by another process; 4 corruption found in the log or a
 // checkpoint; 5 I/O failure (disk full, EIO).
 #include <malloc.h>
-
-#include <iostream>
-
-#include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "cmd/commands.h"
 #include "core/common/error.h"
@@ -19,9 +18,10 @@
 #endif
 
 int main(int argc, char** argv) {
-  CLI::App app{"fld: a streaming SQL engine that evaluates views incrementally, as one process.\n"
-               "Exit codes: 0 ok, 1 run-time failure, 2 bad command line/spec/SQL, 3 storage locked,\n"
-               "4 corruption found, 5 I/O failure."};
+  CLI::App app{
+      "fld: a streaming SQL engine that evaluates views incrementally, as one process.\n"
+      "Exit codes: 0 ok, 1 run-time failure, 2 bad command line/spec/SQL, 3 storage locked,\n"
+      "4 corruption found, 5 I/O failure."};
   app.set_version_flag("--version", std::string("fld ") + FLD_VERSION);
   app.require_subcommand(1);
   std::string log_level = "info", log_format = "text";
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","message":"%v"})",
                         spdlog::pattern_time_type::utc);
   else
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
   try {
     if (*run_cmd) return fld::cmd::Run(run);
     if (*query_cmd) return fld::cmd::Query(query);

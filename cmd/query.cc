@@ -1,3 +1,6 @@
+#include "pipelines/query.h"
+
+#include <editline/readline.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -7,12 +10,9 @@
 #include <iostream>
 #include <sstream>
 
-#include <editline/readline.h>
-
 #include "cmd/commands.h"
 #include "core/common/error.h"
 #include "formats/result_format.h"
-#include "pipelines/query.h"
 
 namespace fld::cmd {
 
@@ -26,8 +26,7 @@ int Interactive(const QueryOptions& o, ResultFormat format) {
   std::string history = home ? std::string(home) + "/.fld_history" : "";
   using_history();
   if (!history.empty()) read_history(history.c_str());
-  std::cout << "fld query on pipeline " << pipeline.spec().name
-            << ": end statements with ';', \\q to quit\n";
+  std::cout << "fld query on pipeline " << pipeline.spec().name << ": end statements with ';', \\q to quit\n";
   std::string pending;
   for (;;) {
     char* line = readline(pending.empty() ? "fld> " : "...> ");

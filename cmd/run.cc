@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -5,10 +6,8 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <thread>
 #include <iostream>
-
-#include <fmt/format.h>
+#include <thread>
 
 #include "cmd/commands.h"
 #include "core/common/error.h"
@@ -20,13 +19,18 @@ namespace fld::cmd {
 namespace {
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_checkpoint{false};
-extern "C" void OnSignal(int) { g_stop.store(true); }
-extern "C" void OnCheckpointSignal(int) { g_checkpoint.store(true); }
+extern "C" void OnSignal(int) {
+  g_stop.store(true);
+}
+extern "C" void OnCheckpointSignal(int) {
+  g_checkpoint.store(true);
+}
 
 // The pid of the process running the pipeline on this host, or an error saying why there is none.
 long RunningPid(const PipelineSpec& spec) {
   auto holder = StorageLock::Holder(spec.storage_path);
-  if (!holder) Fail(ErrorKind::kUsage, "pipeline '{}' is not running (no process holds {})", spec.name, spec.storage_path);
+  if (!holder)
+    Fail(ErrorKind::kUsage, "pipeline '{}' is not running (no process holds {})", spec.name, spec.storage_path);
   char host[256] = "";
   ::gethostname(host, sizeof host - 1);
   if (holder->host != host)

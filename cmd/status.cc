@@ -1,11 +1,11 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <iostream>
-#include <thread>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cmd/commands.h"
 #include "pipelines/live_status.h"
@@ -31,9 +31,9 @@ std::string Sparkline(const LiveStatus& ls) {
 }
 
 std::string Ago(int64_t unix_ms) {
-  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
+  int64_t now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   double s = static_cast<double>(now - unix_ms) / 1000.0;
   return s < 120 ? fmt::format("{:.1f} s ago", s) : fmt::format("{:.0f} min ago", s / 60);
 }
@@ -70,26 +70,34 @@ int StatusOnce(const StatusOptions& o) {
   }
   auto segments = wal::ListSegments(spec.storage_path + "/wal");
   std::string state;
-  if (holder) state = "RUNNING";
-  else if (meta.empty() && segments.empty()) state = "NEW";
-  else if (meta["pipeline_complete"] == "true") state = "COMPLETED";
-  else if (meta["state"] == "SUSPENDED") state = "SUSPENDED";
-  else if (meta["state"] == "FAILED") state = "FAILED";
-  else state = "UNAVAILABLE";
+  if (holder)
+    state = "RUNNING";
+  else if (meta.empty() && segments.empty())
+    state = "NEW";
+  else if (meta["pipeline_complete"] == "true")
+    state = "COMPLETED";
+  else if (meta["state"] == "SUSPENDED")
+    state = "SUSPENDED";
+  else if (meta["state"] == "FAILED")
+    state = "FAILED";
+  else
+    state = "UNAVAILABLE";
   auto num = [&](const char* k) -> uint64_t { return meta.count(k) ? std::stoull(meta[k]) : 0; };
   j["state"] = state;
   j["step"] = num("step");
   j["total_processed_records"] = num("total_processed_records");
   j["pipeline_complete"] = meta["pipeline_complete"] == "true";
   if (meta.count("checkpoint_step"))
-    j["last_checkpoint"] = {{"step", num("checkpoint_step")}, {"time", meta["checkpoint_time"]},
+    j["last_checkpoint"] = {{"step", num("checkpoint_step")},
+                            {"time", meta["checkpoint_time"]},
                             {"state_bytes", meta["circuit_state"].size()}};
   else
     j["last_checkpoint"] = nullptr;
   j["fault_tolerance"] = meta.count("ft_model") ? meta["ft_model"] : FtModelName(spec.ft_model);
   j["storage_bytes"] = storage_bytes;
   j["log_segments"] = segments.size();
-  if (holder) j["holder"] = {{"pid", holder->pid}, {"host", holder->host}, {"started", holder->started}};
+  if (holder)
+    j["holder"] = {{"pid", holder->pid}, {"host", holder->host}, {"started", holder->started}};
   else if (auto last = StorageLock::LastHolder(spec.storage_path))
     j["last_holder"] = {{"pid", last->pid}, {"host", last->host}, {"started", last->started}};
 
@@ -141,36 +149,37 @@ int StatusOnce(const StatusOptions& o) {
     const LiveStatus& ls = *live;
     const auto& lj = j[holder ? "live" : "last_seen"];
     if (holder) {
-      std::cout << fmt::format("pipeline    {}\nstate       {} (pid {}, up {:.1f} s)\n", spec.name, lj["state"].get<std::string>(),
-                               ls.pid, lj["uptime_msecs"].get<int64_t>() / 1000.0);
+      std::cout << fmt::format("pipeline    {}\nstate       {} (pid {}, up {:.1f} s)\n", spec.name,
+                               lj["state"].get<std::string>(), ls.pid, lj["uptime_msecs"].get<int64_t>() / 1000.0);
     } else {
       std::cout << fmt::format("pipeline    {}\nstate       {} (last seen {}, pid {})\n", spec.name, state,
                                Ago(ls.updated_unix_ms), ls.pid);
     }
     std::cout << fmt::format("step        {}\nrecords     {} in, {} processed, {} buffered\n", ls.step,
                              ls.total_input_records, ls.total_processed_records, ls.buffered_records);
-    std::cout << fmt::format("throughput  {} records/s now, {:.0f} average\n            |{}| last 60 s\n", lj["throughput_now"].get<uint64_t>(),
-                             lj["throughput_avg"].get<double>(), Sparkline(ls));
+    std::cout << fmt::format("throughput  {} records/s now, {:.0f} average\n            |{}| last 60 s\n",
+                             lj["throughput_now"].get<uint64_t>(), lj["throughput_avg"].get<double>(), Sparkline(ls));
     std::cout << fmt::format("memory      {:.1f} MiB resident\n", static_cast<double>(ls.rss_bytes) / (1 << 20));
     std::cout << fmt::format("checkpoints {}{}, last at step {} took {} ms ({} bytes of state)\n", ls.checkpoints,
                              ls.checkpoint_in_progress ? " (one in progress)" : "", ls.last_checkpoint_step,
                              ls.last_checkpoint_ms, ls.last_checkpoint_bytes);
     for (const auto& c : lj["connectors"])
-      std::cout << fmt::format("  {:<6} {:<40} {:>12} records{}{}\n", c["direction"].get<std::string>(),
-                               c["name"].get<std::string>(),
-                               c.contains("total_records") ? c["total_records"].get<uint64_t>()
-                                                           : c["transmitted_records"].get<uint64_t>(),
-                               c["end_of_input"].get<bool>() && c["direction"] == "input" ? ", ended" : "",
-                               c["errors"].get<uint64_t>() ? fmt::format(", {} errors", c["errors"].get<uint64_t>()) : "");
+      std::cout << fmt::format(
+          "  {:<6} {:<40} {:>12} records{}{}\n", c["direction"].get<std::string>(), c["name"].get<std::string>(),
+          c.contains("total_records") ? c["total_records"].get<uint64_t>() : c["transmitted_records"].get<uint64_t>(),
+          c["end_of_input"].get<bool>() && c["direction"] == "input" ? ", ended" : "",
+          c["errors"].get<uint64_t>() ? fmt::format(", {} errors", c["errors"].get<uint64_t>()) : "");
     if (meta.count("checkpoint_step"))
-      std::cout << fmt::format("stored      checkpoint at step {} ({})\n", meta["checkpoint_step"], meta["checkpoint_time"]);
+      std::cout << fmt::format("stored      checkpoint at step {} ({})\n", meta["checkpoint_step"],
+                               meta["checkpoint_time"]);
     if (state == "UNAVAILABLE")
       std::cout << "note        no process holds the pipeline and it did not complete (it crashed or its machine is\n"
                    "            gone); `fld run` resumes it from the last checkpoint and replays the log\n";
     return 0;
   }
   std::cout << fmt::format("pipeline    {}\nstate       {}\n", spec.name, state);
-  if (holder) std::cout << fmt::format("process     pid {} on {}, started {}\n", holder->pid, holder->host, holder->started);
+  if (holder)
+    std::cout << fmt::format("process     pid {} on {}, started {}\n", holder->pid, holder->host, holder->started);
   std::cout << fmt::format("step        {}\nrecords     {}\n", j["step"].dump(), j["total_processed_records"].dump());
   if (meta.count("checkpoint_step"))
     std::cout << fmt::format("checkpoint  step {} at {}\n", meta["checkpoint_step"], meta["checkpoint_time"]);

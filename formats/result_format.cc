@@ -1,16 +1,19 @@
 #include "formats/result_format.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 namespace fld {
 
 bool ParseResultFormat(const std::string& name, ResultFormat* out) {
-  if (name == "table") *out = ResultFormat::kTable;
-  else if (name == "csv") *out = ResultFormat::kCsv;
-  else if (name == "json") *out = ResultFormat::kJson;
-  else return false;
+  if (name == "table")
+    *out = ResultFormat::kTable;
+  else if (name == "csv")
+    *out = ResultFormat::kCsv;
+  else if (name == "json")
+    *out = ResultFormat::kJson;
+  else
+    return false;
   return true;
 }
 

@@ -1,6 +1,8 @@
 #include "pipelines/controller.h"
 
 #include <fcntl.h>
+#include <fmt/chrono.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,9 +13,6 @@
 #include <map>
 #include <optional>
 #include <thread>
-
-#include <fmt/chrono.h>
-#include <spdlog/spdlog.h>
 
 #include "core/common/error.h"
 #include "core/sql/parser.h"
@@ -34,8 +33,12 @@ namespace {
 
 constexpr auto kGroupCommit = std::chrono::milliseconds(20);
 
-std::string StateDir(const PipelineSpec& s) { return s.storage_path + "/state"; }
-std::string WalDir(const PipelineSpec& s) { return s.storage_path + "/wal"; }
+std::string StateDir(const PipelineSpec& s) {
+  return s.storage_path + "/state";
+}
+std::string WalDir(const PipelineSpec& s) {
+  return s.storage_path + "/wal";
+}
 
 std::string NowUtc() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
@@ -68,8 +71,10 @@ std::string DescribeProgramChange(const std::string& old_sql, const std::string&
   std::vector<std::string> parts;
   for (const auto& [n, t] : b) {
     auto it = a.find(n);
-    if (it == a.end()) parts.push_back(n + " was added");
-    else if (it->second != t) parts.push_back(n + " changed");
+    if (it == a.end())
+      parts.push_back(n + " was added");
+    else if (it->second != t)
+      parts.push_back(n + " changed");
   }
   for (const auto& [n, t] : a)
     if (!b.count(n)) parts.push_back(n + " was removed");
@@ -87,8 +92,10 @@ std::string DescribeConnectorChange(const std::string& old_fp, const std::string
     auto a = nlohmann::json::parse(old_fp).value("connectors", nlohmann::json::object());
     auto b = nlohmann::json::parse(new_fp).value("connectors", nlohmann::json::object());
     for (auto it = b.begin(); it != b.end(); ++it) {
-      if (!a.contains(it.key())) parts.push_back("connectors of " + it.key() + " were added");
-      else if (a[it.key()] != it.value()) parts.push_back("connectors of " + it.key() + " changed");
+      if (!a.contains(it.key()))
+        parts.push_back("connectors of " + it.key() + " were added");
+      else if (a[it.key()] != it.value())
+        parts.push_back("connectors of " + it.key() + " changed");
     }
     for (auto it = a.begin(); it != a.end(); ++it)
       if (!b.contains(it.key())) parts.push_back("connectors of " + it.key() + " were removed");
@@ -127,7 +134,8 @@ uint64_t ContentHash(const Batch& b) {
   for (size_t r = 0; r < b.size(); ++r) {
     row.clear();
     EncodeRow(&row, b, r);
-    uint64_t x = (static_cast<uint64_t>(Crc32c(0, row.data(), row.size())) << 32) | Crc32c(0x9E3779B9u, row.data(), row.size());
+    uint64_t x =
+        (static_cast<uint64_t>(Crc32c(0, row.data(), row.size())) << 32) | Crc32c(0x9E3779B9u, row.data(), row.size());
     h += x * static_cast<uint64_t>(b.weights[r]);
   }
   return h;
@@ -171,10 +179,11 @@ class Controller::Impl {
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<wal::LogWriter> log_;
   std::map<int, std::vector<Batch>> pending_rel_;
-  std::map<std::string, uint64_t> rel_hash_;  // materialized relation -> ContentHash of its contents  // materialized relation -> changes since checkpoint
+  std::map<std::string, uint64_t> rel_hash_;  // materialized relation -> ContentHash of its contents  // materialized
+                                              // relation -> changes since checkpoint
   Clock::time_point last_sync_ = Clock::now(), last_checkpoint_ = Clock::now();
   bool unreleased_ = false;
-  bool in_step_ = false;  // an error inside a step leaves the circuit half-updated: no checkpoint
+  bool in_step_ = false;                    // an error inside a step leaves the circuit half-updated: no checkpoint
   std::unique_ptr<LiveStatusWriter> live_;  // counters for `fld status` while running
  public:
   std::atomic<bool>* checkpoint_flag_ = nullptr;
@@ -314,8 +323,10 @@ void Controller::Impl::Replay(const wal::LogContents& log) {
         while (got < j.count && !in.AtEnd()) {
           Batch part = in.Read(j.count - got);
           got += part.size();
-          if (part.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-          else parts.push_back(std::move(part));
+          if (part.empty())
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          else
+            parts.push_back(std::move(part));
         }
         Batch b = parts.empty() ? EmptyBatch(types[j.index]) : parts.size() == 1 ? std::move(parts[0]) : Concat(parts);
         uint64_t h = JournalHash(b, in.Generated(), &p_->pool());
@@ -323,8 +334,7 @@ void Controller::Impl::Replay(const wal::LogContents& log) {
           Fail(ErrorKind::kCorruption,
                "replaying step {}: input {} ({}) gave {} records (hash {:016x}, position {}) but the journal recorded "
                "{} (hash {:016x}, position {}); the input changed since it was read. `fld run --reset` starts over",
-               rec.seq, j.index, in.Describe(), b.size(), h, in.Position().dump(), j.count, j.hash,
-               j.position.dump());
+               rec.seq, j.index, in.Describe(), b.size(), h, in.Position().dump(), j.count, j.hash, j.position.dump());
         j.rows = std::move(b);
       }
       s_.records += j.count;
@@ -412,7 +422,8 @@ void Controller::Impl::Publish(const char* state, bool force) {
   last_publish_ = now;
   const uint64_t processed = s_.records;
   const int64_t unix_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   live_->Update([&](LiveStatus& ls) {
     while (now - sample_start_ >= std::chrono::seconds(1)) {
       ls.samples[ls.sample_head % LiveStatus::kSamples] = processed - sample_records_;
@@ -458,8 +469,10 @@ void Controller::Impl::Publish(const char* state, bool force) {
     std::optional<uint64_t> total = 0;
     for (const auto& in : p_->inputs()) {
       auto t = in.connector->total_records();
-      if (!t || !total) total.reset();
-      else *total += *t;
+      if (!t || !total)
+        total.reset();
+      else
+        *total += *t;
     }
     std::string pct;
     const uint64_t done = base_records_ + s_.records;
@@ -566,7 +579,9 @@ Controller::Controller(PipelineSpec spec, ControllerOptions options) {
 
 Controller::~Controller() = default;
 
-void Controller::SetCheckpointFlag(std::atomic<bool>* flag) { impl_->checkpoint_flag_ = flag; }
+void Controller::SetCheckpointFlag(std::atomic<bool>* flag) {
+  impl_->checkpoint_flag_ = flag;
+}
 
 RunSummary Controller::Run(const std::atomic<bool>* stop_requested) {
   const PipelineSpec& spec = pipeline_->spec();

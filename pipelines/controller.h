@@ -31,9 +31,9 @@
 namespace fld {
 
 struct RunSummary {
-  uint64_t records = 0;      // records taken from inputs by this process
-  uint64_t steps = 0;        // steps run by this process (replayed ones included)
-  uint64_t replayed = 0;     // steps replayed from the journal
+  uint64_t records = 0;        // records taken from inputs by this process
+  uint64_t steps = 0;          // steps run by this process (replayed ones included)
+  uint64_t replayed = 0;       // steps replayed from the journal
   uint64_t total_records = 0;  // records over the pipeline's whole life
   double seconds = 0;
   bool completed = false;          // every input ended

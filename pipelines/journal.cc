@@ -70,7 +70,8 @@ uint64_t BatchHash(const Batch& b, ThreadPool* pool) {
   const size_t n = b.size(), slices = std::max<size_t>(1, (n + kSlice - 1) / kSlice);
   std::vector<uint64_t> parts(slices);
   auto work = [&](size_t s) { parts[s] = SliceHash(b, s * kSlice, std::min(n, (s + 1) * kSlice)); };
-  if (pool && slices > 1) pool->ParallelFor(slices, work);
+  if (pool && slices > 1)
+    pool->ParallelFor(slices, work);
   else
     for (size_t s = 0; s < slices; ++s) work(s);
   uint64_t h = Mix(n + 1);
@@ -132,7 +133,8 @@ std::vector<JournalInput> DecodeJournal(const std::string& payload,
   StateReader r(std::string_view(payload).substr(4 + n));
   for (auto& in : out) {
     if (!in.position.is_null()) continue;
-    if (in.index >= input_types.size()) Fail(ErrorKind::kCorruption, "journal names input {} which does not exist", in.index);
+    if (in.index >= input_types.size())
+      Fail(ErrorKind::kCorruption, "journal names input {} which does not exist", in.index);
     BatchBuilder b(input_types[in.index]);
     uint64_t rows = r.U64();
     for (uint64_t k = 0; k < rows; ++k) {

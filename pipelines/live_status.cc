@@ -1,11 +1,10 @@
 #include "pipelines/live_status.h"
 
-#include <boost/interprocess/file_mapping.hpp>
-#include <boost/interprocess/mapped_region.hpp>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <boost/interprocess/file_mapping.hpp>
+#include <boost/interprocess/mapped_region.hpp>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -15,7 +14,9 @@
 namespace fld {
 
 namespace {
-std::string StatusPath(const std::string& dir) { return dir + "/status"; }
+std::string StatusPath(const std::string& dir) {
+  return dir + "/status";
+}
 }  // namespace
 
 LiveStatusWriter::LiveStatusWriter(const std::string& storage_dir) {
@@ -31,9 +32,9 @@ LiveStatusWriter::LiveStatusWriter(const std::string& storage_dir) {
     region_ = std::make_unique<bip::mapped_region>(*mapping_, bip::read_write, 0, sizeof(LiveStatus));
     s_ = new (region_->get_address()) LiveStatus();
     s_->pid = ::getpid();
-    s_->started_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count();
+    s_->started_unix_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
   } catch (const bip::interprocess_exception&) {
     s_ = nullptr;
   }

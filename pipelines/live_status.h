@@ -23,8 +23,8 @@ namespace fld {
 namespace bip = boost::interprocess;
 
 struct LiveConnector {
-  char name[64] = {};      // "table transactions: datagen"
-  uint64_t records = 0;    // input: records taken; output: records written
+  char name[64] = {};    // "table transactions: datagen"
+  uint64_t records = 0;  // input: records taken; output: records written
   uint64_t end_of_input = 0;
   uint64_t errors = 0;
   uint64_t is_output = 0;
@@ -40,7 +40,7 @@ struct LiveStatus {
   int64_t pid = 0;
   int64_t started_unix_ms = 0;
   int64_t updated_unix_ms = 0;
-  char state[16] = {};           // RUNNING, REPLAYING, SUSPENDED, COMPLETED, FAILED
+  char state[16] = {};  // RUNNING, REPLAYING, SUSPENDED, COMPLETED, FAILED
   uint64_t step = 0;
   uint64_t total_input_records = 0;
   uint64_t total_processed_records = 0;
@@ -51,9 +51,9 @@ struct LiveStatus {
   uint64_t checkpoint_in_progress = 0;
   uint64_t last_checkpoint_step = 0;
   int64_t last_checkpoint_unix_ms = 0;
-  uint64_t last_checkpoint_ms = 0;     // how long it took
-  uint64_t last_checkpoint_bytes = 0;  // operator state size
-  uint64_t sample_head = 0;            // index of the next sample to write
+  uint64_t last_checkpoint_ms = 0;           // how long it took
+  uint64_t last_checkpoint_bytes = 0;        // operator state size
+  uint64_t sample_head = 0;                  // index of the next sample to write
   std::array<uint64_t, kSamples> samples{};  // records processed in each of the last 60 seconds
   uint64_t num_connectors = 0;
   std::array<LiveConnector, kMaxConnectors> connectors{};

@@ -1,11 +1,11 @@
 #include "pipelines/spec.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <yaml-cpp/yaml.h>
 
 #include "core/common/error.h"
 
@@ -22,7 +22,8 @@ std::string Where(const std::string& file, const YAML::Node& n) {
 // YAML -> JSON for connector objects: scalars become numbers, booleans or strings.
 nlohmann::json ToJson(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Null: return nullptr;
+    case YAML::NodeType::Null:
+      return nullptr;
     case YAML::NodeType::Sequence: {
       nlohmann::json a = nlohmann::json::array();
       for (const auto& x : n) a.push_back(ToJson(x));
@@ -53,7 +54,8 @@ nlohmann::json ToJson(const YAML::Node& n) {
       if (s == "null" || s == "~") return nullptr;
       return s;
     }
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 }
 
@@ -75,9 +77,12 @@ void OnlyKeys(const std::string& file, const YAML::Node& map, std::initializer_l
 
 const char* FtModelName(FtModel m) {
   switch (m) {
-    case FtModel::kNone: return "none";
-    case FtModel::kAtLeastOnce: return "at_least_once";
-    case FtModel::kExactlyOnce: return "exactly_once";
+    case FtModel::kNone:
+      return "none";
+    case FtModel::kAtLeastOnce:
+      return "at_least_once";
+    case FtModel::kExactlyOnce:
+      return "exactly_once";
   }
   return "?";
 }
@@ -112,7 +117,8 @@ PipelineSpec LoadSpec(const std::string& path) {
              Where(path, root["name"]), spec.name);
 
     YAML::Node sqln = root["sql"];
-    if (!sqln || !sqln.IsScalar()) Fail(ErrorKind::kUsage, "{}: the spec needs 'sql' (the SQL program, as a string)", path);
+    if (!sqln || !sqln.IsScalar())
+      Fail(ErrorKind::kUsage, "{}: the spec needs 'sql' (the SQL program, as a string)", path);
     spec.sql = sqln.Scalar();
     spec.sql_source.name = path;
     // Map SQL positions to the YAML file: a block scalar (| or >) starts on the next line,
@@ -177,9 +183,12 @@ PipelineSpec LoadSpec(const std::string& path) {
       OnlyKeys(path, ft, {"model", "checkpoint_interval_secs"}, "fault_tolerance");
       if (YAML::Node m = ft["model"]) {
         std::string v = m.IsNull() ? "none" : m.Scalar();
-        if (v == "none") spec.ft_model = FtModel::kNone;
-        else if (v == "at_least_once") spec.ft_model = FtModel::kAtLeastOnce;
-        else if (v == "exactly_once") spec.ft_model = FtModel::kExactlyOnce;
+        if (v == "none")
+          spec.ft_model = FtModel::kNone;
+        else if (v == "at_least_once")
+          spec.ft_model = FtModel::kAtLeastOnce;
+        else if (v == "exactly_once")
+          spec.ft_model = FtModel::kExactlyOnce;
         else
           Fail(ErrorKind::kUsage, "{}: fault_tolerance.model must be none, at_least_once or exactly_once, not '{}'",
                Where(path, m), v);
@@ -209,7 +218,8 @@ PipelineSpec LoadSpec(const std::string& path) {
         if (!kv.second.IsSequence())
           Fail(ErrorKind::kUsage, "{}: connectors of '{}' must be a list", Where(path, kv.second), rel);
         for (const auto& c : kv.second) {
-          if (!c.IsMap()) Fail(ErrorKind::kUsage, "{}: a connector is a mapping (transport, format, ...)", Where(path, c));
+          if (!c.IsMap())
+            Fail(ErrorKind::kUsage, "{}: a connector is a mapping (transport, format, ...)", Where(path, c));
           spec.connectors[rel].push_back({ToJson(c), Where(path, c)});
         }
       }

@@ -18,10 +18,9 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/sql/parser.h"
 
@@ -44,10 +43,10 @@ struct PipelineSpec {
   std::string base_dir;   // the spec's folder (absolute)
   std::string name;
   std::string sql;
-  sql::SourceInfo sql_source;  // maps SQL positions to lines of the YAML file
+  sql::SourceInfo sql_source;                                    // maps SQL positions to lines of the YAML file
   std::map<std::string, std::vector<ConnectorSpec>> connectors;  // relation name -> connectors
-  std::map<std::string, int> connector_lines;                     // relation name -> line (for errors)
-  std::string storage_path;  // absolute
+  std::map<std::string, int> connector_lines;                    // relation name -> line (for errors)
+  std::string storage_path;                                      // absolute
   int workers = 1;
   FtModel ft_model = FtModel::kExactlyOnce;
   // Seconds between periodic checkpoints (clamped to 1..3600); 0 disables them.

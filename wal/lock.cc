@@ -1,6 +1,8 @@
 #include "wal/lock.h"
 
 #include <fcntl.h>
+#include <fmt/chrono.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,16 +12,15 @@
 #include <fstream>
 #include <sstream>
 
-#include <fmt/chrono.h>
-#include <fmt/format.h>
-
 #include "core/common/error.h"
 
 namespace fld {
 
 namespace {
 
-std::string LockPath(const std::string& dir) { return dir + "/lock"; }
+std::string LockPath(const std::string& dir) {
+  return dir + "/lock";
+}
 
 std::optional<LockHolder> ParseHolder(const std::string& path) {
   std::ifstream in(path);
@@ -47,8 +48,8 @@ StorageLock StorageLock::Acquire(const std::string& dir) {
     if (err == EAGAIN || err == EACCES) {
       auto h = ParseHolder(path);
       if (h)
-        Fail(ErrorKind::kLocked, "{}: storage is in use by another fld run (pid {} on host {}, started {})", dir, h->pid,
-             h->host, h->started);
+        Fail(ErrorKind::kLocked, "{}: storage is in use by another fld run (pid {} on host {}, started {})", dir,
+             h->pid, h->host, h->started);
       Fail(ErrorKind::kLocked, "{}: storage is in use by another fld run", dir);
     }
     Fail(ErrorKind::kIo, "{}: cannot lock: {}", path, std::strerror(err));
@@ -82,7 +83,9 @@ std::optional<LockHolder> StorageLock::Holder(const std::string& dir) {
   return h ? h : std::optional<LockHolder>(LockHolder{});
 }
 
-std::optional<LockHolder> StorageLock::LastHolder(const std::string& dir) { return ParseHolder(LockPath(dir)); }
+std::optional<LockHolder> StorageLock::LastHolder(const std::string& dir) {
+  return ParseHolder(LockPath(dir));
+}
 
 StorageLock::~StorageLock() {
   if (fd_ >= 0) ::close(fd_);

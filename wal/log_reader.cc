@@ -1,12 +1,12 @@
 #include "wal/log_reader.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "core/common/error.h"
 #include "wal/crc32c.h"
@@ -90,7 +90,8 @@ LogContents ReadLog(const std::string& dir, uint64_t after_seq) {
     if (std::memcmp(data.data(), kSegmentMagic, 8) != 0) Corrupt(path, 0, "not a log segment (bad magic)");
     uint64_t hdr_first;
     std::memcpy(&hdr_first, data.data() + 8, 8);
-    if (hdr_first != first) Corrupt(path, 8, fmt::format("header says first record {}, name says {}", hdr_first, first));
+    if (hdr_first != first)
+      Corrupt(path, 8, fmt::format("header says first record {}, name says {}", hdr_first, first));
     if (expected && first != *expected)
       Corrupt(path, 0, fmt::format("expected a segment starting at record {} (a segment is missing)", *expected));
     size_t pos = kSegmentHeaderSize;
@@ -121,7 +122,8 @@ LogContents ReadLog(const std::string& dir, uint64_t after_seq) {
         if (cut) Corrupt(path, pos, fmt::format("record length {} runs past the end of the segment", len));
         Corrupt(path, pos, fmt::format("checksum mismatch in record {}", seq));
       }
-      if (type != static_cast<uint8_t>(RecordType::kStep)) Corrupt(path, pos, fmt::format("unknown record type {}", type));
+      if (type != static_cast<uint8_t>(RecordType::kStep))
+        Corrupt(path, pos, fmt::format("unknown record type {}", type));
       if (seq != want) Corrupt(path, pos, fmt::format("record {} where record {} was expected", seq, want));
       expected = seq + 1;
       if (seq > after_seq) {

@@ -26,10 +26,10 @@ struct TornTail {
 };
 
 struct LogContents {
-  std::vector<LogRecord> records;         // seq > after_seq, consecutive
-  std::vector<std::string> segments;      // every segment file, in order (full paths)
+  std::vector<LogRecord> records;     // seq > after_seq, consecutive
+  std::vector<std::string> segments;  // every segment file, in order (full paths)
   std::optional<TornTail> torn_tail;
-  uint64_t last_seq = 0;                  // last whole record (or after_seq when none)
+  uint64_t last_seq = 0;  // last whole record (or after_seq when none)
 };
 
 // Reads every segment in `dir` (absent dir = empty log). Records with seq <= after_seq are

@@ -2,11 +2,12 @@
 // recovery policy (a torn tail is cut, anything else is corruption naming file and offset), and
 // the CRC32C every record carries.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -15,8 +16,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "core/common/error.h"
 #include "wal/crc32c.h"

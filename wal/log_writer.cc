@@ -1,13 +1,12 @@
 #include "wal/log_writer.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "core/common/error.h"
 #include "wal/crc32c.h"
@@ -15,7 +14,9 @@
 
 namespace fld::wal {
 
-std::string SegmentName(uint64_t first_seq) { return fmt::format("{:020}.log", first_seq); }
+std::string SegmentName(uint64_t first_seq) {
+  return fmt::format("{:020}.log", first_seq);
+}
 
 void SyncDir(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
@@ -70,7 +71,8 @@ void LogWriter::OpenSegment(uint64_t first_seq) {
 void LogWriter::Append(uint64_t seq, std::string_view payload) {
   if (poisoned_) Fail(ErrorKind::kIo, "{}: the log failed earlier; refusing to write", path_);
   if (seq != next_seq_)
-    Fail(ErrorKind::kRuntime, "{}: internal error: log record {} appended where {} was expected", path_, seq, next_seq_);
+    Fail(ErrorKind::kRuntime, "{}: internal error: log record {} appended where {} was expected", path_, seq,
+         next_seq_);
   if (payload.size() > kMaxRecordSize) Fail(ErrorKind::kRuntime, "log record of {} bytes is too large", payload.size());
   std::string rec(kRecordHeaderSize, '\0');
   uint32_t len = static_cast<uint32_t>(payload.size());

@@ -24,7 +24,9 @@ namespace {
 
 constexpr size_t kMapSize = size_t{1} << 40;  // address space only; the file grows as needed
 
-MDB_val Val(const std::string& s) { return MDB_val{s.size(), const_cast<char*>(s.data())}; }
+MDB_val Val(const std::string& s) {
+  return MDB_val{s.size(), const_cast<char*>(s.data())};
+}
 
 // True when `row` is a whole row encoding (core/zset/batch.h: per column a tag 0 = NULL,
 // 1 = i64, 2 = f64, 3 = u32 length + bytes) of exactly `types`. LMDB keeps no checksums, so a
@@ -36,8 +38,10 @@ bool WellFormedRow(std::string_view row, const std::vector<PhysType>& types) {
     const uint8_t tag = static_cast<uint8_t>(row[pos++]);
     size_t n = 0;
     if (tag == 0) continue;
-    if (tag == 1 && t == PhysType::kI64) n = 8;
-    else if (tag == 2 && t == PhysType::kF64) n = 8;
+    if (tag == 1 && t == PhysType::kI64)
+      n = 8;
+    else if (tag == 2 && t == PhysType::kF64)
+      n = 8;
     else if (tag == 3 && t == PhysType::kStr) {
       if (row.size() - pos < 4) return false;
       uint32_t len;
@@ -84,8 +88,7 @@ std::unique_ptr<StateStore> StateStore::Open(const std::string& dir, bool read_o
   MDB_envinfo info;
   MDB_stat st;
   struct stat fst;
-  if (mdb_env_info(env, &info) == 0 && mdb_env_stat(env, &st) == 0 &&
-      ::stat((dir + "/data.mdb").c_str(), &fst) == 0) {
+  if (mdb_env_info(env, &info) == 0 && mdb_env_stat(env, &st) == 0 && ::stat((dir + "/data.mdb").c_str(), &fst) == 0) {
     const uint64_t need = (static_cast<uint64_t>(info.me_last_pgno) + 1) * st.ms_psize;
     if (static_cast<uint64_t>(fst.st_size) < need)
       Fail(ErrorKind::kCorruption,
@@ -111,7 +114,8 @@ extern "C" void OnSigbus(int sig) {
 
 template <typename F>
 auto GuardSigbus(const std::string& dir, F&& f) -> decltype(f()) {
-  struct sigaction sa {}, old {};
+  struct sigaction sa {
+  }, old{};
   sa.sa_handler = OnSigbus;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGBUS, &sa, &old);
@@ -157,7 +161,9 @@ unsigned StateStore::Dbi(void* txn, const std::string& name, bool create) const 
   return dbi;
 }
 
-std::unique_ptr<StateStore::Txn> StateStore::Begin() { return std::unique_ptr<Txn>(new Txn(this)); }
+std::unique_ptr<StateStore::Txn> StateStore::Begin() {
+  return std::unique_ptr<Txn>(new Txn(this));
+}
 
 StateStore::Txn::Txn(StateStore* s) : store_(s) {
   MDB_txn* t = nullptr;

@@ -1,8 +1,8 @@
 #include "core/circuit/circuit.h"
 
-#include <functional>
-
 #include <fmt/format.h>
+
+#include <functional>
 
 #include "core/common/error.h"
 #include "core/operators/integrate.h"
@@ -52,7 +52,9 @@ void Circuit::Step() {
   ++steps_;
 }
 
-bool Circuit::IsIntegrate(const Node& n) const { return dynamic_cast<const IntegrateOp*>(n.op.get()) != nullptr; }
+bool Circuit::IsIntegrate(const Node& n) const {
+  return dynamic_cast<const IntegrateOp*>(n.op.get()) != nullptr;
+}
 
 void Circuit::LoadContents(int relation, const Batch& contents) {
   const Relation& r = relations_[relation];
@@ -62,8 +64,7 @@ void Circuit::LoadContents(int relation, const Batch& contents) {
 
 Batch Circuit::Contents(int relation) const {
   const Relation& r = relations_[relation];
-  if (r.integrate_node < 0)
-    Fail(ErrorKind::kUsage, "relation '{}' is not materialized", r.name);
+  if (r.integrate_node < 0) Fail(ErrorKind::kUsage, "relation '{}' is not materialized", r.name);
   return static_cast<const IntegrateOp*>(nodes_[r.integrate_node].op.get())->Contents();
 }
 

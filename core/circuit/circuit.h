@@ -28,10 +28,10 @@ struct Relation {
   int integrate_node = -1;  // materialized: the node holding the contents
   bool materialized = false;
   bool local = false;
-  std::vector<int> primary_key;             // tables: column indices
-  std::vector<sql::Property> properties;    // WITH (...) as written
-  sql::Pos pos;                             // of the CREATE statement
-  std::string query_text;                   // views: the query's SQL text
+  std::vector<int> primary_key;           // tables: column indices
+  std::vector<sql::Property> properties;  // WITH (...) as written
+  sql::Pos pos;                           // of the CREATE statement
+  std::string query_text;                 // views: the query's SQL text
 };
 
 class Circuit {

@@ -6,10 +6,10 @@
 // Programmer errors are assertions, not Errors.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <stdexcept>
 #include <string>
-
-#include <fmt/format.h>
 
 namespace fld {
 
@@ -30,7 +30,9 @@ class Error : public std::runtime_error {
   ErrorKind kind_;
 };
 
-inline int ExitCodeFor(ErrorKind kind) { return static_cast<int>(kind); }
+inline int ExitCodeFor(ErrorKind kind) {
+  return static_cast<int>(kind);
+}
 
 template <typename... Args>
 [[noreturn]] void Fail(ErrorKind kind, fmt::format_string<Args...> f, Args&&... args) {

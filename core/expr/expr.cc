@@ -1,10 +1,10 @@
 #include "core/expr/expr.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "core/common/error.h"
 
@@ -66,21 +66,50 @@ bool BoundExpr::IsConstant() const {
 }
 
 std::string BoundExpr::ToString() const {
-  static const char* kNames[] = {"col", "lit", "-", "NOT", "+", "-", "*", "/", "%", "||", "=", "<>", "<",
-                                 "<=", ">", ">=", "IS DISTINCT FROM", "AND", "OR", "IS NULL", "IS NOT NULL",
-                                 "IS TRUE", "IS FALSE", "CASE", "CAST", "COALESCE", "ABS", "LIKE"};
+  static const char* kNames[] = {"col",
+                                 "lit",
+                                 "-",
+                                 "NOT",
+                                 "+",
+                                 "-",
+                                 "*",
+                                 "/",
+                                 "%",
+                                 "||",
+                                 "=",
+                                 "<>",
+                                 "<",
+                                 "<=",
+                                 ">",
+                                 ">=",
+                                 "IS DISTINCT FROM",
+                                 "AND",
+                                 "OR",
+                                 "IS NULL",
+                                 "IS NOT NULL",
+                                 "IS TRUE",
+                                 "IS FALSE",
+                                 "CASE",
+                                 "CAST",
+                                 "COALESCE",
+                                 "ABS",
+                                 "LIKE"};
   switch (op) {
-    case ExprOp::kColumn: return fmt::format("${}", column_index);
+    case ExprOp::kColumn:
+      return fmt::format("${}", column_index);
     case ExprOp::kLiteral:
       if (literal.kind == Value::Kind::kString) return "'" + literal.s + "'";
       return FormatValue(literal, type);
     case ExprOp::kNeg:
-    case ExprOp::kNot: return fmt::format("({} {})", kNames[static_cast<int>(op)], args[0]->ToString());
+    case ExprOp::kNot:
+      return fmt::format("({} {})", kNames[static_cast<int>(op)], args[0]->ToString());
     case ExprOp::kIsNull:
     case ExprOp::kIsNotNull:
     case ExprOp::kIsTrue:
-    case ExprOp::kIsFalse: return fmt::format("({} {})", args[0]->ToString(), kNames[static_cast<int>(op)]);
-    case ExprOp::kCast: return fmt::format("CAST({} AS {})", args[0]->ToString(), type.WithNullable(true).ToString());
+    case ExprOp::kIsFalse:
+      return fmt::format("({} {})", args[0]->ToString(), kNames[static_cast<int>(op)]);
+    case ExprOp::kCast:
+      return fmt::format("CAST({} AS {})", args[0]->ToString(), type.WithNullable(true).ToString());
     case ExprOp::kCase:
     case ExprOp::kCoalesce:
     case ExprOp::kAbs:
@@ -101,9 +130,15 @@ using ColPtr = std::shared_ptr<Column>;
 ColPtr NewColumn(PhysType p, size_t n) {
   auto c = std::make_shared<Column>(p);
   switch (p) {
-    case PhysType::kI64: c->i64.resize(n); break;
-    case PhysType::kF64: c->f64.resize(n); break;
-    case PhysType::kStr: c->str.resize(n); break;
+    case PhysType::kI64:
+      c->i64.resize(n);
+      break;
+    case PhysType::kF64:
+      c->f64.resize(n);
+      break;
+    case PhysType::kStr:
+      c->str.resize(n);
+      break;
   }
   return c;
 }
@@ -112,17 +147,29 @@ ColumnPtr ConstantColumn(const Value& v, PhysType p, size_t n) {
   auto c = std::make_shared<Column>(p);
   if (v.IsNull()) {
     switch (p) {
-      case PhysType::kI64: c->i64.assign(n, 0); break;
-      case PhysType::kF64: c->f64.assign(n, 0); break;
-      case PhysType::kStr: c->str.assign(n, std::string()); break;
+      case PhysType::kI64:
+        c->i64.assign(n, 0);
+        break;
+      case PhysType::kF64:
+        c->f64.assign(n, 0);
+        break;
+      case PhysType::kStr:
+        c->str.assign(n, std::string());
+        break;
     }
     c->nulls.assign(n, 1);
     return c;
   }
   switch (p) {
-    case PhysType::kI64: c->i64.assign(n, v.kind == Value::Kind::kDouble ? static_cast<int64_t>(v.d) : v.i); break;
-    case PhysType::kF64: c->f64.assign(n, v.kind == Value::Kind::kInt ? static_cast<double>(v.i) : v.d); break;
-    case PhysType::kStr: c->str.assign(n, v.s); break;
+    case PhysType::kI64:
+      c->i64.assign(n, v.kind == Value::Kind::kDouble ? static_cast<int64_t>(v.d) : v.i);
+      break;
+    case PhysType::kF64:
+      c->f64.assign(n, v.kind == Value::Kind::kInt ? static_cast<double>(v.i) : v.d);
+      break;
+    case PhysType::kStr:
+      c->str.assign(n, v.s);
+      break;
   }
   return c;
 }
@@ -137,7 +184,9 @@ void MergeNulls(const Column& a, const Column& b, size_t n, Column* out) {
     for (size_t i = 0; i < n; ++i) out->nulls[i] |= b.nulls[i];
 }
 
-[[noreturn]] void Overflow(const char* what) { Fail(ErrorKind::kRuntime, "integer overflow in {}", what); }
+[[noreturn]] void Overflow(const char* what) {
+  Fail(ErrorKind::kRuntime, "integer overflow in {}", what);
+}
 
 int64_t CheckedMulDiv(__int128 v, const char* what) {
   if (v > INT64_MAX || v < INT64_MIN) Overflow(what);
@@ -160,22 +209,33 @@ ColumnPtr EvalArith(const BoundExpr& e, const Batch& b) {
     const double* c = y.f64.data();
     double* r = out->f64.data();
     switch (e.op) {
-      case ExprOp::kAdd: for (size_t i = 0; i < n; ++i) r[i] = a[i] + c[i]; break;
-      case ExprOp::kSub: for (size_t i = 0; i < n; ++i) r[i] = a[i] - c[i]; break;
-      case ExprOp::kMul: for (size_t i = 0; i < n; ++i) r[i] = a[i] * c[i]; break;
+      case ExprOp::kAdd:
+        for (size_t i = 0; i < n; ++i) r[i] = a[i] + c[i];
+        break;
+      case ExprOp::kSub:
+        for (size_t i = 0; i < n; ++i) r[i] = a[i] - c[i];
+        break;
+      case ExprOp::kMul:
+        for (size_t i = 0; i < n; ++i) r[i] = a[i] * c[i];
+        break;
       case ExprOp::kDiv:
         for (size_t i = 0; i < n; ++i) {
-          if (c[i] == 0) null_at(i);
-          else r[i] = a[i] / c[i];
+          if (c[i] == 0)
+            null_at(i);
+          else
+            r[i] = a[i] / c[i];
         }
         break;
       case ExprOp::kMod:
         for (size_t i = 0; i < n; ++i) {
-          if (c[i] == 0) null_at(i);
-          else r[i] = std::fmod(a[i], c[i]);
+          if (c[i] == 0)
+            null_at(i);
+          else
+            r[i] = std::fmod(a[i], c[i]);
         }
         break;
-      default: break;
+      default:
+        break;
     }
     out->CompactNulls();
     return out;
@@ -207,10 +267,12 @@ ColumnPtr EvalArith(const BoundExpr& e, const Batch& b) {
     case ExprOp::kDiv:
       if (!decimal) {
         for (size_t i = 0; i < n; ++i) {
-          if (c[i] == 0) null_at(i);
+          if (c[i] == 0)
+            null_at(i);
           else if (a[i] == INT64_MIN && c[i] == -1) {
             if (!out->IsNull(i)) Overflow("/");
-          } else r[i] = a[i] / c[i];
+          } else
+            r[i] = a[i] / c[i];
         }
       } else {
         // result scale rs: a/10^sa / (c/10^sc) * 10^rs = a * 10^(rs - sa + sc) / c
@@ -222,20 +284,26 @@ ColumnPtr EvalArith(const BoundExpr& e, const Batch& b) {
           }
           if (out->IsNull(i)) continue;
           __int128 num = a[i];
-          if (up >= 0) num *= Pow10(up);
-          else num /= Pow10(-up);
+          if (up >= 0)
+            num *= Pow10(up);
+          else
+            num /= Pow10(-up);
           r[i] = CheckedMulDiv(num / c[i], "/");
         }
       }
       break;
     case ExprOp::kMod:
       for (size_t i = 0; i < n; ++i) {
-        if (c[i] == 0) null_at(i);
-        else if (c[i] == -1) r[i] = 0;
-        else r[i] = a[i] % c[i];
+        if (c[i] == 0)
+          null_at(i);
+        else if (c[i] == -1)
+          r[i] = 0;
+        else
+          r[i] = a[i] % c[i];
       }
       break;
-    default: break;
+    default:
+      break;
   }
   out->CompactNulls();
   return out;
@@ -249,17 +317,32 @@ void CompareLoop(const T* a, const T* c, int64_t* r, size_t n, Cmp cmp) {
 template <typename T>
 void CompareTyped(ExprOp op, const T* a, const T* c, int64_t* r, size_t n) {
   switch (op) {
-    case ExprOp::kEq: CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p == q; }); break;
-    case ExprOp::kNe: CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p != q; }); break;
-    case ExprOp::kLt: CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p < q; }); break;
-    case ExprOp::kLe: CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p <= q; }); break;
-    case ExprOp::kGt: CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p > q; }); break;
-    case ExprOp::kGe: CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p >= q; }); break;
-    default: break;
+    case ExprOp::kEq:
+      CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p == q; });
+      break;
+    case ExprOp::kNe:
+      CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p != q; });
+      break;
+    case ExprOp::kLt:
+      CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p < q; });
+      break;
+    case ExprOp::kLe:
+      CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p <= q; });
+      break;
+    case ExprOp::kGt:
+      CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p > q; });
+      break;
+    case ExprOp::kGe:
+      CompareLoop(a, c, r, n, [](const T& p, const T& q) { return p >= q; });
+      break;
+    default:
+      break;
   }
 }
 
-int ScaleOf(const SqlType& t) { return t.id == TypeId::kDecimal ? t.scale : 0; }
+int ScaleOf(const SqlType& t) {
+  return t.id == TypeId::kDecimal ? t.scale : 0;
+}
 
 ColumnPtr EvalCompare(const BoundExpr& e, const Batch& b) {
   size_t n = b.size();
@@ -280,9 +363,15 @@ ColumnPtr EvalCompare(const BoundExpr& e, const Batch& b) {
     return out;
   }
   switch (ac->phys) {
-    case PhysType::kI64: CompareTyped(e.op, ac->i64.data(), bc->i64.data(), out->i64.data(), n); break;
-    case PhysType::kF64: CompareTyped(e.op, ac->f64.data(), bc->f64.data(), out->i64.data(), n); break;
-    case PhysType::kStr: CompareTyped(e.op, ac->str.data(), bc->str.data(), out->i64.data(), n); break;
+    case PhysType::kI64:
+      CompareTyped(e.op, ac->i64.data(), bc->i64.data(), out->i64.data(), n);
+      break;
+    case PhysType::kF64:
+      CompareTyped(e.op, ac->f64.data(), bc->f64.data(), out->i64.data(), n);
+      break;
+    case PhysType::kStr:
+      CompareTyped(e.op, ac->str.data(), bc->str.data(), out->i64.data(), n);
+      break;
   }
   return out;
 }
@@ -291,9 +380,12 @@ bool SameValue(const Column& a, const Column& b, size_t i) {
   bool an = a.IsNull(i), bn = b.IsNull(i);
   if (an || bn) return an && bn;
   switch (a.phys) {
-    case PhysType::kI64: return a.i64[i] == b.i64[i];
-    case PhysType::kF64: return a.f64[i] == b.f64[i];
-    case PhysType::kStr: return a.str[i] == b.str[i];
+    case PhysType::kI64:
+      return a.i64[i] == b.i64[i];
+    case PhysType::kF64:
+      return a.f64[i] == b.f64[i];
+    case PhysType::kStr:
+      return a.str[i] == b.str[i];
   }
   return false;
 }
@@ -304,8 +396,7 @@ ColumnPtr EvalLogic(const BoundExpr& e, const Batch& b) {
   ColPtr out = NewColumn(PhysType::kI64, n);
   const bool is_and = e.op == ExprOp::kAnd;
   if (!ac->HasNulls() && !bc->HasNulls()) {
-    for (size_t i = 0; i < n; ++i)
-      out->i64[i] = is_and ? (ac->i64[i] && bc->i64[i]) : (ac->i64[i] || bc->i64[i]);
+    for (size_t i = 0; i < n; ++i) out->i64[i] = is_and ? (ac->i64[i] && bc->i64[i]) : (ac->i64[i] || bc->i64[i]);
     return out;
   }
   out->nulls.assign(n, 0);
@@ -313,13 +404,19 @@ ColumnPtr EvalLogic(const BoundExpr& e, const Batch& b) {
     bool an = ac->IsNull(i), bn = bc->IsNull(i);
     bool av = !an && ac->i64[i], bv = !bn && bc->i64[i];
     if (is_and) {
-      if ((!an && !av) || (!bn && !bv)) out->i64[i] = 0;
-      else if (an || bn) out->nulls[i] = 1;
-      else out->i64[i] = 1;
+      if ((!an && !av) || (!bn && !bv))
+        out->i64[i] = 0;
+      else if (an || bn)
+        out->nulls[i] = 1;
+      else
+        out->i64[i] = 1;
     } else {
-      if (av || bv) out->i64[i] = 1;
-      else if (an || bn) out->nulls[i] = 1;
-      else out->i64[i] = 0;
+      if (av || bv)
+        out->i64[i] = 1;
+      else if (an || bn)
+        out->nulls[i] = 1;
+      else
+        out->i64[i] = 0;
     }
   }
   out->CompactNulls();
@@ -425,9 +522,12 @@ Value CastValue(const Value& v, const SqlType& from, const SqlType& to) {
     return bad();
   }
   double as_double = 0;
-  if (from.id == TypeId::kDecimal) as_double = static_cast<double>(v.i) / static_cast<double>(Pow10(from.scale));
-  else if (from.IsFloat()) as_double = v.d;
-  else as_double = static_cast<double>(v.i);
+  if (from.id == TypeId::kDecimal)
+    as_double = static_cast<double>(v.i) / static_cast<double>(Pow10(from.scale));
+  else if (from.IsFloat())
+    as_double = v.d;
+  else
+    as_double = static_cast<double>(v.i);
   switch (to.id) {
     case TypeId::kBoolean:
       if (from.IsFloat()) return Value::Int(v.d != 0);
@@ -451,8 +551,10 @@ Value CastValue(const Value& v, const SqlType& from, const SqlType& to) {
         x = static_cast<__int128>(scaled);
       } else if (from.id == TypeId::kDecimal) {
         x = v.i;
-        if (to.scale >= from.scale) x *= Pow10(to.scale - from.scale);
-        else x /= Pow10(from.scale - to.scale);
+        if (to.scale >= from.scale)
+          x *= Pow10(to.scale - from.scale);
+        else
+          x /= Pow10(from.scale - to.scale);
       } else if (from.IsTemporal()) {
         return bad();
       } else {
@@ -483,7 +585,8 @@ Value CastValue(const Value& v, const SqlType& from, const SqlType& to) {
     case TypeId::kTime:
       if (from.id == TypeId::kTimestamp) return Value::Int(((v.i % kMicrosPerDay) + kMicrosPerDay) % kMicrosPerDay);
       return bad();
-    default: return bad();
+    default:
+      return bad();
   }
 }
 
@@ -513,8 +616,10 @@ ColumnPtr EvalCaseEager(const BoundExpr& e, const Batch& b) {
         pick = vals[p].get();
         break;
       }
-    if (pick) out->AppendFrom(*pick, i);
-    else out->AppendNull();
+    if (pick)
+      out->AppendFrom(*pick, i);
+    else
+      out->AppendNull();
   }
   out->CompactNulls();
   return out;
@@ -533,8 +638,10 @@ ColumnPtr EvalCoalesceEager(const BoundExpr& e, const Batch& b) {
         pick = c.get();
         break;
       }
-    if (pick) out->AppendFrom(*pick, i);
-    else out->AppendNull();
+    if (pick)
+      out->AppendFrom(*pick, i);
+    else
+      out->AppendNull();
   }
   out->CompactNulls();
   return out;
@@ -618,8 +725,10 @@ ColumnPtr EvalNarrowing(const BoundExpr& e, const Batch& b, size_t nsteps, const
   auto out = std::make_shared<Column>(e.type.phys());
   out->Reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    if (part[i] < 0) out->AppendNull();
-    else out->AppendFrom(*parts[part[i]], pos[i]);
+    if (part[i] < 0)
+      out->AppendNull();
+    else
+      out->AppendFrom(*parts[part[i]], pos[i]);
   }
   out->CompactNulls();
   return out;
@@ -661,8 +770,10 @@ ColumnPtr EvalCoalesceLazy(const BoundExpr& e, const Batch& b) {
 ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
   const size_t n = b.size();
   switch (e.op) {
-    case ExprOp::kColumn: return b.cols[e.column_index];
-    case ExprOp::kLiteral: return ConstantColumn(e.literal, e.type.phys(), n);
+    case ExprOp::kColumn:
+      return b.cols[e.column_index];
+    case ExprOp::kLiteral:
+      return ConstantColumn(e.literal, e.type.phys(), n);
     case ExprOp::kNeg: {
       ColumnPtr a = Evaluate(*e.args[0], b);
       ColPtr out = NewColumn(a->phys, n);
@@ -688,7 +799,8 @@ ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
     case ExprOp::kSub:
     case ExprOp::kMul:
     case ExprOp::kDiv:
-    case ExprOp::kMod: return EvalArith(e, b);
+    case ExprOp::kMod:
+      return EvalArith(e, b);
     case ExprOp::kConcat: {
       ColumnPtr a = Evaluate(*e.args[0], b), c = Evaluate(*e.args[1], b);
       ColPtr out = NewColumn(PhysType::kStr, n);
@@ -702,7 +814,8 @@ ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
     case ExprOp::kLt:
     case ExprOp::kLe:
     case ExprOp::kGt:
-    case ExprOp::kGe: return EvalCompare(e, b);
+    case ExprOp::kGe:
+      return EvalCompare(e, b);
     case ExprOp::kIsDistinct: {
       ColumnPtr a = Evaluate(*e.args[0], b), c = Evaluate(*e.args[1], b);
       ColPtr out = NewColumn(PhysType::kI64, n);
@@ -710,7 +823,8 @@ ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
       return out;
     }
     case ExprOp::kAnd:
-    case ExprOp::kOr: return EvalLogic(e, b);
+    case ExprOp::kOr:
+      return EvalLogic(e, b);
     case ExprOp::kIsNull:
     case ExprOp::kIsNotNull: {
       ColumnPtr a = Evaluate(*e.args[0], b);

@@ -22,22 +22,34 @@
 namespace fld {
 
 enum class ExprOp : uint8_t {
-  kColumn,    // column_index
-  kLiteral,   // literal (already in the physical form of `type`)
+  kColumn,   // column_index
+  kLiteral,  // literal (already in the physical form of `type`)
   kNeg,
   kNot,
-  kAdd, kSub, kMul, kDiv, kMod,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMod,
   kConcat,
-  kEq, kNe, kLt, kLe, kGt, kGe,
-  kIsDistinct,     // a IS DISTINCT FROM b (never NULL)
-  kAnd, kOr,
-  kIsNull, kIsNotNull,
-  kIsTrue, kIsFalse,  // x IS TRUE / x IS FALSE (never NULL); NOT wraps them for IS NOT
-  kCase,      // args: cond1, val1, cond2, val2, ..., [else]; has_else
-  kCast,      // args[0] to `type`
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kIsDistinct,  // a IS DISTINCT FROM b (never NULL)
+  kAnd,
+  kOr,
+  kIsNull,
+  kIsNotNull,
+  kIsTrue,
+  kIsFalse,  // x IS TRUE / x IS FALSE (never NULL); NOT wraps them for IS NOT
+  kCase,     // args: cond1, val1, cond2, val2, ..., [else]; has_else
+  kCast,     // args[0] to `type`
   kCoalesce,
   kAbs,
-  kLike,      // args[0] LIKE args[1] [ESCAPE args[2]]
+  kLike,  // args[0] LIKE args[1] [ESCAPE args[2]]
 };
 
 struct BoundExpr {

@@ -1,8 +1,8 @@
 #include "core/operators/aggregate.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "core/common/error.h"
 
@@ -26,7 +26,9 @@ std::string AggregateOp::Describe() const {
 }
 
 namespace {
-[[noreturn]] void SumOverflow() { Fail(ErrorKind::kRuntime, "integer overflow in SUM"); }
+[[noreturn]] void SumOverflow() {
+  Fail(ErrorKind::kRuntime, "integer overflow in SUM");
+}
 }  // namespace
 
 Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) const {
@@ -50,19 +52,23 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
       }
     }
     switch (a.kind) {
-      case AggKind::kCount: return Value::Int(n);
+      case AggKind::kCount:
+        return Value::Int(n);
       case AggKind::kSum:
         if (n == 0) return Value::Null();
         return exact ? Value::Int(isum) : Value::Double(dsum);
       case AggKind::kAvg:
         if (n == 0) return Value::Null();
         return Value::Double((exact ? as_double(isum) : dsum) / static_cast<double>(n));
-      default: break;
+      default:
+        break;
     }
   }
   switch (a.kind) {
-    case AggKind::kCountStar: return Value::Int(g.rows);
-    case AggKind::kCount: return Value::Int(acc.count);
+    case AggKind::kCountStar:
+      return Value::Int(g.rows);
+    case AggKind::kCount:
+      return Value::Int(acc.count);
     case AggKind::kSum:
       if (acc.count == 0) return Value::Null();
       return exact ? Value::Int(acc.isum) : Value::Double(acc.dsum);
@@ -107,91 +113,90 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
   std::vector<std::string> keys;
   std::vector<Group> partial;
   if (!SmallKeyPreaggregate(in, &keys, &partial)) {
-  // 1. Assign each row a dense group id; remember each group's key encoding.
-  std::vector<uint32_t> gid(n);
-  bool fast = false;
-  if (num_keys_ == 1 && in.cols[0]->phys == PhysType::kI64 && !in.cols[0]->HasNulls() && n > 0) {
-    const int64_t* k = in.cols[0]->i64.data();
-    int64_t lo = k[0], hi = k[0];
-    for (size_t i = 1; i < n; ++i) {
-      lo = std::min(lo, k[i]);
-      hi = std::max(hi, k[i]);
-    }
-    if (static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) < 65536) {
-      fast = true;
-      std::vector<int32_t> slot(static_cast<size_t>(hi - lo) + 1, -1);
-      for (size_t i = 0; i < n; ++i) {
-        int32_t& s = slot[static_cast<size_t>(k[i] - lo)];
-        if (s < 0) {
-          s = static_cast<int32_t>(keys.size());
-          keys.emplace_back();
-          EncodeValue(&keys.back(), Value::Int(k[i]));
-        }
-        gid[i] = static_cast<uint32_t>(s);
+    // 1. Assign each row a dense group id; remember each group's key encoding.
+    std::vector<uint32_t> gid(n);
+    bool fast = false;
+    if (num_keys_ == 1 && in.cols[0]->phys == PhysType::kI64 && !in.cols[0]->HasNulls() && n > 0) {
+      const int64_t* k = in.cols[0]->i64.data();
+      int64_t lo = k[0], hi = k[0];
+      for (size_t i = 1; i < n; ++i) {
+        lo = std::min(lo, k[i]);
+        hi = std::max(hi, k[i]);
       }
-    }
-  }
-  if (!fast) {
-    std::unordered_map<std::string, uint32_t> ids;
-    std::string key;
-    for (size_t i = 0; i < n; ++i) {
-      key.clear();
-      for (int c = 0; c < num_keys_; ++c) EncodeValue(&key, *in.cols[c], i);
-      auto [it, fresh] = ids.try_emplace(key, static_cast<uint32_t>(keys.size()));
-      if (fresh) keys.push_back(key);
-      gid[i] = it->second;
-    }
-  }
-  if (num_keys_ == 0 && keys.empty()) keys.emplace_back();  // global: the one group exists
-
-  // 2. Pre-aggregate the batch per group, one tight loop per aggregate.
-  const size_t ng = keys.size();
-  partial.resize(ng);
-  for (auto& g : partial) g.accs.resize(aggs_.size());
-  const int64_t* w = in.weights.data();
-  for (size_t i = 0; i < n; ++i) partial[gid[i]].rows += w[i];
-  for (size_t a = 0; a < aggs_.size(); ++a) {
-    const AggSpec& spec = aggs_[a];
-    if (spec.kind == AggKind::kCountStar) continue;
-    const Column& col = *in.cols[spec.arg];
-    if (UsesMultiset(spec)) {
-      for (size_t i = 0; i < n; ++i) {
-        if (col.IsNull(i)) continue;
-        auto& vals = partial[gid[i]].accs[a].values;
-        auto it = vals.try_emplace(col.Get(i), 0).first;
-        it->second += w[i];
-        if (it->second == 0) vals.erase(it);
-      }
-      continue;
-    }
-    const bool has_nulls = col.HasNulls();
-    if (col.phys == PhysType::kI64) {
-      const int64_t* x = col.i64.data();
-      const bool need_sum = spec.kind != AggKind::kCount;
-      for (size_t i = 0; i < n; ++i) {
-        if (has_nulls && col.nulls[i]) continue;
-        Acc& acc = partial[gid[i]].accs[a];
-        acc.count += w[i];
-        if (need_sum) {
-          int64_t prod;
-          if (__builtin_mul_overflow(w[i], x[i], &prod) || __builtin_add_overflow(acc.isum, prod, &acc.isum))
-            SumOverflow();
+      if (static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) < 65536) {
+        fast = true;
+        std::vector<int32_t> slot(static_cast<size_t>(hi - lo) + 1, -1);
+        for (size_t i = 0; i < n; ++i) {
+          int32_t& s = slot[static_cast<size_t>(k[i] - lo)];
+          if (s < 0) {
+            s = static_cast<int32_t>(keys.size());
+            keys.emplace_back();
+            EncodeValue(&keys.back(), Value::Int(k[i]));
+          }
+          gid[i] = static_cast<uint32_t>(s);
         }
       }
-    } else if (col.phys == PhysType::kF64) {
-      const double* x = col.f64.data();
-      for (size_t i = 0; i < n; ++i) {
-        if (has_nulls && col.nulls[i]) continue;
-        Acc& acc = partial[gid[i]].accs[a];
-        acc.count += w[i];
-        acc.dsum += static_cast<double>(w[i]) * x[i];
-      }
-    } else {
-      for (size_t i = 0; i < n; ++i)
-        if (!col.IsNull(i)) partial[gid[i]].accs[a].count += w[i];
     }
-  }
+    if (!fast) {
+      std::unordered_map<std::string, uint32_t> ids;
+      std::string key;
+      for (size_t i = 0; i < n; ++i) {
+        key.clear();
+        for (int c = 0; c < num_keys_; ++c) EncodeValue(&key, *in.cols[c], i);
+        auto [it, fresh] = ids.try_emplace(key, static_cast<uint32_t>(keys.size()));
+        if (fresh) keys.push_back(key);
+        gid[i] = it->second;
+      }
+    }
+    if (num_keys_ == 0 && keys.empty()) keys.emplace_back();  // global: the one group exists
 
+    // 2. Pre-aggregate the batch per group, one tight loop per aggregate.
+    const size_t ng = keys.size();
+    partial.resize(ng);
+    for (auto& g : partial) g.accs.resize(aggs_.size());
+    const int64_t* w = in.weights.data();
+    for (size_t i = 0; i < n; ++i) partial[gid[i]].rows += w[i];
+    for (size_t a = 0; a < aggs_.size(); ++a) {
+      const AggSpec& spec = aggs_[a];
+      if (spec.kind == AggKind::kCountStar) continue;
+      const Column& col = *in.cols[spec.arg];
+      if (UsesMultiset(spec)) {
+        for (size_t i = 0; i < n; ++i) {
+          if (col.IsNull(i)) continue;
+          auto& vals = partial[gid[i]].accs[a].values;
+          auto it = vals.try_emplace(col.Get(i), 0).first;
+          it->second += w[i];
+          if (it->second == 0) vals.erase(it);
+        }
+        continue;
+      }
+      const bool has_nulls = col.HasNulls();
+      if (col.phys == PhysType::kI64) {
+        const int64_t* x = col.i64.data();
+        const bool need_sum = spec.kind != AggKind::kCount;
+        for (size_t i = 0; i < n; ++i) {
+          if (has_nulls && col.nulls[i]) continue;
+          Acc& acc = partial[gid[i]].accs[a];
+          acc.count += w[i];
+          if (need_sum) {
+            int64_t prod;
+            if (__builtin_mul_overflow(w[i], x[i], &prod) || __builtin_add_overflow(acc.isum, prod, &acc.isum))
+              SumOverflow();
+          }
+        }
+      } else if (col.phys == PhysType::kF64) {
+        const double* x = col.f64.data();
+        for (size_t i = 0; i < n; ++i) {
+          if (has_nulls && col.nulls[i]) continue;
+          Acc& acc = partial[gid[i]].accs[a];
+          acc.count += w[i];
+          acc.dsum += static_cast<double>(w[i]) * x[i];
+        }
+      } else {
+        for (size_t i = 0; i < n; ++i)
+          if (!col.IsNull(i)) partial[gid[i]].accs[a].count += w[i];
+      }
+    }
   }
   const size_t ng = keys.size();
 
@@ -255,7 +260,8 @@ bool AggregateOp::SmallKeyPreaggregate(const Batch& in, std::vector<std::string>
     }
     r = {lo, hi, unit};
   };
-  if (pool_ && slices > 1) pool_->ParallelFor(slices, scan);
+  if (pool_ && slices > 1)
+    pool_->ParallelFor(slices, scan);
   else
     for (size_t s = 0; s < slices; ++s) scan(s);
   int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -313,7 +319,8 @@ bool AggregateOp::SmallKeyPreaggregate(const Batch& in, std::vector<std::string>
             cnt[g] += w[i];
             int64_t prod;
             if (need_sum)
-              p.overflow |= __builtin_mul_overflow(w[i], x[i], &prod) || __builtin_add_overflow(isum[g], prod, &isum[g]);
+              p.overflow |=
+                  __builtin_mul_overflow(w[i], x[i], &prod) || __builtin_add_overflow(isum[g], prod, &isum[g]);
           }
         }
       } else {
@@ -327,7 +334,8 @@ bool AggregateOp::SmallKeyPreaggregate(const Batch& in, std::vector<std::string>
       }
     }
   };
-  if (pool_ && slices > 1) pool_->ParallelFor(slices, work);
+  if (pool_ && slices > 1)
+    pool_->ParallelFor(slices, work);
   else
     for (size_t s = 0; s < slices; ++s) work(s);
 

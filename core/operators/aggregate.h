@@ -30,7 +30,7 @@ enum class AggKind : uint8_t { kCountStar, kCount, kSum, kAvg, kMin, kMax };
 struct AggSpec {
   AggKind kind = AggKind::kCountStar;
   bool distinct = false;
-  int arg = -1;         // input column (not for COUNT(*))
+  int arg = -1;  // input column (not for COUNT(*))
   SqlType arg_type;
   SqlType result_type;
 };
@@ -49,18 +49,16 @@ class AggregateOp : public Operator {
 
  private:
   struct Acc {
-    int64_t count = 0;  // weighted count of non-NULL values
-    int64_t isum = 0;   // exact sum (integers, decimals in units of the scale)
-    double dsum = 0;    // floating sum
+    int64_t count = 0;                // weighted count of non-NULL values
+    int64_t isum = 0;                 // exact sum (integers, decimals in units of the scale)
+    double dsum = 0;                  // floating sum
     std::map<Value, int64_t> values;  // MIN/MAX/DISTINCT: value -> weight (no zero weights)
   };
   struct Group {
     int64_t rows = 0;
     std::vector<Acc> accs;
   };
-  bool UsesMultiset(const AggSpec& a) const {
-    return a.distinct || a.kind == AggKind::kMin || a.kind == AggKind::kMax;
-  }
+  bool UsesMultiset(const AggSpec& a) const { return a.distinct || a.kind == AggKind::kMin || a.kind == AggKind::kMax; }
   Value Result(const AggSpec& a, const Group& g, const Acc& acc) const;
   // Fast path for one integer key spanning a small range and linear aggregates: group ids are
   // key - min, no hashing. Returns false when the batch does not qualify.

@@ -1,9 +1,9 @@
 #include "core/operators/join.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
-
-#include <fmt/format.h>
 
 namespace fld {
 

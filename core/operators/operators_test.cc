@@ -6,9 +6,8 @@
 // Further properties: results do not depend on how input is cut into steps; save/restore at any
 // step reproduces the same outputs byte for byte; a one-row change after a large load emits only
 // the changed rows. Every test uses a fixed seed.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -39,7 +38,7 @@ namespace fld {
 namespace {
 
 using Row = std::vector<Value>;
-using ZSet = std::map<Row, int64_t>;                 // consolidated: no zero weights
+using ZSet = std::map<Row, int64_t>;                   // consolidated: no zero weights
 using Changes = std::vector<std::pair<Row, int64_t>>;  // one step's change, in order, unconsolidated
 using Types = std::vector<PhysType>;
 
@@ -48,12 +47,15 @@ using Types = std::vector<PhysType>;
 std::string Show(const Value& v) {
   char buf[64];
   switch (v.kind) {
-    case Value::Kind::kNull: return "NULL";
-    case Value::Kind::kInt: return std::to_string(v.i);
+    case Value::Kind::kNull:
+      return "NULL";
+    case Value::Kind::kInt:
+      return std::to_string(v.i);
     case Value::Kind::kDouble:
       std::snprintf(buf, sizeof buf, "%.17gd", v.d == 0.0 ? 0.0 : v.d);  // -0.0 is 0.0
       return buf;
-    case Value::Kind::kString: return "'" + v.s + "'";
+    case Value::Kind::kString:
+      return "'" + v.s + "'";
   }
   return "?";
 }
@@ -505,8 +507,8 @@ std::vector<Scenario> JoinScenarios() {
   for (int pad = 0; pad < 4; ++pad) {
     bool pl = pad & 1, pr = pad & 2;
     out.push_back(JoinScenario("join on int", {kKey3, kStr}, {kKey3, kDbl}, {0}, {0}, pl, pr));
-    out.push_back(JoinScenario("join on (int, str)", {kKey3, kKeyStr, kInt}, {kKeyStr, kInt, kKey3}, {0, 1}, {2, 0},
-                               pl, pr));
+    out.push_back(
+        JoinScenario("join on (int, str)", {kKey3, kKeyStr, kInt}, {kKeyStr, kInt, kKey3}, {0, 1}, {2, 0}, pl, pr));
     out.back().iterations = 60;
     out.push_back(JoinScenario("join on double (-0.0 = 0.0)", {kKeyDbl}, {kInt, kKeyDbl}, {0}, {1}, pl, pr));
     out.back().iterations = 60;
@@ -560,13 +562,19 @@ AggSpec Agg(AggKind kind, int arg, SqlType arg_type, bool distinct = false) {
   a.distinct = distinct;
   switch (kind) {
     case AggKind::kCountStar:
-    case AggKind::kCount: a.result_type = SqlType::Of(TypeId::kBigInt, false); break;
+    case AggKind::kCount:
+      a.result_type = SqlType::Of(TypeId::kBigInt, false);
+      break;
     case AggKind::kSum:
       a.result_type = arg_type.id == TypeId::kDecimal ? kDecSum : arg_type.IsFloat() ? kDouble : kBigInt;
       break;
-    case AggKind::kAvg: a.result_type = kDouble; break;
+    case AggKind::kAvg:
+      a.result_type = kDouble;
+      break;
     case AggKind::kMin:
-    case AggKind::kMax: a.result_type = arg_type; break;
+    case AggKind::kMax:
+      a.result_type = arg_type;
+      break;
   }
   return a;
 }
@@ -589,15 +597,18 @@ Value NaiveAgg(const AggSpec& a, const std::vector<std::pair<Row, int64_t>>& row
   }
   const bool is_float = a.arg_type.IsFloat();
   switch (a.kind) {
-    case AggKind::kCount: return Value::Int(static_cast<int64_t>(vals.size()));
+    case AggKind::kCount:
+      return Value::Int(static_cast<int64_t>(vals.size()));
     case AggKind::kSum:
     case AggKind::kAvg: {
       if (vals.empty()) return Value::Null();
       int64_t isum = 0;
       double dsum = 0;
       for (const auto& v : vals) {
-        if (is_float) dsum += v.d;
-        else isum += v.i;
+        if (is_float)
+          dsum += v.d;
+        else
+          isum += v.i;
       }
       if (a.kind == AggKind::kSum) return is_float ? Value::Double(dsum) : Value::Int(isum);
       double total = is_float ? dsum : static_cast<double>(isum);
@@ -610,7 +621,8 @@ Value NaiveAgg(const AggSpec& a, const std::vector<std::pair<Row, int64_t>>& row
       auto [lo, hi] = std::minmax_element(vals.begin(), vals.end());
       return a.kind == AggKind::kMin ? *lo : *hi;
     }
-    default: return Value::Null();
+    default:
+      return Value::Null();
   }
 }
 
@@ -824,7 +836,7 @@ TEST_CASE("aggregate: parallel slice pre-aggregation matches serial and plain su
   };
   for (int st = 0; st < 4; ++st) {
     const int key_span = st == 3 ? 1100 : 500;  // the last step exceeds the slice path's key range
-    const bool with_nulls = st != 1;             // step 1: no NULLs (the dense loops)
+    const bool with_nulls = st != 1;            // step 1: no NULLs (the dense loops)
     BatchBuilder bb(in);
     for (int i = 0; i < 40000; ++i) {
       int64_t w = 1;
@@ -913,8 +925,10 @@ Scenario UpsertScenario(std::vector<int> key_cols) {
   sc.naive = [=](const std::vector<ZSet>&, const std::vector<Changes>& history) {
     std::map<Row, Row> table;  // last write per key wins; a delete removes the key's row
     for (const auto& [r, w] : history[0]) {
-      if (w > 0) table[key_of(r)] = r;
-      else table.erase(key_of(r));
+      if (w > 0)
+        table[key_of(r)] = r;
+      else
+        table.erase(key_of(r));
     }
     ZSet out;
     for (const auto& [k, r] : table) AddInto(&out, r, 1);
@@ -1073,10 +1087,10 @@ TEST_CASE("map and union_all are linear for arbitrary weights", "[operators]") {
     };
     ZSet ma = run(*map, a), mb = run(*map, b);
     REQUIRE(Diff(ma, NaiveMap(ToZSet(ca))) == "");
-    REQUIRE(Diff(run(*map, ab), Sum(ma, mb)) == "");   // M(a + b) = M(a) + M(b)
-    REQUIRE(Diff(run(*map, na), Negate(ma)) == "");    // M(-a) = -M(a)
-    REQUIRE(Diff(run(*map, a), ma) == "");             // stateless: same input, same output
-    REQUIRE(run(*map, EmptyBatch(types)).empty());      // M(0) = 0
+    REQUIRE(Diff(run(*map, ab), Sum(ma, mb)) == "");  // M(a + b) = M(a) + M(b)
+    REQUIRE(Diff(run(*map, na), Negate(ma)) == "");   // M(-a) = -M(a)
+    REQUIRE(Diff(run(*map, a), ma) == "");            // stateless: same input, same output
+    REQUIRE(run(*map, EmptyBatch(types)).empty());    // M(0) = 0
 
     UnionAllOp u3;
     const Batch* three[] = {&a, &b, &c};
@@ -1144,10 +1158,10 @@ TEST_CASE("cost: a one-row change after a large load emits only the changed rows
       const Batch* q = &b;
       return op.Step({&q, 1});
     };
-    CHECK(step1({Value::Int(5), Value::Int(3), Value::Double(0.5)}, 1).size() == 2);   // changed group
-    CHECK(step1({Value::Int(5), Value::Int(3), Value::Double(0.5)}, -1).size() == 2);  // and back
-    CHECK(step1({Value::Int(123456), Value::Int(1), Value::Double(1)}, 1).size() == 1);  // new group
-    CHECK(step1({Value::Int(123456), Value::Int(1), Value::Double(1)}, -1).size() == 1); // gone again
+    CHECK(step1({Value::Int(5), Value::Int(3), Value::Double(0.5)}, 1).size() == 2);      // changed group
+    CHECK(step1({Value::Int(5), Value::Int(3), Value::Double(0.5)}, -1).size() == 2);     // and back
+    CHECK(step1({Value::Int(123456), Value::Int(1), Value::Double(1)}, 1).size() == 1);   // new group
+    CHECK(step1({Value::Int(123456), Value::Int(1), Value::Double(1)}, -1).size() == 1);  // gone again
     CHECK(step1({Value::Null(), Value::Int(1), Value::Double(1)}, 1).size() == 1);
   }
 

@@ -21,8 +21,10 @@ Batch UpsertOp::Step(std::span<const Batch* const> inputs) {
       row.clear();
       EncodeRow(&row, in, r);
       out.AppendFrom(in, r, 1);
-      if (it != rows_.end()) it->second = row;
-      else rows_.emplace(key, row);
+      if (it != rows_.end())
+        it->second = row;
+      else
+        rows_.emplace(key, row);
     } else if (it != rows_.end()) {
       rows_.erase(it);
     }

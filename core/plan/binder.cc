@@ -36,14 +36,20 @@ namespace {
 
 int IntRank(TypeId id) {
   switch (id) {
-    case TypeId::kTinyInt: return 1;
-    case TypeId::kSmallInt: return 2;
-    case TypeId::kInteger: return 3;
-    default: return 4;
+    case TypeId::kTinyInt:
+      return 1;
+    case TypeId::kSmallInt:
+      return 2;
+    case TypeId::kInteger:
+      return 3;
+    default:
+      return 4;
   }
 }
 
-SqlType Bool(bool nullable) { return SqlType::Of(TypeId::kBoolean, nullable); }
+SqlType Bool(bool nullable) {
+  return SqlType::Of(TypeId::kBoolean, nullable);
+}
 
 }  // namespace
 
@@ -52,8 +58,7 @@ SqlType Binder::CommonType(const SqlType& a, const SqlType& b, Pos pos) const {
   if (a.id == TypeId::kNull) return b.WithNullable(true);
   if (b.id == TypeId::kNull) return a.WithNullable(true);
   if (a.SameAs(b)) return a.WithNullable(nullable);
-  if (a.IsInteger() && b.IsInteger())
-    return (IntRank(a.id) >= IntRank(b.id) ? a : b).WithNullable(nullable);
+  if (a.IsInteger() && b.IsInteger()) return (IntRank(a.id) >= IntRank(b.id) ? a : b).WithNullable(nullable);
   if (a.IsExactNumeric() && b.IsExactNumeric()) {
     int sa = a.id == TypeId::kDecimal ? a.scale : 0, sb = b.id == TypeId::kDecimal ? b.scale : 0;
     return SqlType::Decimal(18, std::max(sa, sb), nullable);
@@ -67,7 +72,8 @@ SqlType Binder::CommonType(const SqlType& a, const SqlType& b, Pos pos) const {
   if (a.IsString() && b.IsTemporal()) return b.WithNullable(nullable);
   if (b.IsString() && a.IsTemporal()) return a.WithNullable(nullable);
   if (a.id == TypeId::kBoolean && b.id == TypeId::kBoolean) return a.WithNullable(nullable);
-  ctx_.Error(pos, fmt::format("cannot combine {} and {}", a.WithNullable(true).ToString(), b.WithNullable(true).ToString()));
+  ctx_.Error(pos,
+             fmt::format("cannot combine {} and {}", a.WithNullable(true).ToString(), b.WithNullable(true).ToString()));
 }
 
 BoundExprPtr Binder::Coerce(BoundExprPtr e, const SqlType& target, Pos pos) const {
@@ -127,7 +133,8 @@ int Binder::Resolve(const Scope& scope, std::string_view qualifier, std::string_
 BoundExprPtr Binder::BindLiteral(const Expr& e) const {
   using sql::LiteralKind;
   switch (e.lit_kind) {
-    case LiteralKind::kNull: return MakeLiteral(Value::Null(), SqlType::Of(TypeId::kNull));
+    case LiteralKind::kNull:
+      return MakeLiteral(Value::Null(), SqlType::Of(TypeId::kNull));
     case LiteralKind::kBoolean:
       return MakeLiteral(Value::Int(EqualsIgnoreCase(e.text, "TRUE") ? 1 : 0), Bool(false));
     case LiteralKind::kInteger: {
@@ -166,7 +173,7 @@ BoundExprPtr Binder::BindLiteral(const Expr& e) const {
     case LiteralKind::kDate:
     case LiteralKind::kTime:
     case LiteralKind::kTimestamp: {
-      TypeId id = e.lit_kind == LiteralKind::kDate ? TypeId::kDate
+      TypeId id = e.lit_kind == LiteralKind::kDate   ? TypeId::kDate
                   : e.lit_kind == LiteralKind::kTime ? TypeId::kTime
                                                      : TypeId::kTimestamp;
       SqlType t = SqlType::Of(id, false);
@@ -198,9 +205,12 @@ BoundExprPtr Binder::Compare(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos)
   }
   // A string literal next to a number or a date converts to that type.
   SqlType common;
-  if (a->op == ExprOp::kLiteral && ta.IsString() && !tb.IsString() && tb.id != TypeId::kNull) common = tb;
-  else if (b->op == ExprOp::kLiteral && tb.IsString() && !ta.IsString() && ta.id != TypeId::kNull) common = ta;
-  else common = CommonType(ta, tb, pos);
+  if (a->op == ExprOp::kLiteral && ta.IsString() && !tb.IsString() && tb.id != TypeId::kNull)
+    common = tb;
+  else if (b->op == ExprOp::kLiteral && tb.IsString() && !ta.IsString() && ta.id != TypeId::kNull)
+    common = ta;
+  else
+    common = CommonType(ta, tb, pos);
   bool nullable = ta.nullable || tb.nullable;
   if (common.id == TypeId::kNull) common = SqlType::Of(TypeId::kInteger);
   std::vector<BoundExprPtr> args;
@@ -266,11 +276,16 @@ BoundExprPtr Binder::BindPredicate(const Expr& e, const Scope& scope) {
 
 BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
   AggSpec spec;
-  if (e.name == "COUNT") spec.kind = e.star_arg ? AggKind::kCountStar : AggKind::kCount;
-  else if (e.name == "SUM") spec.kind = AggKind::kSum;
-  else if (e.name == "AVG") spec.kind = AggKind::kAvg;
-  else if (e.name == "MIN") spec.kind = AggKind::kMin;
-  else spec.kind = AggKind::kMax;
+  if (e.name == "COUNT")
+    spec.kind = e.star_arg ? AggKind::kCountStar : AggKind::kCount;
+  else if (e.name == "SUM")
+    spec.kind = AggKind::kSum;
+  else if (e.name == "AVG")
+    spec.kind = AggKind::kAvg;
+  else if (e.name == "MIN")
+    spec.kind = AggKind::kMin;
+  else
+    spec.kind = AggKind::kMax;
   spec.distinct = e.distinct;
   BoundExprPtr arg;
   if (spec.kind != AggKind::kCountStar) {
@@ -280,16 +295,19 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
     if (arg->type.id == TypeId::kNull) arg = Coerce(std::move(arg), SqlType::Of(TypeId::kInteger), e.pos);
     spec.arg_type = arg->type;
     if ((spec.kind == AggKind::kSum || spec.kind == AggKind::kAvg) && !arg->type.IsNumeric())
-      ctx_.Error(e.args[0]->pos, fmt::format("{} needs a numeric argument, not {}", e.name,
-                                             arg->type.WithNullable(true).ToString()));
+      ctx_.Error(e.args[0]->pos,
+                 fmt::format("{} needs a numeric argument, not {}", e.name, arg->type.WithNullable(true).ToString()));
   }
   if (spec.kind == AggKind::kCountStar || spec.kind == AggKind::kCount) {
     spec.distinct = spec.kind == AggKind::kCount && e.distinct;
     spec.result_type = SqlType::Of(TypeId::kBigInt, false);
   } else if (spec.kind == AggKind::kSum) {
-    if (spec.arg_type.IsInteger()) spec.result_type = SqlType::Of(TypeId::kBigInt);
-    else if (spec.arg_type.id == TypeId::kDecimal) spec.result_type = SqlType::Decimal(18, spec.arg_type.scale);
-    else spec.result_type = SqlType::Of(TypeId::kDouble);
+    if (spec.arg_type.IsInteger())
+      spec.result_type = SqlType::Of(TypeId::kBigInt);
+    else if (spec.arg_type.id == TypeId::kDecimal)
+      spec.result_type = SqlType::Decimal(18, spec.arg_type.scale);
+    else
+      spec.result_type = SqlType::Of(TypeId::kDouble);
   } else if (spec.kind == AggKind::kAvg) {
     spec.result_type = SqlType::Of(TypeId::kDouble);
   } else {
@@ -326,20 +344,25 @@ BoundExprPtr Binder::BindAggregate(const Expr& e, AggContext* agg) {
 BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBinder& child) {
   using sql::Op;
   switch (e.kind) {
-    case ExprKind::kLiteral: return BindLiteral(e);
+    case ExprKind::kLiteral:
+      return BindLiteral(e);
     case ExprKind::kColumnRef: {
-      if (!scope) ctx_.Error(e.pos, fmt::format("column '{}' must appear in GROUP BY or be used in an aggregate function", e.name));
+      if (!scope)
+        ctx_.Error(e.pos,
+                   fmt::format("column '{}' must appear in GROUP BY or be used in an aggregate function", e.name));
       int i = Resolve(*scope, e.qualifier, e.name, e.pos);
       return MakeColumn(i, scope->cols[i].type);
     }
-    case ExprKind::kStar: ctx_.Error(e.pos, "'*' is not allowed here");
+    case ExprKind::kStar:
+      ctx_.Error(e.pos, "'*' is not allowed here");
     case ExprKind::kUnary: {
       // -9223372036854775808 is BIGINT's smallest value, though its digits alone are out of range.
       const Expr& operand = *e.args[0];
       if (e.op == Op::kNeg && operand.kind == ExprKind::kLiteral && operand.lit_kind == sql::LiteralKind::kInteger) {
         std::string_view digits = operand.text;
         while (digits.size() > 1 && digits.front() == '0') digits.remove_prefix(1);
-        if (digits == "9223372036854775808") return MakeLiteral(Value::Int(INT64_MIN), SqlType::Of(TypeId::kBigInt, false));
+        if (digits == "9223372036854775808")
+          return MakeLiteral(Value::Int(INT64_MIN), SqlType::Of(TypeId::kBigInt, false));
       }
       BoundExprPtr a = child(*e.args[0]);
       if (e.op == Op::kNot) {
@@ -356,9 +379,12 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       if (e.op == Op::kPlus) return a;
       if (a->op == ExprOp::kLiteral) {  // fold -literal so that -9223372036854775808 works
         Value v = a->literal;
-        if (v.kind == Value::Kind::kDouble) v.d = -v.d;
-        else if (v.i == INT64_MIN) ctx_.Error(e.pos, "integer overflow in unary -");
-        else v.i = -v.i;
+        if (v.kind == Value::Kind::kDouble)
+          v.d = -v.d;
+        else if (v.i == INT64_MIN)
+          ctx_.Error(e.pos, "integer overflow in unary -");
+        else
+          v.i = -v.i;
         return MakeLiteral(v, a->type);
       }
       SqlType t = a->type;
@@ -370,11 +396,16 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       BoundExprPtr a = child(*e.args[0]);
       BoundExprPtr b = child(*e.args[1]);
       switch (e.op) {
-        case Op::kAdd: return Arith(ExprOp::kAdd, std::move(a), std::move(b), e.pos);
-        case Op::kSub: return Arith(ExprOp::kSub, std::move(a), std::move(b), e.pos);
-        case Op::kMul: return Arith(ExprOp::kMul, std::move(a), std::move(b), e.pos);
-        case Op::kDiv: return Arith(ExprOp::kDiv, std::move(a), std::move(b), e.pos);
-        case Op::kMod: return Arith(ExprOp::kMod, std::move(a), std::move(b), e.pos);
+        case Op::kAdd:
+          return Arith(ExprOp::kAdd, std::move(a), std::move(b), e.pos);
+        case Op::kSub:
+          return Arith(ExprOp::kSub, std::move(a), std::move(b), e.pos);
+        case Op::kMul:
+          return Arith(ExprOp::kMul, std::move(a), std::move(b), e.pos);
+        case Op::kDiv:
+          return Arith(ExprOp::kDiv, std::move(a), std::move(b), e.pos);
+        case Op::kMod:
+          return Arith(ExprOp::kMod, std::move(a), std::move(b), e.pos);
         case Op::kConcat: {
           SqlType vc = SqlType::Of(TypeId::kVarchar, a->type.nullable || b->type.nullable);
           std::vector<BoundExprPtr> args;
@@ -382,20 +413,28 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
           args.push_back(Coerce(std::move(b), vc, e.pos));
           return MakeCall(ExprOp::kConcat, vc, std::move(args));
         }
-        case Op::kEq: return Compare(ExprOp::kEq, std::move(a), std::move(b), e.pos);
-        case Op::kNe: return Compare(ExprOp::kNe, std::move(a), std::move(b), e.pos);
-        case Op::kLt: return Compare(ExprOp::kLt, std::move(a), std::move(b), e.pos);
-        case Op::kLe: return Compare(ExprOp::kLe, std::move(a), std::move(b), e.pos);
-        case Op::kGt: return Compare(ExprOp::kGt, std::move(a), std::move(b), e.pos);
-        case Op::kGe: return Compare(ExprOp::kGe, std::move(a), std::move(b), e.pos);
-        case Op::kAnd: return Logic(ExprOp::kAnd, std::move(a), std::move(b), e.pos);
-        case Op::kOr: return Logic(ExprOp::kOr, std::move(a), std::move(b), e.pos);
-        default: ctx_.Error(e.pos, "unsupported operator");
+        case Op::kEq:
+          return Compare(ExprOp::kEq, std::move(a), std::move(b), e.pos);
+        case Op::kNe:
+          return Compare(ExprOp::kNe, std::move(a), std::move(b), e.pos);
+        case Op::kLt:
+          return Compare(ExprOp::kLt, std::move(a), std::move(b), e.pos);
+        case Op::kLe:
+          return Compare(ExprOp::kLe, std::move(a), std::move(b), e.pos);
+        case Op::kGt:
+          return Compare(ExprOp::kGt, std::move(a), std::move(b), e.pos);
+        case Op::kGe:
+          return Compare(ExprOp::kGe, std::move(a), std::move(b), e.pos);
+        case Op::kAnd:
+          return Logic(ExprOp::kAnd, std::move(a), std::move(b), e.pos);
+        case Op::kOr:
+          return Logic(ExprOp::kOr, std::move(a), std::move(b), e.pos);
+        default:
+          ctx_.Error(e.pos, "unsupported operator");
       }
     }
     case ExprKind::kFunction: {
-      if (IsAggregateName(e.name))
-        ctx_.Error(e.pos, fmt::format("aggregate function {} is not allowed here", e.name));
+      if (IsAggregateName(e.name)) ctx_.Error(e.pos, fmt::format("aggregate function {} is not allowed here", e.name));
       std::vector<BoundExprPtr> args;
       for (const auto& a : e.args) args.push_back(child(*a));
       auto need = [&](size_t n) {
@@ -442,8 +481,10 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       std::vector<Pos> val_pos;
       for (; i + 1 < end + 1 && i < end; i += 2) {
         BoundExprPtr w = child(*e.args[i]);
-        if (operand) w = Compare(ExprOp::kEq, operand->Clone(), std::move(w), e.args[i]->pos);
-        else w = RequireBool(std::move(w), e.args[i]->pos);
+        if (operand)
+          w = Compare(ExprOp::kEq, operand->Clone(), std::move(w), e.args[i]->pos);
+        else
+          w = RequireBool(std::move(w), e.args[i]->pos);
         conds.push_back(std::move(w));
         vals.push_back(child(*e.args[i + 1]));
         val_pos.push_back(e.args[i + 1]->pos);

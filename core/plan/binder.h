@@ -49,10 +49,10 @@ struct SqlContext {
 
 // State of an aggregate query block while its select list and HAVING are bound.
 struct AggContext {
-  const Scope* input = nullptr;            // the FROM scope
-  std::vector<BoundExprPtr> group_exprs;   // bound over `input`
-  std::vector<AggSpec> aggs;               // arg = index into `args` (fixed up by the planner)
-  std::vector<BoundExprPtr> args;          // aggregate arguments bound over `input`
+  const Scope* input = nullptr;           // the FROM scope
+  std::vector<BoundExprPtr> group_exprs;  // bound over `input`
+  std::vector<AggSpec> aggs;              // arg = index into `args` (fixed up by the planner)
+  std::vector<BoundExprPtr> args;         // aggregate arguments bound over `input`
 };
 
 bool IsAggregateName(std::string_view upper_name);

@@ -1,9 +1,9 @@
 #include "core/plan/planner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "core/common/error.h"
 #include "core/operators/aggregate.h"
@@ -101,11 +101,11 @@ int Planner::AddTable(const sql::Statement& stmt) {
   bool materialized = !r.primary_key.empty();
   for (const auto& p : ct.properties) {
     if (p.key == "materialized") {
-      if (p.value != "true" && p.value != "false")
-        ctx_.Error(p.value_pos, "'materialized' must be 'true' or 'false'");
+      if (p.value != "true" && p.value != "false") ctx_.Error(p.value_pos, "'materialized' must be 'true' or 'false'");
       materialized = materialized || p.value == "true";
     } else if (p.key != "connectors" && p.key != "append_only") {
-      ctx_.Error(p.pos, fmt::format("unknown table property '{}' (known: connectors, materialized, append_only)", p.key));
+      ctx_.Error(p.pos,
+                 fmt::format("unknown table property '{}' (known: connectors, materialized, append_only)", p.key));
     }
   }
   auto types = r.schema.PhysTypes();
@@ -123,8 +123,7 @@ int Planner::AddView(const sql::Statement& stmt) {
   if (circuit_->FindRelation(cv.name) >= 0)
     ctx_.Error(stmt.pos, fmt::format("a table or view named '{}' already exists", cv.name));
   for (const auto& p : cv.properties)
-    if (p.key != "connectors")
-      ctx_.Error(p.pos, fmt::format("unknown view property '{}' (known: connectors)", p.key));
+    if (p.key != "connectors") ctx_.Error(p.pos, fmt::format("unknown view property '{}' (known: connectors)", p.key));
   if (cv.query->limit || cv.query->offset)
     ctx_.Error(cv.query->pos, "LIMIT/OFFSET are not allowed in a view (use them in `fld query`)");
   Relation r;
@@ -171,8 +170,8 @@ Planner::Plan Planner::PlanQueryBlock(const sql::Query& q) {
   Plan l = PlanQueryBlock(*q.left);
   Plan r = PlanQueryBlock(*q.right);
   if (l.scope.cols.size() != r.scope.cols.size())
-    ctx_.Error(q.right->pos, fmt::format("the two sides of a set operation have {} and {} columns",
-                                          l.scope.cols.size(), r.scope.cols.size()));
+    ctx_.Error(q.right->pos, fmt::format("the two sides of a set operation have {} and {} columns", l.scope.cols.size(),
+                                         r.scope.cols.size()));
   if (q.set_op != sql::SetOp::kUnion && q.set_all)
     ctx_.Error(q.pos, "EXCEPT ALL and INTERSECT ALL are not supported yet");
   std::vector<SqlType> types;
@@ -240,8 +239,8 @@ Planner::Plan Planner::ExceptOrIntersect(Plan l, Plan r, sql::SetOp op, Pos pos)
   }
   Scope left_scope = l.scope;
   size_t left_width = 0;
-  Plan j = Join(std::move(l), std::move(r), std::move(keys), /*pad_left=*/except, /*pad_right=*/false, pos,
-                &left_width);
+  Plan j =
+      Join(std::move(l), std::move(r), std::move(keys), /*pad_left=*/except, /*pad_right=*/false, pos, &left_width);
   if (except) {
     const int m = static_cast<int>(left_width) + marker;
     std::vector<BoundExprPtr> args;
@@ -325,8 +324,9 @@ Planner::Plan Planner::Join(Plan left, Plan right, std::vector<std::pair<BoundEx
     for (size_t i = 0; i < left.scope.cols.size(); ++i) out.scope.cols[i].type.nullable = true;
   if (pad_left)
     for (size_t i = left.scope.cols.size(); i < out.scope.cols.size(); ++i) out.scope.cols[i].type.nullable = true;
-  out.node = circuit_->AddNode(std::make_unique<JoinOp>(Types(left.scope), Types(right.scope), lk, rk, pad_left, pad_right),
-                               {left.node, right.node}, Types(out.scope));
+  out.node =
+      circuit_->AddNode(std::make_unique<JoinOp>(Types(left.scope), Types(right.scope), lk, rk, pad_left, pad_right),
+                        {left.node, right.node}, Types(out.scope));
   return out;
 }
 
@@ -353,7 +353,8 @@ Planner::Plan Planner::PlanTableRef(const sql::TableRef& t) {
       for (const auto& f : s.fields) p.scope.cols.push_back({t.alias, f.name, f.type, false});
       return p;
     }
-    case sql::TableRef::Kind::kJoin: return PlanJoinRef(t);
+    case sql::TableRef::Kind::kJoin:
+      return PlanJoinRef(t);
   }
   ctx_.Error(t.pos, "unsupported FROM item");
 }
@@ -423,8 +424,9 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t) {
       for (auto col : right.scope.cols) both.cols.push_back(col);
       after.push_back(binder_.BindPredicate(*c, both));
     } else {
-      ctx_.Error(c->pos, "this outer join condition is not supported yet: outer joins take equalities between the "
-                         "two sides and conditions on the padded side only");
+      ctx_.Error(c->pos,
+                 "this outer join condition is not supported yet: outer joins take equalities between the "
+                 "two sides and conditions on the padded side only");
     }
   }
   std::vector<SqlType> left_types, right_types;
@@ -576,8 +578,10 @@ Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>
       int next = -1;
       for (const auto& k : cs) {
         if (k.used || k.a < 0) continue;
-        if (p.in[k.a] && !taken[k.b]) next = k.b;
-        else if (p.in[k.b] && !taken[k.a]) next = k.a;
+        if (p.in[k.a] && !taken[k.b])
+          next = k.b;
+        else if (p.in[k.b] && !taken[k.a])
+          next = k.a;
         if (next >= 0) break;
       }
       if (next < 0) return p;
@@ -586,8 +590,10 @@ Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>
         if (k.used || k.a < 0) continue;
         const Expr* mine = nullptr;
         const Expr* theirs = nullptr;
-        if (k.a == next && p.in[k.b]) mine = k.e->args[0].get(), theirs = k.e->args[1].get();
-        else if (k.b == next && p.in[k.a]) mine = k.e->args[1].get(), theirs = k.e->args[0].get();
+        if (k.a == next && p.in[k.b])
+          mine = k.e->args[0].get(), theirs = k.e->args[1].get();
+        else if (k.b == next && p.in[k.a])
+          mine = k.e->args[1].get(), theirs = k.e->args[0].get();
         if (!mine) continue;
         keys.emplace_back(binder_.Bind(*theirs, p.plan.scope), binder_.Bind(*mine, items[next].scope));
         k.used = true;
@@ -637,7 +643,8 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
   }
 
   bool has_agg = !s.group_by.empty() || s.having;
-  for (const auto& item : s.items) has_agg = has_agg || (item.expr->kind != ExprKind::kStar && ContainsAggregate(*item.expr));
+  for (const auto& item : s.items)
+    has_agg = has_agg || (item.expr->kind != ExprKind::kStar && ContainsAggregate(*item.expr));
   if (s.where && ContainsAggregate(*s.where)) ctx_.Error(s.where->pos, "aggregate functions are not allowed in WHERE");
 
   Plan out;
@@ -668,8 +675,10 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
     bool identity = proj.size() == from.scope.cols.size();
     for (size_t i = 0; identity && i < proj.size(); ++i)
       identity = proj[i]->op == ExprOp::kColumn && proj[i]->column_index == static_cast<int>(i);
-    if (identity) out.node = from.node;
-    else out.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {from.node}, Types(out.scope));
+    if (identity)
+      out.node = from.node;
+    else
+      out.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {from.node}, Types(out.scope));
   } else {
     AggContext agg;
     agg.input = &from.scope;
@@ -680,8 +689,8 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
       if (ge->kind == ExprKind::kLiteral && ge->lit_kind == sql::LiteralKind::kInteger) {
         int64_t k = ge->text.size() > 18 ? 0 : std::stoll(ge->text);
         if (k < 1 || k > static_cast<int64_t>(s.items.size()))
-          ctx_.Error(ge->pos, fmt::format("GROUP BY position {} is not in the select list (1..{})", ge->text,
-                                          s.items.size()));
+          ctx_.Error(ge->pos,
+                     fmt::format("GROUP BY position {} is not in the select list (1..{})", ge->text, s.items.size()));
         ge = s.items[k - 1].expr.get();
         if (ge->kind == ExprKind::kStar) ctx_.Error(g->pos, "GROUP BY position refers to '*'");
       } else if (ge->kind == ExprKind::kColumnRef && ge->qualifier.empty() &&
@@ -753,14 +762,16 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
     for (const auto& g : agg.group_exprs) agg_types.push_back(g->type.phys());
     for (const auto& a : agg.aggs) agg_types.push_back(a.result_type.phys());
     int agg_node = circuit_->AddNode(
-        std::make_unique<AggregateOp>(pre_types, static_cast<int>(agg.group_exprs.size()), agg.aggs, circuit_->pool()), {pre_node},
-        agg_types);
+        std::make_unique<AggregateOp>(pre_types, static_cast<int>(agg.group_exprs.size()), agg.aggs, circuit_->pool()),
+        {pre_node}, agg_types);
     bool identity = !having && proj.size() == agg_types.size();
     for (size_t i = 0; identity && i < proj.size(); ++i)
       identity = proj[i]->op == ExprOp::kColumn && proj[i]->column_index == static_cast<int>(i);
-    if (identity) out.node = agg_node;
-    else out.node = circuit_->AddNode(std::make_unique<MapOp>(std::move(having), std::move(proj)), {agg_node},
-                                      Types(out.scope));
+    if (identity)
+      out.node = agg_node;
+    else
+      out.node =
+          circuit_->AddNode(std::make_unique<MapOp>(std::move(having), std::move(proj)), {agg_node}, Types(out.scope));
   }
   if (s.distinct) out.node = circuit_->AddNode(std::make_unique<DistinctOp>(), {out.node}, Types(out.scope));
   return out;
@@ -773,9 +784,14 @@ std::unique_ptr<Circuit> CompileProgram(const std::vector<sql::Statement>& progr
   SqlContext ctx{sql, src};
   for (const auto& st : program) {
     switch (st.kind) {
-      case sql::Statement::Kind::kCreateTable: planner.AddTable(st); break;
-      case sql::Statement::Kind::kCreateView: planner.AddView(st); break;
-      case sql::Statement::Kind::kCreateIndex: break;
+      case sql::Statement::Kind::kCreateTable:
+        planner.AddTable(st);
+        break;
+      case sql::Statement::Kind::kCreateView:
+        planner.AddView(st);
+        break;
+      case sql::Statement::Kind::kCreateIndex:
+        break;
       default:
         ctx.Error(st.pos, "a pipeline's program holds only CREATE TABLE and CREATE [MATERIALIZED] VIEW statements");
     }
@@ -808,8 +824,7 @@ Batch RowsFromInsert(const sql::Insert& ins, const Schema& schema, std::string_v
       const Field& f = schema.fields[target[k]];
       BoundExprPtr e = binder.Coerce(binder.Bind(*row[k], empty), f.type.WithNullable(true), row[k]->pos);
       Value v = EvaluateConstant(*e);
-      if (v.IsNull() && !f.type.nullable)
-        ctx.Error(row[k]->pos, fmt::format("NULL in NOT NULL column '{}'", f.name));
+      if (v.IsNull() && !f.type.nullable) ctx.Error(row[k]->pos, fmt::format("NULL in NOT NULL column '{}'", f.name));
       vals[target[k]] = std::move(v);
     }
     b.AppendRow(vals, 1);
@@ -824,8 +839,10 @@ size_t AppendOrderByColumns(sql::Query* q) {
   std::vector<std::string> names;  // output names known without planning
   for (size_t i = 0; i < s.items.size(); ++i) {
     const auto& item = s.items[i];
-    if (item.expr->kind == ExprKind::kStar) star = true;
-    else names.push_back(OutputName(item, i));
+    if (item.expr->kind == ExprKind::kStar)
+      star = true;
+    else
+      names.push_back(OutputName(item, i));
   }
   auto is_output = [&](const Expr& r) {
     if (!r.qualifier.empty()) return false;

@@ -1,14 +1,14 @@
 // Regression tests for planner / binder / expression bugs found with the sqllogictest runner
 // (tests/slt). Expected answers are worked out by hand from standard SQL semantics (and agree
 // with PostgreSQL and sqlite3 where those agree with the standard).
-#include <catch2/catch.hpp>
+#include "core/plan/planner.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
 #include "core/common/error.h"
-#include "core/plan/planner.h"
 #include "core/sql/parser.h"
 
 namespace fld::plan {
@@ -107,8 +107,9 @@ CREATE MATERIALIZED VIEW c4 AS SELECT CASE a WHEN 1 THEN b ELSE CASE WHEN a > 5 
   // a * 9000000000 overflows BIGINT for a = 10^10 (and 10^18), which takes the ELSE branch;
   // b * 9000000000 overflows for b = 10^10, whose row has a non-NULL a; CAST('abc' AS INT) would
   // fail but that row takes the first branch.
-  db.Push("INSERT INTO t VALUES (1, 2, '12'), (10000000000, 10000000000, 'abc'), (NULL, 2, NULL), "
-          "(1000000000000000000, 3, '-5')");
+  db.Push(
+      "INSERT INTO t VALUES (1, 2, '12'), (10000000000, 10000000000, 'abc'), (NULL, 2, NULL), "
+      "(1000000000000000000, 3, '-5')");
   db.Step();
   CHECK(db.Rows("c1") == Rows{"-1", "-1", "-1", "9000000000"});
   CHECK(db.Rows("c2") == Rows{"1", "10000000000", "1000000000000000000", "18000000000"});
@@ -135,8 +136,9 @@ CREATE MATERIALIZED VIEW l AS SELECT t1.a AS la, t2.a AS ra, a FROM t1 LEFT JOIN
 CREATE MATERIALIZED VIEW i AS SELECT * FROM t3 JOIN t2 USING (a);
 CREATE MATERIALIZED VIEW q AS SELECT t2.*, t3.x FROM t3 JOIN t2 USING (a);
 CREATE MATERIALIZED VIEW n AS SELECT a, d FROM t1 NATURAL RIGHT JOIN t2;)");
-  db.Push("INSERT INTO t1 VALUES (1, 10), (2, 20), (NULL, 30); INSERT INTO t2 VALUES (1, 100), (3, 300), (NULL, 400);"
-          "INSERT INTO t3 VALUES (7, 1), (8, 3)");
+  db.Push(
+      "INSERT INTO t1 VALUES (1, 10), (2, 20), (NULL, 30); INSERT INTO t2 VALUES (1, 100), (3, 300), (NULL, 400);"
+      "INSERT INTO t3 VALUES (7, 1), (8, 3)");
   db.Step();
   // RIGHT JOIN: the merged column is the right side's value.
   CHECK(db.Rows("r") == Rows{"1|100", "3|300", "NULL|400"});
@@ -157,8 +159,10 @@ CREATE MATERIALIZED VIEW n AS SELECT a, d FROM t1 NATURAL RIGHT JOIN t2;)");
   CHECK(db.Rows("r") == Rows{"3|300", "NULL|400"});
 
   // A bare `a` is the merged column, so it is not ambiguous; USING names a column twice: error.
-  CHECK(Compiles("CREATE TABLE t1(a INT); CREATE TABLE t2(a INT); CREATE VIEW v AS SELECT a FROM t1 JOIN t2 USING (a)"));
-  CHECK_FALSE(Compiles("CREATE TABLE t1(a INT); CREATE TABLE t2(a INT); CREATE VIEW v AS SELECT 1 FROM t1 JOIN t2 USING (a, a)"));
+  CHECK(
+      Compiles("CREATE TABLE t1(a INT); CREATE TABLE t2(a INT); CREATE VIEW v AS SELECT a FROM t1 JOIN t2 USING (a)"));
+  CHECK_FALSE(Compiles(
+      "CREATE TABLE t1(a INT); CREATE TABLE t2(a INT); CREATE VIEW v AS SELECT 1 FROM t1 JOIN t2 USING (a, a)"));
 }
 
 TEST_CASE("GROUP BY a select-list position or alias", "[planner]") {
@@ -196,8 +200,9 @@ CREATE MATERIALIZED VIEW inl AS SELECT i FROM t WHERE d IN (1, 1.5);
 CREATE MATERIALIZED VIEW cs AS SELECT CASE d WHEN 1 THEN 10 WHEN 1.5 THEN 15 ELSE 0 END AS x FROM t;
 CREATE MATERIALIZED VIEW tiny AS SELECT i FROM t WHERE d > 1.499 AND d < 1.501;)");
   // Casting 10^18 to DECIMAL(18, 1) to compare it with 1.5 would overflow.
-  db.Push("INSERT INTO t VALUES (1000000000000000000, 1.50, 1), (-1000000000000000000, -2.25, 2), "
-          "(1, 1.00, NULL), (2, NULL, 3), (3, 3.00, 3)");
+  db.Push(
+      "INSERT INTO t VALUES (1000000000000000000, 1.50, 1), (-1000000000000000000, -2.25, 2), "
+      "(1, 1.00, NULL), (2, NULL, 3), (3, 3.00, 3)");
   db.Step();
   CHECK(db.Rows("gt") == Rows{"1000000000000000000", "2", "3"});
   CHECK(db.Rows("eq") == Rows{"3"});
@@ -213,8 +218,9 @@ CREATE TABLE t2(a INT, b VARCHAR);
 CREATE MATERIALIZED VIEW i AS SELECT a, b FROM t1 INTERSECT SELECT a, b FROM t2;
 CREATE MATERIALIZED VIEW e AS SELECT a, b FROM t1 EXCEPT SELECT a, b FROM t2;
 CREATE MATERIALIZED VIEW p AS SELECT a FROM t1 UNION SELECT a FROM t2 INTERSECT SELECT 2;)");
-  db.Push("INSERT INTO t1 VALUES (1, 'x'), (1, 'x'), (NULL, 'y'), (2, NULL), (NULL, NULL), (3, 'z');"
-          "INSERT INTO t2 VALUES (1, 'x'), (NULL, 'y'), (NULL, NULL), (2, 'w'), (4, NULL)");
+  db.Push(
+      "INSERT INTO t1 VALUES (1, 'x'), (1, 'x'), (NULL, 'y'), (2, NULL), (NULL, NULL), (3, 'z');"
+      "INSERT INTO t2 VALUES (1, 'x'), (NULL, 'y'), (NULL, NULL), (2, 'w'), (4, NULL)");
   db.Step();
   CHECK(db.Rows("i") == Rows{"1|x", "NULL|NULL", "NULL|y"});
   CHECK(db.Rows("e") == Rows{"2|NULL", "3|z"});
@@ -300,10 +306,12 @@ TEST_CASE("ORDER BY expressions the select list does not output", "[planner]") {
         std::make_pair(std::string("p|2,q|2"), size_t{1}));
   CHECK(run("SELECT c FROM t GROUP BY c ORDER BY SUM(a) DESC") == std::make_pair(std::string("p,q"), size_t{1}));
   // Output columns, aliases, positions and `*` need no extra column.
-  CHECK(run("SELECT a AS x, b FROM t ORDER BY x DESC") == std::make_pair(std::string("3|20,2|10,1|30,NULL|40"), size_t{0}));
+  CHECK(run("SELECT a AS x, b FROM t ORDER BY x DESC") ==
+        std::make_pair(std::string("3|20,2|10,1|30,NULL|40"), size_t{0}));
   CHECK(run("SELECT a, b FROM t ORDER BY 2") == std::make_pair(std::string("2|10,3|20,1|30,NULL|40"), size_t{0}));
   // b + a is NULL for the last row, which sorts first (NULL is the smallest value here).
-  CHECK(run("SELECT * FROM t ORDER BY b + a") == std::make_pair(std::string("NULL|40|q,2|10|q,3|20|p,1|30|p"), size_t{0}));
+  CHECK(run("SELECT * FROM t ORDER BY b + a") ==
+        std::make_pair(std::string("NULL|40|q,2|10|q,3|20|p,1|30|p"), size_t{0}));
   // SELECT DISTINCT cannot sort by what it does not output (as in PostgreSQL): left as it is.
   auto q = sql::ParseQuery("SELECT DISTINCT a FROM t ORDER BY b");
   CHECK(AppendOrderByColumns(q.get()) == 0);
@@ -330,8 +338,9 @@ CREATE TABLE b(y INT, bx INT);
 CREATE TABLE c(x INT, cx INT);
 CREATE MATERIALIZED VIEW v AS SELECT * FROM a, b, c WHERE a.x = c.x;
 CREATE MATERIALIZED VIEW w AS SELECT * FROM b, a, c WHERE c.x = a.x AND c.cx > a.ax AND b.y = 7;)");
-  db.Push("INSERT INTO a VALUES (1, 10), (2, 20); INSERT INTO b VALUES (7, 70), (8, 80);"
-          "INSERT INTO c VALUES (1, 100), (2, 200), (3, 300)");
+  db.Push(
+      "INSERT INTO a VALUES (1, 10), (2, 20); INSERT INTO b VALUES (7, 70), (8, 80);"
+      "INSERT INTO c VALUES (1, 100), (2, 200), (3, 300)");
   db.Step();
   // `*` lists the columns in FROM order even though a and c are joined first.
   CHECK(db.ColumnNames("v") == std::vector<std::string>{"x", "ax", "y", "bx", "x", "cx"});

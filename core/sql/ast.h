@@ -27,23 +27,23 @@ struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
 
 enum class ExprKind : uint8_t {
-  kLiteral,    // lit_kind, text
-  kColumnRef,  // qualifier (may be empty), name
-  kStar,       // `*` or `t.*` in a select list (qualifier), or COUNT(*) argument
-  kUnary,      // op in {kNeg, kPlus, kNot}; args[0]
-  kBinary,     // op; args[0], args[1]
-  kFunction,   // name (upper case), args; distinct; star_arg for COUNT(*)
-  kCase,       // args: [operand if has_operand] then WHEN, THEN pairs, then ELSE if has_else
-  kCast,       // args[0] AS cast_type
-  kBetween,    // args[0] [NOT] BETWEEN args[1] AND args[2]; negated
-  kInList,     // args[0] [NOT] IN (args[1..]); negated
-  kInQuery,    // args[0] [NOT] IN (subquery); negated
-  kExists,     // [NOT] EXISTS (subquery); negated
-  kSubquery,   // (subquery) used as a scalar
-  kIsNull,     // args[0] IS [NOT] NULL; negated means IS NOT NULL
-  kLike,       // args[0] [NOT] LIKE args[1] [ESCAPE args[2]]; negated
-  kIsBool,     // args[0] IS [NOT] TRUE/FALSE; bool_value, negated
-  kIsDistinct, // args[0] IS [NOT] DISTINCT FROM args[1]; negated = IS NOT DISTINCT FROM
+  kLiteral,     // lit_kind, text
+  kColumnRef,   // qualifier (may be empty), name
+  kStar,        // `*` or `t.*` in a select list (qualifier), or COUNT(*) argument
+  kUnary,       // op in {kNeg, kPlus, kNot}; args[0]
+  kBinary,      // op; args[0], args[1]
+  kFunction,    // name (upper case), args; distinct; star_arg for COUNT(*)
+  kCase,        // args: [operand if has_operand] then WHEN, THEN pairs, then ELSE if has_else
+  kCast,        // args[0] AS cast_type
+  kBetween,     // args[0] [NOT] BETWEEN args[1] AND args[2]; negated
+  kInList,      // args[0] [NOT] IN (args[1..]); negated
+  kInQuery,     // args[0] [NOT] IN (subquery); negated
+  kExists,      // [NOT] EXISTS (subquery); negated
+  kSubquery,    // (subquery) used as a scalar
+  kIsNull,      // args[0] IS [NOT] NULL; negated means IS NOT NULL
+  kLike,        // args[0] [NOT] LIKE args[1] [ESCAPE args[2]]; negated
+  kIsBool,      // args[0] IS [NOT] TRUE/FALSE; bool_value, negated
+  kIsDistinct,  // args[0] IS [NOT] DISTINCT FROM args[1]; negated = IS NOT DISTINCT FROM
 };
 
 enum class LiteralKind : uint8_t {
@@ -61,13 +61,26 @@ enum class LiteralKind : uint8_t {
 enum class Op : uint8_t {
   kNone,
   // unary
-  kNeg, kPlus, kNot,
+  kNeg,
+  kPlus,
+  kNot,
   // binary arithmetic
-  kAdd, kSub, kMul, kDiv, kMod, kConcat,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMod,
+  kConcat,
   // comparison
-  kEq, kNe, kLt, kLe, kGt, kGe,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
   // logic
-  kAnd, kOr,
+  kAnd,
+  kOr,
 };
 
 struct Expr {
@@ -84,8 +97,8 @@ struct Expr {
   bool negated = false;      // NOT BETWEEN / NOT IN / IS NOT NULL / NOT LIKE / NOT EXISTS
   bool has_operand = false;  // CASE x WHEN ...
   bool has_else = false;
-  bool bool_value = false;   // IS [NOT] TRUE / FALSE
-  SqlType cast_type;         // CAST target (nullable = true)
+  bool bool_value = false;  // IS [NOT] TRUE / FALSE
+  SqlType cast_type;        // CAST target (nullable = true)
   std::unique_ptr<Query> subquery;
 };
 
@@ -102,8 +115,8 @@ struct TableRef {
   JoinType join_type = JoinType::kInner;
   bool natural = false;
   std::unique_ptr<TableRef> left, right;
-  ExprPtr on;                          // ON condition (may be null)
-  std::vector<std::string> using_cols; // USING (a, b)
+  ExprPtr on;                           // ON condition (may be null)
+  std::vector<std::string> using_cols;  // USING (a, b)
 };
 
 struct SelectItem {
@@ -177,9 +190,9 @@ struct CreateView {
 
 struct Insert {
   std::string table;
-  std::vector<std::string> columns;           // empty = all, in table order
-  std::vector<std::vector<ExprPtr>> rows;     // VALUES (...), (...)
-  std::unique_ptr<Query> query;               // INSERT INTO t SELECT ...
+  std::vector<std::string> columns;        // empty = all, in table order
+  std::vector<std::vector<ExprPtr>> rows;  // VALUES (...), (...)
+  std::unique_ptr<Query> query;            // INSERT INTO t SELECT ...
 };
 
 struct Delete {
@@ -193,7 +206,7 @@ struct Statement {
     kCreateView,
     kInsert,
     kDelete,
-    kQuery,      // a bare SELECT
+    kQuery,  // a bare SELECT
     kDropTable,
     kDropView,
     kCreateIndex,  // parsed and ignored

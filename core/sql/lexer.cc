@@ -11,9 +11,13 @@ bool IsIdentStart(char c) {
   return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || u == '_' || u >= 0x80;
 }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 
-bool IsIdentPart(char c) { return IsIdentStart(c) || IsDigit(c) || c == '$'; }
+bool IsIdentPart(char c) {
+  return IsIdentStart(c) || IsDigit(c) || c == '$';
+}
 
 class Lexer {
  public:

@@ -1,9 +1,9 @@
 #include "core/sql/parser.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <unordered_set>
-
-#include <fmt/format.h>
 
 #include "core/common/error.h"
 #include "core/sql/lexer.h"
@@ -21,19 +21,19 @@ constexpr int kMaxDepth = 1000;
 // `FROM t WHERE ...` does not read WHERE as an alias of t.
 bool IsReserved(std::string_view upper) {
   static const std::unordered_set<std::string_view> kWords = {
-      "ALL",     "AND",       "AS",     "ASC",      "BETWEEN", "BY",     "CASE",    "CAST",
-      "CREATE",  "CROSS",     "DELETE", "DESC",     "DISTINCT", "DROP",  "ELSE",    "END",
-      "ESCAPE",  "EXCEPT",    "EXISTS", "FALSE",    "FROM",    "FULL",   "GROUP",   "HAVING",
-      "IN",      "INNER",     "INSERT", "INTERSECT", "INTO",   "IS",     "JOIN",    "LEFT",
-      "LIKE",    "LIMIT",     "NATURAL", "NOT",     "NULL",    "OFFSET", "ON",      "OR",
-      "ORDER",   "OUTER",     "RIGHT",  "SELECT",   "THEN",    "TRUE",   "UNION",   "USING",
-      "VALUES",  "WHEN",      "WHERE",  "WITH",
+      "ALL",   "AND",      "AS",    "ASC",   "BETWEEN", "BY",        "CASE",   "CAST",   "CREATE", "CROSS", "DELETE",
+      "DESC",  "DISTINCT", "DROP",  "ELSE",  "END",     "ESCAPE",    "EXCEPT", "EXISTS", "FALSE",  "FROM",  "FULL",
+      "GROUP", "HAVING",   "IN",    "INNER", "INSERT",  "INTERSECT", "INTO",   "IS",     "JOIN",   "LEFT",  "LIKE",
+      "LIMIT", "NATURAL",  "NOT",   "NULL",  "OFFSET",  "ON",        "OR",     "ORDER",  "OUTER",  "RIGHT", "SELECT",
+      "THEN",  "TRUE",     "UNION", "USING", "VALUES",  "WHEN",      "WHERE",  "WITH",
   };
   return kWords.contains(upper);
 }
 
 // Reserved words that are still fine as a function name: LEFT('abc', 2).
-bool IsReservedFunctionName(std::string_view upper) { return upper == "LEFT" || upper == "RIGHT"; }
+bool IsReservedFunctionName(std::string_view upper) {
+  return upper == "LEFT" || upper == "RIGHT";
+}
 
 // The comparison operator a symbol token stands for, or kNone.
 Op ComparisonOp(const Token& t) {
@@ -103,12 +103,8 @@ class Parser {
     return t;
   }
 
-  static bool IsSym(const Token& t, std::string_view s) {
-    return t.kind == TokenKind::kSymbol && t.text == s;
-  }
-  static bool IsKw(const Token& t, std::string_view kw) {
-    return t.kind == TokenKind::kIdent && t.upper == kw;
-  }
+  static bool IsSym(const Token& t, std::string_view s) { return t.kind == TokenKind::kSymbol && t.text == s; }
+  static bool IsKw(const Token& t, std::string_view kw) { return t.kind == TokenKind::kIdent && t.upper == kw; }
   bool AcceptSym(std::string_view s) {
     if (!IsSym(Peek(), s)) return false;
     Take();
@@ -509,8 +505,7 @@ class Parser {
     return q;
   }
 
-  static std::unique_ptr<Query> NewSetOp(SetOp op, bool all, std::unique_ptr<Query> l,
-                                         std::unique_ptr<Query> r) {
+  static std::unique_ptr<Query> NewSetOp(SetOp op, bool all, std::unique_ptr<Query> l, std::unique_ptr<Query> r) {
     auto q = std::make_unique<Query>();
     q->pos = l->pos;
     q->set_op = op;
@@ -914,11 +909,16 @@ class Parser {
   ExprPtr ParsePrimary() {
     const Token& t = Peek();
     switch (t.kind) {
-      case TokenKind::kInteger: return ParseLiteral(LiteralKind::kInteger, Take());
-      case TokenKind::kDecimal: return ParseLiteral(LiteralKind::kDecimal, Take());
-      case TokenKind::kDouble: return ParseLiteral(LiteralKind::kDouble, Take());
-      case TokenKind::kString: return ParseLiteral(LiteralKind::kString, Take());
-      case TokenKind::kQuotedIdent: return ParseNameExpr();
+      case TokenKind::kInteger:
+        return ParseLiteral(LiteralKind::kInteger, Take());
+      case TokenKind::kDecimal:
+        return ParseLiteral(LiteralKind::kDecimal, Take());
+      case TokenKind::kDouble:
+        return ParseLiteral(LiteralKind::kDouble, Take());
+      case TokenKind::kString:
+        return ParseLiteral(LiteralKind::kString, Take());
+      case TokenKind::kQuotedIdent:
+        return ParseNameExpr();
       case TokenKind::kSymbol:
         if (IsSym(t, "(")) {
           if (ParenStartsQuery(1)) {
@@ -933,8 +933,10 @@ class Parser {
           return e;
         }
         Expected("an expression");
-      case TokenKind::kEnd: Expected("an expression");
-      case TokenKind::kIdent: break;
+      case TokenKind::kEnd:
+        Expected("an expression");
+      case TokenKind::kIdent:
+        break;
     }
     const std::string& u = t.upper;
     if (u == "NULL") {
@@ -959,9 +961,7 @@ class Parser {
       return e;
     }
     if ((u == "DATE" || u == "TIME" || u == "TIMESTAMP") && Peek(1).kind == TokenKind::kString) {
-      LiteralKind kind = u == "DATE"   ? LiteralKind::kDate
-                         : u == "TIME" ? LiteralKind::kTime
-                                       : LiteralKind::kTimestamp;
+      LiteralKind kind = u == "DATE" ? LiteralKind::kDate : u == "TIME" ? LiteralKind::kTime : LiteralKind::kTimestamp;
       Pos pos = Take().pos;
       auto e = ParseLiteral(kind, Take());
       e->pos = pos;
@@ -1082,8 +1082,8 @@ std::string FormatSqlError(std::string_view sql, const SourceInfo& src, Pos pos,
   }
   for (; chars < pos.col - 1; ++chars) pad.push_back(' ');
 
-  return fmt::format("{}:{}:{}: error: {}\n{} | {}{}\n{} | {}^", src.name, line, col, message, gutter, indent,
-                     text, std::string(gutter.size(), ' '), pad);
+  return fmt::format("{}:{}:{}: error: {}\n{} | {}{}\n{} | {}^", src.name, line, col, message, gutter, indent, text,
+                     std::string(gutter.size(), ' '), pad);
 }
 
 }  // namespace fld::sql

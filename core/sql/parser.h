@@ -33,7 +33,6 @@ std::unique_ptr<Query> ParseQuery(std::string_view sql, const SourceInfo& src = 
 
 // Formats an error pointing at `pos` of `sql` (used by the parser and by the binder/planner,
 // which report semantic errors such as unknown columns the same way).
-std::string FormatSqlError(std::string_view sql, const SourceInfo& src, Pos pos,
-                           std::string_view message);
+std::string FormatSqlError(std::string_view sql, const SourceInfo& src, Pos pos, std::string_view message);
 
 }  // namespace fld::sql

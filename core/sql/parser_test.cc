@@ -1,10 +1,10 @@
-#include <catch2/catch.hpp>
+#include "core/sql/parser.h"
 
+#include <catch2/catch.hpp>
 #include <string>
 
 #include "core/common/error.h"
 #include "core/sql/lexer.h"
-#include "core/sql/parser.h"
 
 namespace fld::sql {
 namespace {
@@ -21,22 +21,30 @@ std::string Show(const Expr& e) {
   switch (e.kind) {
     case ExprKind::kLiteral:
       switch (e.lit_kind) {
-        case LiteralKind::kNull: return "NULL";
-        case LiteralKind::kString: return "'" + e.text + "'";
-        case LiteralKind::kDate: return "DATE'" + e.text + "'";
-        case LiteralKind::kTime: return "TIME'" + e.text + "'";
-        case LiteralKind::kTimestamp: return "TIMESTAMP'" + e.text + "'";
-        default: return e.text;
+        case LiteralKind::kNull:
+          return "NULL";
+        case LiteralKind::kString:
+          return "'" + e.text + "'";
+        case LiteralKind::kDate:
+          return "DATE'" + e.text + "'";
+        case LiteralKind::kTime:
+          return "TIME'" + e.text + "'";
+        case LiteralKind::kTimestamp:
+          return "TIMESTAMP'" + e.text + "'";
+        default:
+          return e.text;
       }
-    case ExprKind::kColumnRef: return e.qualifier.empty() ? e.name : e.qualifier + "." + e.name;
-    case ExprKind::kStar: return e.qualifier.empty() ? "*" : e.qualifier + ".*";
+    case ExprKind::kColumnRef:
+      return e.qualifier.empty() ? e.name : e.qualifier + "." + e.name;
+    case ExprKind::kStar:
+      return e.qualifier.empty() ? "*" : e.qualifier + ".*";
     case ExprKind::kUnary: {
       std::string op = e.op == Op::kNeg ? "neg" : e.op == Op::kPlus ? "plus" : "not";
       return "(" + op + args() + ")";
     }
     case ExprKind::kBinary: {
-      static const char* kOps[] = {"?",  "neg", "plus", "not", "+",  "-",  "*",   "/", "%",
-                                   "||", "=",   "<>",   "<",   "<=", ">",  ">=", "AND", "OR"};
+      static const char* kOps[] = {"?",  "neg", "plus", "not", "+",  "-", "*",  "/",   "%",
+                                   "||", "=",   "<>",   "<",   "<=", ">", ">=", "AND", "OR"};
       return std::string("(") + kOps[static_cast<int>(e.op)] + args() + ")";
     }
     case ExprKind::kFunction:
@@ -44,16 +52,22 @@ std::string Show(const Expr& e) {
       return e.name + "(" + (e.distinct ? "DISTINCT" : "") + args() + ")";
     case ExprKind::kCase:
       return std::string("(case") + (e.has_operand ? " op" : "") + (e.has_else ? " else" : "") + args() + ")";
-    case ExprKind::kCast: return "(cast" + args() + " " + e.cast_type.ToString() + ")";
-    case ExprKind::kBetween: return std::string(e.negated ? "(not-between" : "(between") + args() + ")";
-    case ExprKind::kInList: return std::string(e.negated ? "(not-in" : "(in") + args() + ")";
+    case ExprKind::kCast:
+      return "(cast" + args() + " " + e.cast_type.ToString() + ")";
+    case ExprKind::kBetween:
+      return std::string(e.negated ? "(not-between" : "(between") + args() + ")";
+    case ExprKind::kInList:
+      return std::string(e.negated ? "(not-in" : "(in") + args() + ")";
     case ExprKind::kInQuery:
       return std::string(e.negated ? "(not-in" : "(in") + args() + " [" + Show(*e.subquery) + "])";
     case ExprKind::kExists:
       return std::string(e.negated ? "(not-exists [" : "(exists [") + Show(*e.subquery) + "])";
-    case ExprKind::kSubquery: return "[" + Show(*e.subquery) + "]";
-    case ExprKind::kIsNull: return std::string(e.negated ? "(is-not-null" : "(is-null") + args() + ")";
-    case ExprKind::kLike: return std::string(e.negated ? "(not-like" : "(like") + args() + ")";
+    case ExprKind::kSubquery:
+      return "[" + Show(*e.subquery) + "]";
+    case ExprKind::kIsNull:
+      return std::string(e.negated ? "(is-not-null" : "(is-null") + args() + ")";
+    case ExprKind::kLike:
+      return std::string(e.negated ? "(not-like" : "(like") + args() + ")";
     case ExprKind::kIsBool:
       return std::string(e.negated ? "(is-not-" : "(is-") + (e.bool_value ? "true" : "false") + args() + ")";
     case ExprKind::kIsDistinct:
@@ -64,12 +78,14 @@ std::string Show(const Expr& e) {
 
 std::string Show(const TableRef& t) {
   switch (t.kind) {
-    case TableRef::Kind::kTable: return t.alias.empty() ? t.name : t.name + " " + t.alias;
-    case TableRef::Kind::kSubquery: return "[" + Show(*t.subquery) + "] " + t.alias;
+    case TableRef::Kind::kTable:
+      return t.alias.empty() ? t.name : t.name + " " + t.alias;
+    case TableRef::Kind::kSubquery:
+      return "[" + Show(*t.subquery) + "] " + t.alias;
     case TableRef::Kind::kJoin: {
       static const char* kTypes[] = {"inner", "left", "right", "full", "cross"};
-      std::string s = std::string("(") + (t.natural ? "natural-" : "") +
-                      kTypes[static_cast<int>(t.join_type)] + " " + Show(*t.left) + ", " + Show(*t.right);
+      std::string s = std::string("(") + (t.natural ? "natural-" : "") + kTypes[static_cast<int>(t.join_type)] + " " +
+                      Show(*t.left) + ", " + Show(*t.right);
       if (t.on) s += " ON " + Show(*t.on);
       if (!t.using_cols.empty()) {
         s += " USING";
@@ -117,7 +133,9 @@ std::string ShowExpr(const std::string& expr) {
   return Show(*q->select->items[0].expr);
 }
 
-std::string ShowQuery(const std::string& sql) { return Show(*ParseQuery(sql)); }
+std::string ShowQuery(const std::string& sql) {
+  return Show(*ParseQuery(sql));
+}
 
 // The message of the error ParseProgram throws for `sql`.
 std::string ErrorOf(const std::string& sql, const SourceInfo& src = {}) {
@@ -160,8 +178,7 @@ CREATE MATERIALIZED VIEW balance AS SELECT credits.account AS account, credits -
 }  // namespace
 
 TEST_CASE("lexer: tokens, kinds and positions", "[parser]") {
-  auto toks =
-      Tokenize("SELECT a1, \"Mixed Case\" -- comment\n  FROM `t``x` /* multi\nline */ WHERE s = 'it''s'");
+  auto toks = Tokenize("SELECT a1, \"Mixed Case\" -- comment\n  FROM `t``x` /* multi\nline */ WHERE s = 'it''s'");
   REQUIRE(toks.size() == 11);
   CHECK(toks[0].kind == TokenKind::kIdent);
   CHECK(toks[0].text == "SELECT");
@@ -192,10 +209,9 @@ TEST_CASE("lexer: numbers and operators", "[parser]") {
   std::vector<TokenKind> kinds;
   for (const auto& t : toks) kinds.push_back(t.kind);
   CHECK(kinds == std::vector<TokenKind>{TokenKind::kInteger, TokenKind::kDecimal, TokenKind::kDecimal,
-                                        TokenKind::kDecimal, TokenKind::kDouble, TokenKind::kDouble,
-                                        TokenKind::kSymbol, TokenKind::kSymbol, TokenKind::kSymbol,
-                                        TokenKind::kSymbol, TokenKind::kSymbol, TokenKind::kSymbol,
-                                        TokenKind::kSymbol, TokenKind::kSymbol, TokenKind::kEnd});
+                                        TokenKind::kDecimal, TokenKind::kDouble, TokenKind::kDouble, TokenKind::kSymbol,
+                                        TokenKind::kSymbol, TokenKind::kSymbol, TokenKind::kSymbol, TokenKind::kSymbol,
+                                        TokenKind::kSymbol, TokenKind::kSymbol, TokenKind::kSymbol, TokenKind::kEnd});
   CHECK(toks[5].text == "2.5E-3");
   CHECK(toks[6].text == "||");
   CHECK(toks[8].text == "!=");
@@ -274,8 +290,7 @@ TEST_CASE("precedence of arithmetic and logic", "[parser]") {
 
 TEST_CASE("predicates: BETWEEN, IN, LIKE, IS", "[parser]") {
   CHECK(ShowExpr("a BETWEEN 1 AND 2 AND b") == "(AND (between a 1 2) b)");
-  CHECK(ShowExpr("x AND a NOT BETWEEN b + 1 AND c * 2 AND y") ==
-        "(AND (AND x (not-between a (+ b 1) (* c 2))) y)");
+  CHECK(ShowExpr("x AND a NOT BETWEEN b + 1 AND c * 2 AND y") == "(AND (AND x (not-between a (+ b 1) (* c 2))) y)");
   CHECK(ShowExpr("col0 NOT BETWEEN NULL AND 5") == "(not-between col0 NULL 5)");
   CHECK(ShowExpr("NULL IN (1, 2)") == "(in NULL 1 2)");
   CHECK(ShowExpr("a NOT IN (1, b + 1)") == "(not-in a 1 (+ b 1))");
@@ -422,19 +437,36 @@ TEST_CASE("CREATE TABLE: columns, types, keys, properties", "[parser]") {
   REQUIRE(t.columns.size() == 21);
   std::vector<std::string> types;
   for (const auto& c : t.columns) types.push_back(c.type.ToString());
-  CHECK(types == std::vector<std::string>{
-                     "INTEGER NOT NULL", "DECIMAL(10, 2) NOT NULL", "VARCHAR(40)", "VARCHAR", "CHAR(1)",
-                     "CHAR(3)",
-                     "DOUBLE", "DOUBLE", "REAL", "BOOLEAN", "BIGINT", "TINYINT", "SMALLINT", "DECIMAL(18, 0)",
-                     "DATE", "TIME", "TIMESTAMP", "VARCHAR", "VARCHAR", "DECIMAL(5, 0)", "INTEGER"});
+  CHECK(types == std::vector<std::string>{"INTEGER NOT NULL",
+                                          "DECIMAL(10, 2) NOT NULL",
+                                          "VARCHAR(40)",
+                                          "VARCHAR",
+                                          "CHAR(1)",
+                                          "CHAR(3)",
+                                          "DOUBLE",
+                                          "DOUBLE",
+                                          "REAL",
+                                          "BOOLEAN",
+                                          "BIGINT",
+                                          "TINYINT",
+                                          "SMALLINT",
+                                          "DECIMAL(18, 0)",
+                                          "DATE",
+                                          "TIME",
+                                          "TIMESTAMP",
+                                          "VARCHAR",
+                                          "VARCHAR",
+                                          "DECIMAL(5, 0)",
+                                          "INTEGER"});
   CHECK(t.columns[0].primary_key);
   CHECK_FALSE(t.columns[1].primary_key);
   CHECK(t.primary_key == std::vector<std::string>{"a1"});
   CHECK(t.columns[2].pos.line == 4);
   CHECK(t.columns[2].pos.col == 3);
 
-  auto s2 = ParseProgram("create table \"Order\" (k1 int, K2 varchar, v int, primary key (k1, K2)) "
-                         "with ('materialized' = 'true', 'x' = 'it''s')");
+  auto s2 = ParseProgram(
+      "create table \"Order\" (k1 int, K2 varchar, v int, primary key (k1, K2)) "
+      "with ('materialized' = 'true', 'x' = 'it''s')");
   const CreateTable& t2 = *s2[0].create_table;
   CHECK(t2.name == "Order");
   CHECK(t2.primary_key == std::vector<std::string>{"k1", "K2"});
@@ -660,7 +692,8 @@ TEST_CASE("errors are mapped through SourceInfo", "[parser]") {
         "bank.yaml:25:80: error: expected an expression but found 'FROM'\n"
         "   25 |   CREATE VIEW debits AS SELECT from_account AS account, sum(amount) AS debits, "
         "FROM transactions GROUP BY from_account;\n"
-        "      | " + std::string(79, ' ') + "^");
+        "      | " +
+            std::string(79, ' ') + "^");
   CHECK(FormatSqlError("SELECT x\nFROM t", src, Pos{2, 6, 14}, "unknown table 't'") ==
         "bank.yaml:4:8: error: unknown table 't'\n"
         "    4 |   FROM t\n"
@@ -680,8 +713,9 @@ TEST_CASE("malformed and truncated input never crashes", "[parser]") {
     }
   }
   CHECK(errors > 100);
-  std::string q = "SELECT a, (b + c) * - 2 FROM (t AS x JOIN u ON x.a = u.a) WHERE a NOT BETWEEN 1 AND 2 "
-                  "AND CASE WHEN a IN (1, 2) THEN CAST(a AS DECIMAL(5,2)) END IS NOT NULL ORDER BY 1 LIMIT 3";
+  std::string q =
+      "SELECT a, (b + c) * - 2 FROM (t AS x JOIN u ON x.a = u.a) WHERE a NOT BETWEEN 1 AND 2 "
+      "AND CASE WHEN a IN (1, 2) THEN CAST(a AS DECIMAL(5,2)) END IS NOT NULL ORDER BY 1 LIMIT 3";
   for (size_t n = 0; n <= q.size(); ++n) {
     try {
       ParseQuery(std::string_view(q).substr(0, n));

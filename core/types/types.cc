@@ -1,30 +1,58 @@
 #include "core/types/types.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-
-#include <fmt/format.h>
 
 namespace fld {
 
 std::string SqlType::ToString() const {
   std::string s;
   switch (id) {
-    case TypeId::kNull: s = "NULL"; break;
-    case TypeId::kBoolean: s = "BOOLEAN"; break;
-    case TypeId::kTinyInt: s = "TINYINT"; break;
-    case TypeId::kSmallInt: s = "SMALLINT"; break;
-    case TypeId::kInteger: s = "INTEGER"; break;
-    case TypeId::kBigInt: s = "BIGINT"; break;
-    case TypeId::kDecimal: s = fmt::format("DECIMAL({}, {})", precision, scale); break;
-    case TypeId::kReal: s = "REAL"; break;
-    case TypeId::kDouble: s = "DOUBLE"; break;
-    case TypeId::kChar: s = length >= 0 ? fmt::format("CHAR({})", length) : "CHAR"; break;
-    case TypeId::kVarchar: s = length >= 0 ? fmt::format("VARCHAR({})", length) : "VARCHAR"; break;
-    case TypeId::kDate: s = "DATE"; break;
-    case TypeId::kTime: s = "TIME"; break;
-    case TypeId::kTimestamp: s = "TIMESTAMP"; break;
+    case TypeId::kNull:
+      s = "NULL";
+      break;
+    case TypeId::kBoolean:
+      s = "BOOLEAN";
+      break;
+    case TypeId::kTinyInt:
+      s = "TINYINT";
+      break;
+    case TypeId::kSmallInt:
+      s = "SMALLINT";
+      break;
+    case TypeId::kInteger:
+      s = "INTEGER";
+      break;
+    case TypeId::kBigInt:
+      s = "BIGINT";
+      break;
+    case TypeId::kDecimal:
+      s = fmt::format("DECIMAL({}, {})", precision, scale);
+      break;
+    case TypeId::kReal:
+      s = "REAL";
+      break;
+    case TypeId::kDouble:
+      s = "DOUBLE";
+      break;
+    case TypeId::kChar:
+      s = length >= 0 ? fmt::format("CHAR({})", length) : "CHAR";
+      break;
+    case TypeId::kVarchar:
+      s = length >= 0 ? fmt::format("VARCHAR({})", length) : "VARCHAR";
+      break;
+    case TypeId::kDate:
+      s = "DATE";
+      break;
+    case TypeId::kTime:
+      s = "TIME";
+      break;
+    case TypeId::kTimestamp:
+      s = "TIMESTAMP";
+      break;
   }
   if (!nullable) s += " NOT NULL";
   return s;
@@ -35,9 +63,12 @@ std::strong_ordering Value::operator<=>(const Value& o) const {
   int ra = rank(kind), rb = rank(o.kind);
   if (ra != rb) return ra <=> rb;
   switch (kind) {
-    case Kind::kNull: return std::strong_ordering::equal;
-    case Kind::kString: return s.compare(o.s) <=> 0;
-    default: break;
+    case Kind::kNull:
+      return std::strong_ordering::equal;
+    case Kind::kString:
+      return s.compare(o.s) <=> 0;
+    default:
+      break;
   }
   if (kind == Kind::kInt && o.kind == Kind::kInt) return i <=> o.i;
   double a = kind == Kind::kInt ? static_cast<double>(i) : d;
@@ -205,13 +236,17 @@ bool ParseDecimal(std::string_view t, int scale, int64_t* out) {
 bool ParseValue(std::string_view text, const SqlType& type, Value* out) {
   std::string_view t = type.IsString() ? text : Trim(text);
   switch (type.id) {
-    case TypeId::kNull: return false;
+    case TypeId::kNull:
+      return false;
     case TypeId::kBoolean: {
       std::string l;
       for (char c : t) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (l == "true" || l == "t" || l == "1") *out = Value::Int(1);
-      else if (l == "false" || l == "f" || l == "0") *out = Value::Int(0);
-      else return false;
+      if (l == "true" || l == "t" || l == "1")
+        *out = Value::Int(1);
+      else if (l == "false" || l == "f" || l == "0")
+        *out = Value::Int(0);
+      else
+        return false;
       return true;
     }
     case TypeId::kTinyInt:
@@ -249,7 +284,9 @@ bool ParseValue(std::string_view text, const SqlType& type, Value* out) {
       return true;
     }
     case TypeId::kChar:
-    case TypeId::kVarchar: *out = Value::String(std::string(t)); return true;
+    case TypeId::kVarchar:
+      *out = Value::String(std::string(t));
+      return true;
     case TypeId::kDate: {
       int64_t d;
       if (!ParseDate(t, &d)) return false;
@@ -313,7 +350,8 @@ std::string FormatValue(const Value& v, const SqlType& type) {
   }
   int64_t x = v.i;
   switch (type.id) {
-    case TypeId::kBoolean: return x ? "true" : "false";
+    case TypeId::kBoolean:
+      return x ? "true" : "false";
     case TypeId::kDecimal: {
       if (type.scale <= 0) return fmt::format("{}", x);
       int64_t p = Pow10(type.scale);
@@ -321,16 +359,20 @@ std::string FormatValue(const Value& v, const SqlType& type) {
       uint64_t ax = neg ? static_cast<uint64_t>(-(x + 1)) + 1 : static_cast<uint64_t>(x);
       return fmt::format("{}{}.{:0{}}", neg ? "-" : "", ax / p, ax % p, type.scale);
     }
-    case TypeId::kDate: return FormatDate(x);
-    case TypeId::kTime: return FormatTimeOfDay(x);
+    case TypeId::kDate:
+      return FormatDate(x);
+    case TypeId::kTime:
+      return FormatTimeOfDay(x);
     case TypeId::kTimestamp: {
       int64_t days = x >= 0 ? x / kMicrosPerDay : -((-x + kMicrosPerDay - 1) / kMicrosPerDay);
       int64_t rest = x - days * kMicrosPerDay;
       return FormatDate(days) + " " + FormatTimeOfDay(rest);
     }
     case TypeId::kReal:
-    case TypeId::kDouble: return fmt::format("{}", static_cast<double>(x));
-    default: return fmt::format("{}", x);
+    case TypeId::kDouble:
+      return fmt::format("{}", static_cast<double>(x));
+    default:
+      return fmt::format("{}", x);
   }
 }
 

@@ -11,8 +11,8 @@
 // operator state and query results, never on the per-row path of an expression.
 #pragma once
 
-#include <cstdint>
 #include <compare>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -60,10 +60,13 @@ struct SqlType {
   PhysType phys() const {
     switch (id) {
       case TypeId::kReal:
-      case TypeId::kDouble: return PhysType::kF64;
+      case TypeId::kDouble:
+        return PhysType::kF64;
       case TypeId::kChar:
-      case TypeId::kVarchar: return PhysType::kStr;
-      default: return PhysType::kI64;
+      case TypeId::kVarchar:
+        return PhysType::kStr;
+      default:
+        return PhysType::kI64;
     }
   }
   bool IsInteger() const { return id >= TypeId::kTinyInt && id <= TypeId::kBigInt; }

@@ -11,18 +11,27 @@ namespace fld {
 Value Column::Get(size_t r) const {
   if (IsNull(r)) return Value::Null();
   switch (phys) {
-    case PhysType::kI64: return Value::Int(i64[r]);
-    case PhysType::kF64: return Value::Double(f64[r]);
-    case PhysType::kStr: return Value::String(str[r]);
+    case PhysType::kI64:
+      return Value::Int(i64[r]);
+    case PhysType::kF64:
+      return Value::Double(f64[r]);
+    case PhysType::kStr:
+      return Value::String(str[r]);
   }
   return Value::Null();
 }
 
 void Column::Reserve(size_t n) {
   switch (phys) {
-    case PhysType::kI64: i64.reserve(n); break;
-    case PhysType::kF64: f64.reserve(n); break;
-    case PhysType::kStr: str.reserve(n); break;
+    case PhysType::kI64:
+      i64.reserve(n);
+      break;
+    case PhysType::kF64:
+      f64.reserve(n);
+      break;
+    case PhysType::kStr:
+      str.reserve(n);
+      break;
   }
 }
 
@@ -38,9 +47,15 @@ void Column::CompactNulls() {
 void Column::AppendNull() {
   size_t n = size();
   switch (phys) {
-    case PhysType::kI64: i64.push_back(0); break;
-    case PhysType::kF64: f64.push_back(0); break;
-    case PhysType::kStr: str.emplace_back(); break;
+    case PhysType::kI64:
+      i64.push_back(0);
+      break;
+    case PhysType::kF64:
+      f64.push_back(0);
+      break;
+    case PhysType::kStr:
+      str.emplace_back();
+      break;
   }
   if (nulls.empty()) nulls.assign(n, 0);
   nulls.push_back(1);
@@ -52,9 +67,15 @@ void Column::Append(const Value& v) {
     return;
   }
   switch (phys) {
-    case PhysType::kI64: i64.push_back(v.kind == Value::Kind::kDouble ? static_cast<int64_t>(v.d) : v.i); break;
-    case PhysType::kF64: f64.push_back(v.kind == Value::Kind::kInt ? static_cast<double>(v.i) : v.d); break;
-    case PhysType::kStr: str.push_back(v.s); break;
+    case PhysType::kI64:
+      i64.push_back(v.kind == Value::Kind::kDouble ? static_cast<int64_t>(v.d) : v.i);
+      break;
+    case PhysType::kF64:
+      f64.push_back(v.kind == Value::Kind::kInt ? static_cast<double>(v.i) : v.d);
+      break;
+    case PhysType::kStr:
+      str.push_back(v.s);
+      break;
   }
   if (!nulls.empty()) nulls.push_back(0);
 }
@@ -65,9 +86,15 @@ void Column::AppendFrom(const Column& src, size_t r) {
     return;
   }
   switch (phys) {
-    case PhysType::kI64: i64.push_back(src.i64[r]); break;
-    case PhysType::kF64: f64.push_back(src.f64[r]); break;
-    case PhysType::kStr: str.push_back(src.str[r]); break;
+    case PhysType::kI64:
+      i64.push_back(src.i64[r]);
+      break;
+    case PhysType::kF64:
+      f64.push_back(src.f64[r]);
+      break;
+    case PhysType::kStr:
+      str.push_back(src.str[r]);
+      break;
   }
   if (!nulls.empty()) nulls.push_back(0);
 }
@@ -150,7 +177,9 @@ void EncodeValue(std::string* out, const Column& c, size_t r) {
 
 void EncodeValue(std::string* out, const Value& v) {
   switch (v.kind) {
-    case Value::Kind::kNull: out->push_back(0); break;
+    case Value::Kind::kNull:
+      out->push_back(0);
+      break;
     case Value::Kind::kInt:
       out->push_back(1);
       Put64(out, static_cast<uint64_t>(v.i));
@@ -205,7 +234,8 @@ Value DecodeValue(std::string_view in, size_t* pos) {
       *pos += n;
       return v;
     }
-    default: return Value::Null();
+    default:
+      return Value::Null();
   }
 }
 
@@ -273,13 +303,21 @@ Batch Concat(std::span<const Batch> parts) {
       const Column& src = *p.cols[c];
       size_t n = p.size();
       switch (src.phys) {
-        case PhysType::kI64: col->i64.insert(col->i64.end(), src.i64.begin(), src.i64.end()); break;
-        case PhysType::kF64: col->f64.insert(col->f64.end(), src.f64.begin(), src.f64.end()); break;
-        case PhysType::kStr: col->str.insert(col->str.end(), src.str.begin(), src.str.end()); break;
+        case PhysType::kI64:
+          col->i64.insert(col->i64.end(), src.i64.begin(), src.i64.end());
+          break;
+        case PhysType::kF64:
+          col->f64.insert(col->f64.end(), src.f64.begin(), src.f64.end());
+          break;
+        case PhysType::kStr:
+          col->str.insert(col->str.end(), src.str.begin(), src.str.end());
+          break;
       }
       if (any_null) {
-        if (src.HasNulls()) col->nulls.insert(col->nulls.end(), src.nulls.begin(), src.nulls.end());
-        else col->nulls.insert(col->nulls.end(), n, 0);
+        if (src.HasNulls())
+          col->nulls.insert(col->nulls.end(), src.nulls.begin(), src.nulls.end());
+        else
+          col->nulls.insert(col->nulls.end(), n, 0);
       }
     }
     out.cols.push_back(std::move(col));

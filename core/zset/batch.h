@@ -24,19 +24,22 @@ namespace fld {
 
 struct Column {
   PhysType phys = PhysType::kI64;
-  std::vector<int64_t> i64;       // kI64
-  std::vector<double> f64;        // kF64
-  std::vector<std::string> str;   // kStr
-  std::vector<uint8_t> nulls;     // empty: no NULLs; else one byte per row, 1 = NULL
+  std::vector<int64_t> i64;      // kI64
+  std::vector<double> f64;       // kF64
+  std::vector<std::string> str;  // kStr
+  std::vector<uint8_t> nulls;    // empty: no NULLs; else one byte per row, 1 = NULL
 
   Column() = default;
   explicit Column(PhysType p) : phys(p) {}
 
   size_t size() const {
     switch (phys) {
-      case PhysType::kI64: return i64.size();
-      case PhysType::kF64: return f64.size();
-      case PhysType::kStr: return str.size();
+      case PhysType::kI64:
+        return i64.size();
+      case PhysType::kF64:
+        return f64.size();
+      case PhysType::kStr:
+        return str.size();
     }
     return 0;
   }
@@ -44,7 +47,7 @@ struct Column {
   bool HasNulls() const { return !nulls.empty(); }
   Value Get(size_t r) const;
   void Reserve(size_t n);
-  void Append(const Value& v);      // v must match phys (or be NULL)
+  void Append(const Value& v);  // v must match phys (or be NULL)
   void AppendNull();
   void AppendFrom(const Column& src, size_t r);
   // Marks row r NULL (materializing the null vector on first use).

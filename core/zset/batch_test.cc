@@ -1,8 +1,9 @@
 // Tests of the Z-set batch utilities (core/zset/batch.h): the row encoding that operator state
 // and checkpoints are keyed by, Consolidate, Concat, Gather, and the builders' NULL handling.
-#include <catch2/catch.hpp>
+#include "core/zset/batch.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -13,7 +14,6 @@
 
 #include "core/common/error.h"
 #include "core/common/serialize.h"
-#include "core/zset/batch.h"
 
 namespace fld {
 namespace {
@@ -24,10 +24,14 @@ using Row = std::vector<Value>;
 bool Identical(const Value& a, const Value& b) {
   if (a.kind != b.kind) return false;
   switch (a.kind) {
-    case Value::Kind::kNull: return true;
-    case Value::Kind::kInt: return a.i == b.i;
-    case Value::Kind::kDouble: return std::memcmp(&a.d, &b.d, sizeof(double)) == 0;
-    case Value::Kind::kString: return a.s == b.s;
+    case Value::Kind::kNull:
+      return true;
+    case Value::Kind::kInt:
+      return a.i == b.i;
+    case Value::Kind::kDouble:
+      return std::memcmp(&a.d, &b.d, sizeof(double)) == 0;
+    case Value::Kind::kString:
+      return a.s == b.s;
   }
   return false;
 }
@@ -109,9 +113,12 @@ const std::vector<Value>& Pool(PhysType t) {
                                           Value::String("h\xc3\xa9llo"),
                                           Value::String(std::string(300, 'x'))};
   switch (t) {
-    case PhysType::kI64: return ints;
-    case PhysType::kF64: return dbls;
-    case PhysType::kStr: return strs;
+    case PhysType::kI64:
+      return ints;
+    case PhysType::kF64:
+      return dbls;
+    case PhysType::kStr:
+      return strs;
   }
   return ints;
 }

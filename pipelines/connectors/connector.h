@@ -12,10 +12,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "core/common/thread_pool.h"
 #include "core/types/schema.h"
@@ -24,11 +23,11 @@
 namespace fld {
 
 struct ConnectorContext {
-  std::string relation;    // table or view name
-  std::string where;       // where the config was written, for errors: "bank.yaml:12" or "bank.yaml (SQL line 3)"
-  std::string base_dir;    // relative paths are resolved against it (the spec's folder)
+  std::string relation;  // table or view name
+  std::string where;     // where the config was written, for errors: "bank.yaml:12" or "bank.yaml (SQL line 3)"
+  std::string base_dir;  // relative paths are resolved against it (the spec's folder)
   ThreadPool* pool = nullptr;
-  bool resume = false;     // outputs: keep the file's content (a resumed run cuts it back itself)
+  bool resume = false;  // outputs: keep the file's content (a resumed run cuts it back itself)
 };
 
 class InputConnector {

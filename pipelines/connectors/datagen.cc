@@ -1007,7 +1007,8 @@ uint64_t DatagenConnector::Allowance(uint64_t max_rows) {
   // All or nothing: a Read takes a whole quantum of rows or none, so step boundaries do not
   // depend on timing and a resumed run cuts its steps exactly like an uninterrupted one.
   // A quantum is a tenth of a second's worth (at most max_rows), so the pace stays smooth.
-  const uint64_t quantum = std::max<uint64_t>(1, std::min<uint64_t>(max_rows, static_cast<uint64_t>(std::ceil(rate / 10))));
+  const uint64_t quantum =
+      std::max<uint64_t>(1, std::min<uint64_t>(max_rows, static_cast<uint64_t>(std::ceil(rate / 10))));
   auto refill = [&] {
     auto now = Clock::now();
     if (!bucket_started_) {

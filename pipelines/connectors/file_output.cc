@@ -18,7 +18,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-
 }  // namespace
 
 FileOutputConnector::FileOutputConnector(Options options, const Schema& schema)

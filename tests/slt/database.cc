@@ -1,11 +1,11 @@
 #include "tests/slt/database.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <set>
 #include <unordered_set>
-
-#include <fmt/format.h>
 
 #include "core/common/error.h"
 #include "core/expr/expr.h"
@@ -32,7 +32,9 @@ auto At(Stage stage, F&& f) -> decltype(f()) {
   }
 }
 
-[[noreturn]] void PlanError(const std::string& msg) { throw StageError(Stage::kPlan, msg); }
+[[noreturn]] void PlanError(const std::string& msg) {
+  throw StageError(Stage::kPlan, msg);
+}
 
 // The rows of b, one per copy (weights expanded), all with weight 1. Weights must be positive.
 Batch Expand(const Batch& b) {
@@ -80,7 +82,9 @@ std::string Trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
-bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsWordChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
 
 // Positions in s that are at parenthesis depth 0 and outside quotes, calling f(i) for each;
 // f returns true to stop.
@@ -101,9 +105,12 @@ void ScanTopLevel(std::string_view s, F&& f) {
       }
       continue;
     }
-    if (c == '(') ++depth;
-    else if (c == ')') --depth;
-    else if (depth == 0 && f(i)) return;
+    if (c == '(')
+      ++depth;
+    else if (c == ')')
+      --depth;
+    else if (depth == 0 && f(i))
+      return;
   }
 }
 
@@ -159,8 +166,10 @@ std::unique_ptr<Circuit> Database::Build(std::vector<int>* table_rel) {
     table_rel->clear();
     for (const auto& e : entries_) {
       plan::Planner p(c.get(), e->sql, e->src);
-      if (e->is_table) table_rel->push_back(p.AddTable(e->stmt));
-      else p.AddView(e->stmt);
+      if (e->is_table)
+        table_rel->push_back(p.AddTable(e->stmt));
+      else
+        p.AddView(e->stmt);
     }
     return c;
   });
@@ -185,8 +194,10 @@ void Database::Feed(Circuit* c, const std::vector<int>& table_rel) {
     } else if (e->keyed) {
       // Upsert an existing row by itself: no change. It goes first so that a later row of the
       // same step with the same key still wins.
-      if (b1 > 0) p1 = Cat(Pick(all, {static_cast<uint32_t>(b1 - 1)}, 1), p1);
-      else if (b2 > 0) p2 = Cat(Pick(all, {static_cast<uint32_t>(b2 - 1)}, 1), p2);
+      if (b1 > 0)
+        p1 = Cat(Pick(all, {static_cast<uint32_t>(b1 - 1)}, 1), p1);
+      else if (b2 > 0)
+        p2 = Cat(Pick(all, {static_cast<uint32_t>(b2 - 1)}, 1), p2);
     }
     steps[0].push_back(std::move(p0));
     steps[1].push_back(std::move(p1));
@@ -252,9 +263,8 @@ QueryResult Database::Query(const std::string& sql, const sql::SourceInfo& src) 
   QueryResult res;
   Batch b = Evaluate(std::move(q), sql, src, &res.schema);
   if (!order.order_by.empty() || order.limit || order.offset) {
-    res.rows = At(Stage::kPlan, [&] {
-      return plan::OrderAndLimit(b, res.schema, order, sql, src, plan::NullOrder::kSmallest);
-    });
+    res.rows = At(Stage::kPlan,
+                  [&] { return plan::OrderAndLimit(b, res.schema, order, sql, src, plan::NullOrder::kSmallest); });
     if (extra > 0) {
       res.schema.fields.resize(res.schema.size() - extra);
       for (auto& row : res.rows) row.resize(row.size() - extra);
@@ -314,7 +324,8 @@ void Database::Execute(const std::string& sql, const sql::SourceInfo& src) {
       }
       return;
     }
-    case Kind::kCreateIndex: return;
+    case Kind::kCreateIndex:
+      return;
     case Kind::kInsert: {
       sql::Insert& ins = *st.insert;
       Entry* t = Find(ins.table);
@@ -412,8 +423,7 @@ Batch Database::InsertSelect(Entry* t, sql::Insert& ins, const std::string& sql,
       for (size_t k = 0; k < target.size(); ++k) {
         const Field& f = t->schema.fields[target[k]];
         Value v = CastValue(res.Get(k, r), qs.fields[k].type, f.type);
-        if (v.IsNull() && !f.type.nullable)
-          Fail(ErrorKind::kRuntime, "NULL in NOT NULL column '{}'", f.name);
+        if (v.IsNull() && !f.type.nullable) Fail(ErrorKind::kRuntime, "NULL in NOT NULL column '{}'", f.name);
         row[target[k]] = std::move(v);
       }
       for (int64_t w = 0; w < res.weights[r]; ++w) out.AppendRow(row, 1);
@@ -459,8 +469,10 @@ void Database::Update(const std::string& sql, const sql::SourceInfo& src) {
   for (size_t i = 0; i < t->schema.size(); ++i) {
     const Field& f = t->schema.fields[i];
     if (i) new_sql += ", ";
-    if (value[i].empty()) new_sql += f.name;
-    else new_sql += fmt::format("CAST(({}) AS {})", value[i], f.type.WithNullable(true).ToString());
+    if (value[i].empty())
+      new_sql += f.name;
+    else
+      new_sql += fmt::format("CAST(({}) AS {})", value[i], f.type.WithNullable(true).ToString());
   }
   new_sql += " FROM " + t->name + filter;
   Schema schema;

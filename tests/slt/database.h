@@ -63,9 +63,9 @@ class Database {
   struct Entry {
     bool is_table = true;
     std::string name;
-    std::string sql;       // the CREATE statement's text
-    sql::SourceInfo src;   // where it came from (for error messages)
-    sql::Statement stmt;   // parsed from `sql`
+    std::string sql;      // the CREATE statement's text
+    sql::SourceInfo src;  // where it came from (for error messages)
+    sql::Statement stmt;  // parsed from `sql`
     // tables
     Schema schema;
     bool keyed = false;
@@ -81,8 +81,7 @@ class Database {
   void Feed(Circuit* c, const std::vector<int>& table_rel);
   // Plans `q` as the materialized view slt_q over the current database, feeds it, and returns
   // its consolidated contents (which must have no negative weight).
-  Batch Evaluate(std::unique_ptr<sql::Query> q, const std::string& sql, const sql::SourceInfo& src,
-                 Schema* schema);
+  Batch Evaluate(std::unique_ptr<sql::Query> q, const std::string& sql, const sql::SourceInfo& src, Schema* schema);
   Batch EvaluateText(const std::string& sql, const sql::SourceInfo& src, Schema* schema);
   // The rows of INSERT INTO t SELECT ..., converted to t's column types.
   Batch InsertSelect(Entry* t, sql::Insert& ins, const std::string& sql, const sql::SourceInfo& src);

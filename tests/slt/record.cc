@@ -19,7 +19,9 @@ std::vector<std::string> Words(std::string_view line) {
   return out;
 }
 
-bool Blank(std::string_view line) { return line.find_first_not_of(" \t") == std::string_view::npos; }
+bool Blank(std::string_view line) {
+  return line.find_first_not_of(" \t") == std::string_view::npos;
+}
 
 }  // namespace
 

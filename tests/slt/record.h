@@ -19,7 +19,7 @@ namespace fld::slt {
 struct Record {
   enum class Kind { kStatement, kQuery, kHashThreshold, kHalt };
   Kind kind = Kind::kStatement;
-  int line = 0;                          // 1-based line of the record's first line (after conditions)
+  int line = 0;                                          // 1-based line of the record's first line (after conditions)
   std::vector<std::pair<bool, std::string>> conditions;  // (onlyif?, engine) in order
   // statement
   bool expect_error = false;

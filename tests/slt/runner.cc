@@ -1,5 +1,7 @@
 #include "tests/slt/runner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,8 +10,6 @@
 #include <optional>
 #include <regex>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "tests/slt/database.h"
 #include "tests/slt/md5.h"
@@ -44,16 +44,21 @@ int64_t TextToInt(const std::string& s) {
   return static_cast<int64_t>(v);
 }
 
-double TextToDouble(const std::string& s) { return std::strtod(s.c_str(), nullptr); }
+double TextToDouble(const std::string& s) {
+  return std::strtod(s.c_str(), nullptr);
+}
 
 double AsDouble(const Value& v, const SqlType& t) {
   switch (v.kind) {
-    case Value::Kind::kDouble: return v.d;
-    case Value::Kind::kString: return TextToDouble(v.s);
+    case Value::Kind::kDouble:
+      return v.d;
+    case Value::Kind::kString:
+      return TextToDouble(v.s);
     case Value::Kind::kInt:
       if (t.id == TypeId::kDecimal) return static_cast<double>(v.i) / static_cast<double>(Pow10(t.scale));
       return static_cast<double>(v.i);
-    case Value::Kind::kNull: break;
+    case Value::Kind::kNull:
+      break;
   }
   return 0;
 }
@@ -77,13 +82,18 @@ std::string SqliteReal(double d) {
 std::string FormatSltValue(const Value& v, const SqlType& t, char letter) {
   if (v.IsNull()) return "NULL";
   // SQLite stores dates and times as text: in a numeric column they convert like text.
-  if (t.IsTemporal() && letter != 'T') return FormatSltValue(Value::String(FormatValue(v, t)), SqlType::Of(TypeId::kVarchar), letter);
+  if (t.IsTemporal() && letter != 'T')
+    return FormatSltValue(Value::String(FormatValue(v, t)), SqlType::Of(TypeId::kVarchar), letter);
   if (letter == 'I') {
     int64_t x;
-    if (v.kind == Value::Kind::kDouble) x = DoubleToInt(v.d);
-    else if (v.kind == Value::Kind::kString) x = TextToInt(v.s);
-    else if (t.id == TypeId::kDecimal) x = v.i / Pow10(t.scale);
-    else x = v.i;
+    if (v.kind == Value::Kind::kDouble)
+      x = DoubleToInt(v.d);
+    else if (v.kind == Value::Kind::kString)
+      x = TextToInt(v.s);
+    else if (t.id == TypeId::kDecimal)
+      x = v.i / Pow10(t.scale);
+    else
+      x = v.i;
     return fmt::format("{}", x);
   }
   if (letter == 'R') {
@@ -92,10 +102,14 @@ std::string FormatSltValue(const Value& v, const SqlType& t, char letter) {
     return buf;
   }
   std::string s;
-  if (v.kind == Value::Kind::kString) s = v.s;
-  else if (t.id == TypeId::kBoolean) s = v.i ? "1" : "0";  // SQLite has no booleans
-  else if (v.kind == Value::Kind::kDouble || t.id == TypeId::kDecimal) s = SqliteReal(AsDouble(v, t));
-  else s = FormatValue(v, t);
+  if (v.kind == Value::Kind::kString)
+    s = v.s;
+  else if (t.id == TypeId::kBoolean)
+    s = v.i ? "1" : "0";  // SQLite has no booleans
+  else if (v.kind == Value::Kind::kDouble || t.id == TypeId::kDecimal)
+    s = SqliteReal(AsDouble(v, t));
+  else
+    s = FormatValue(v, t);
   if (s.empty()) return "(empty)";
   for (char& c : s) {
     unsigned char u = static_cast<unsigned char>(c);
@@ -143,10 +157,14 @@ std::string Category(const std::string& msg) {
 
 const char* StageName(Stage s) {
   switch (s) {
-    case Stage::kParse: return "parse error";
-    case Stage::kPlan: return "planning error";
-    case Stage::kRun: return "runtime error";
-    case Stage::kInternal: return "internal error";
+    case Stage::kParse:
+      return "parse error";
+    case Stage::kPlan:
+      return "planning error";
+    case Stage::kRun:
+      return "runtime error";
+    case Stage::kInternal:
+      return "internal error";
   }
   return "error";
 }
@@ -167,7 +185,8 @@ std::optional<std::string> SkipReason(const StageError& e, const std::string& sq
   // SQLite lets an aggregate query read columns that are neither grouped nor aggregated (it
   // takes them from an arbitrary row of the group); standard SQL and PostgreSQL reject the query,
   // as fld does.
-  if (e.stage() == Stage::kPlan && msg.find("must appear in GROUP BY or be used in an aggregate function") != std::string::npos)
+  if (e.stage() == Stage::kPlan &&
+      msg.find("must appear in GROUP BY or be used in an aggregate function") != std::string::npos)
     return "dialect difference: SQLite accepts non-grouped columns outside aggregates (standard SQL: error)";
   return std::nullopt;
 }
@@ -219,7 +238,8 @@ bool Matches(const Record& r, const QueryResult& res, std::string* detail, std::
     }
     std::string got = md5.HexDigest();
     ok = n_expected == values.size() && got == hash;
-    if (!ok) *detail = fmt::format("  expected: {}\n  actual:   {} values hashing to {}\n", r.expected[0], values.size(), got);
+    if (!ok)
+      *detail = fmt::format("  expected: {}\n  actual:   {} values hashing to {}\n", r.expected[0], values.size(), got);
   } else {
     ok = values == r.expected;
     if (!ok && !rows.empty() && r.expected.size() == rows.size()) {
@@ -321,7 +341,8 @@ Outcome RunQuery(Database& db, const Record& r, const sql::SourceInfo& src) {
       std::string detail, reason;
       if (Matches(r, db.Query(*grouped, src), &detail, &reason)) {
         out.kind = Outcome::Kind::kSkip;
-        out.reason = "dialect difference: SQLite applies UNION/EXCEPT/INTERSECT left to right (standard: INTERSECT first)";
+        out.reason =
+            "dialect difference: SQLite applies UNION/EXCEPT/INTERSECT left to right (standard: INTERSECT first)";
       }
     } catch (const StageError&) {
     }
@@ -395,7 +416,9 @@ FileResult RunFile(const std::string& path, const Options& opts) {
     if (opts.timing)
       fr.timings.emplace_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), r.line);
     switch (o.kind) {
-      case Outcome::Kind::kPass: ++(is_query ? fr.pass : fr.stmt_ok); break;
+      case Outcome::Kind::kPass:
+        ++(is_query ? fr.pass : fr.stmt_ok);
+        break;
       case Outcome::Kind::kSkip:
         ++(is_query ? fr.skip : fr.stmt_skip);
         ++fr.skip_reasons[o.reason];

@@ -26,7 +26,7 @@ struct FileResult {
   std::map<std::string, int> fail_reasons;
   double seconds = 0;
   std::vector<std::pair<double, int>> timings;  // (seconds, line) per record, when Options::timing
-  std::string error;  // the file itself could not be read or parsed
+  std::string error;                            // the file itself could not be read or parsed
 };
 
 // Runs every record of the file; failures are printed as they happen when opts.verbose.

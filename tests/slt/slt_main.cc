@@ -197,8 +197,8 @@ int main(int argc, char** argv) {
       int total = r.pass + r.fail + r.skip;
       double rate = total ? 100.0 * r.pass / total : 0.0;
       if (rate < pct) {
-        std::printf("min-pass-rate: %s passed %.2f%% of %d queries, below the required %.2f%%\n", r.path.c_str(),
-                    rate, total, pct);
+        std::printf("min-pass-rate: %s passed %.2f%% of %d queries, below the required %.2f%%\n", r.path.c_str(), rate,
+                    total, pct);
         exit_code = 1;
       } else {
         std::printf("min-pass-rate: %s passed %.2f%% of %d queries (required %.2f%%)\n", r.path.c_str(), rate, total,
