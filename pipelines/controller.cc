@@ -574,7 +574,6 @@ Controller::Controller(PipelineSpec spec, ControllerOptions options) {
   // Compile first (a bad spec fails before touching storage), then take the lock.
   pipeline_ = std::make_unique<Pipeline>(std::move(spec), false);
   impl_ = std::make_unique<Impl>(pipeline_.get(), options);
-  (void)options;
 }
 
 Controller::~Controller() = default;

@@ -194,12 +194,24 @@ void StateStore::Txn::PutRelation(const std::string& name, const Batch& contents
 void StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta) {
   MDB_txn* t = static_cast<MDB_txn*>(txn_);
   MDB_dbi dbi = store_->Dbi(txn_, "rel:" + name, true);
+  // Into an empty relation, rows sorted by encoding (a consolidated batch) go in with
+  // MDB_APPEND: no lookup, pages filled in order. Anything out of order takes the general path.
+  MDB_stat st;
+  bool append = mdb_stat(t, dbi, &st) == 0 && st.ms_entries == 0;
   std::string key;
   for (size_t r = 0; r < delta.size(); ++r) {
     key.clear();
     EncodeRow(&key, delta, r);
     MDB_val k = Val(key), v;
     int64_t w = delta.weights[r];
+    if (append && w > 0) {
+      MDB_val nv{8, &w};
+      int rc = mdb_put(t, dbi, &k, &nv, MDB_APPEND);
+      if (rc == 0) continue;
+      if (rc != MDB_KEYEXIST) LmdbFail("write " + name, rc, store_->dir_);
+      append = false;  // out of order: fall back for this row and the rest
+    }
+    append = false;
     int rc = mdb_get(t, dbi, &k, &v);
     if (rc == 0) {
       int64_t old;

@@ -262,19 +262,24 @@ void DecodeRowInto(std::string_view in, BatchBuilder* b, size_t first_col) {
 }
 
 Batch Consolidate(const Batch& b) {
-  std::map<std::string, std::pair<int64_t, uint32_t>> acc;  // encoding -> (weight, first row)
-  std::string key;
+  // Hash the encodings to sum equal rows, then sort the survivors by encoding.
+  std::vector<std::string> keys(b.size());
+  for (size_t r = 0; r < b.size(); ++r) EncodeRow(&keys[r], b, r);
+  std::unordered_map<std::string_view, std::pair<int64_t, uint32_t>> acc;  // encoding -> (weight, first row)
+  acc.reserve(b.size());
   for (size_t r = 0; r < b.size(); ++r) {
-    key.clear();
-    EncodeRow(&key, b, r);
-    auto [it, fresh] = acc.try_emplace(key, 0, static_cast<uint32_t>(r));
+    auto [it, fresh] = acc.try_emplace(keys[r], 0, static_cast<uint32_t>(r));
     it->second.first += b.weights[r];
   }
+  std::vector<std::pair<std::string_view, std::pair<int64_t, uint32_t>>> live;
+  live.reserve(acc.size());
+  for (const auto& kv : acc)
+    if (kv.second.first != 0) live.emplace_back(kv.first, kv.second);
+  std::sort(live.begin(), live.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<PhysType> types;
   for (const auto& c : b.cols) types.push_back(c->phys);
   BatchBuilder out(types);
-  for (const auto& [k, wr] : acc)
-    if (wr.first != 0) out.AppendFrom(b, wr.second, wr.first);
+  for (const auto& [k, wr] : live) out.AppendFrom(b, wr.second, wr.first);
   return out.Finish();
 }
 
