@@ -3,14 +3,27 @@
 // against the end of its buffer and throws fld::Error(kCorruption) instead of reading past it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/common/error.h"
 
 namespace fld {
+
+// The entries of a hash map in key order: state is saved sorted, so equal states save to equal
+// bytes whatever the map's insertion history.
+template <typename Map>
+std::vector<const typename Map::value_type*> SortedByKey(const Map& m) {
+  std::vector<const typename Map::value_type*> out;
+  out.reserve(m.size());
+  for (const auto& kv : m) out.push_back(&kv);
+  std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  return out;
+}
 
 class StateWriter {
  public:

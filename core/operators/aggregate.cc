@@ -365,13 +365,11 @@ bool AggregateOp::SmallKeyPreaggregate(const Batch& in, std::vector<std::string>
 
 void AggregateOp::SaveState(StateWriter& w) const {
   w.U64(initialized_);
-  std::vector<const std::string*> keys;
-  for (const auto& kv : groups_) keys.push_back(&kv.first);
-  std::sort(keys.begin(), keys.end(), [](auto* a, auto* b) { return *a < *b; });
-  w.U64(keys.size());
-  for (const std::string* k : keys) {
-    const Group& g = groups_.at(*k);
-    w.Str(*k);
+  auto entries = SortedByKey(groups_);
+  w.U64(entries.size());
+  for (const auto* e : entries) {
+    const Group& g = e->second;
+    w.Str(e->first);
     w.I64(g.rows);
     for (const Acc& acc : g.accs) {
       w.I64(acc.count);

@@ -30,9 +30,7 @@ Batch DistinctOp::Step(std::span<const Batch* const> inputs) {
 }
 
 void DistinctOp::SaveState(StateWriter& w) const {
-  std::vector<const std::pair<const std::string, int64_t>*> sorted;
-  for (const auto& kv : weights_) sorted.push_back(&kv);
-  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  auto sorted = SortedByKey(weights_);
   w.U64(sorted.size());
   for (auto* kv : sorted) {
     w.Str(kv->first);

@@ -18,10 +18,7 @@ Batch IntegrateOp::Step(std::span<const Batch* const> inputs) {
 }
 
 Batch IntegrateOp::Contents() const {
-  std::vector<const std::pair<const std::string, int64_t>*> sorted;
-  sorted.reserve(rows_.size());
-  for (const auto& kv : rows_) sorted.push_back(&kv);
-  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  auto sorted = SortedByKey(rows_);
   BatchBuilder out(types_);
   for (auto* kv : sorted) {
     DecodeRowInto(kv->first, &out, 0);
@@ -43,9 +40,7 @@ void IntegrateOp::Load(const Batch& contents) {
 }
 
 void IntegrateOp::SaveState(StateWriter& w) const {
-  std::vector<const std::pair<const std::string, int64_t>*> sorted;
-  for (const auto& kv : rows_) sorted.push_back(&kv);
-  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  auto sorted = SortedByKey(rows_);
   w.U64(sorted.size());
   for (auto* kv : sorted) {
     w.Str(kv->first);

@@ -162,13 +162,11 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
 
 namespace {
 void SaveTrace(StateWriter& w, const std::unordered_map<std::string, std::map<std::string, int64_t>>& trace) {
-  std::vector<const std::string*> keys;
-  for (const auto& kv : trace) keys.push_back(&kv.first);
-  std::sort(keys.begin(), keys.end(), [](auto* a, auto* b) { return *a < *b; });
-  w.U64(keys.size());
-  for (auto* k : keys) {
-    const auto& rows = trace.at(*k);
-    w.Str(*k);
+  auto entries = SortedByKey(trace);
+  w.U64(entries.size());
+  for (const auto* e : entries) {
+    const auto& rows = e->second;
+    w.Str(e->first);
     w.U64(rows.size());
     for (const auto& [row, wt] : rows) {
       w.Str(row);

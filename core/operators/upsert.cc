@@ -33,9 +33,7 @@ Batch UpsertOp::Step(std::span<const Batch* const> inputs) {
 }
 
 void UpsertOp::SaveState(StateWriter& w) const {
-  std::vector<const std::pair<const std::string, std::string>*> sorted;
-  for (const auto& kv : rows_) sorted.push_back(&kv);
-  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  auto sorted = SortedByKey(rows_);
   w.U64(sorted.size());
   for (auto* kv : sorted) {
     w.Str(kv->first);
