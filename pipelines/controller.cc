@@ -126,21 +126,6 @@ void CutTornTail(const wal::TornTail& t) {
   ::close(fd);
 }
 
-// Order-independent hash of a relation's contents: the sum over rows of hash(row) * weight, so
-// it can be kept up to date from the changes alone and checked against the stored rows.
-uint64_t ContentHash(const Batch& b) {
-  uint64_t h = 0;
-  std::string row;
-  for (size_t r = 0; r < b.size(); ++r) {
-    row.clear();
-    EncodeRow(&row, b, r);
-    uint64_t x =
-        (static_cast<uint64_t>(Crc32c(0, row.data(), row.size())) << 32) | Crc32c(0x9E3779B9u, row.data(), row.size());
-    h += x * static_cast<uint64_t>(b.weights[r]);
-  }
-  return h;
-}
-
 // CRC32C over every meta key and value but meta_crc itself, in key order.
 uint32_t MetaCrc(const std::map<std::string, std::string>& meta) {
   uint32_t crc = 0;
@@ -162,6 +147,7 @@ class Controller::Impl {
  public:
   Impl(Pipeline* p, ControllerOptions o) : p_(p), opts_(o) {}
   RunSummary Run(const std::atomic<bool>* stop);
+  void SetCheckpointFlag(std::atomic<bool>* flag) { checkpoint_flag_ = flag; }
 
  private:
   bool Resume();  // false when there is nothing to resume
@@ -178,17 +164,13 @@ class Controller::Impl {
   const PipelineSpec& spec() const { return p_->spec(); }
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<wal::LogWriter> log_;
-  std::map<int, std::vector<Batch>> pending_rel_;
-  std::map<std::string, uint64_t> rel_hash_;  // materialized relation -> ContentHash of its contents  // materialized
-                                              // relation -> changes since checkpoint
+  std::map<int, std::vector<Batch>> pending_rel_;  // materialized relation -> changes since the checkpoint
+  std::map<std::string, uint64_t> rel_hash_;       // materialized relation -> content hash (StateStore)
   Clock::time_point last_sync_ = Clock::now(), last_checkpoint_ = Clock::now();
   bool unreleased_ = false;
   bool in_step_ = false;                    // an error inside a step leaves the circuit half-updated: no checkpoint
   std::unique_ptr<LiveStatusWriter> live_;  // counters for `fld status` while running
- public:
-  std::atomic<bool>* checkpoint_flag_ = nullptr;
-
- private:
+  std::atomic<bool>* checkpoint_flag_ = nullptr;  // set by `fld checkpoint` (SIGUSR1)
   Clock::time_point last_publish_{}, sample_start_ = Clock::now();
   uint64_t sample_records_ = 0;  // records processed when the current one-second sample began
   double last_checkpoint_ms_ = 0;
@@ -259,8 +241,7 @@ void Controller::Impl::Checkpoint(const char* state, bool complete) {
     if (!rel.materialized) continue;
     auto it = pending_rel_.find(static_cast<int>(r));
     Batch delta = it == pending_rel_.end() ? Batch{} : Consolidate(Concat(it->second));
-    txn->ApplyDelta(rel.name, delta);  // creates the relation even when it never changed
-    rel_hash_[rel.name] += ContentHash(delta);
+    rel_hash_[rel.name] += txn->ApplyDelta(rel.name, delta);  // creates the relation even when unchanged
   }
   pending_rel_.clear();
   const uint64_t total = base_records_ + s_.records;
@@ -296,11 +277,11 @@ void Controller::Impl::Checkpoint(const char* state, bool complete) {
       if (first <= step) RemoveFile(path);
     wal::SyncDir(WalDir(spec()));
   }
-  double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  spdlog::debug("{}: checkpoint at step {} ({} bytes of state, {:.1f} ms)", spec().name, step, blob.size(), ms);
   last_checkpoint_ = Clock::now();
+  last_checkpoint_ms_ = std::chrono::duration<double, std::milli>(last_checkpoint_ - t0).count();
+  spdlog::debug("{}: checkpoint at step {} ({} bytes of state, {:.1f} ms)", spec().name, step, blob.size(),
+                last_checkpoint_ms_);
   ++s_.checkpoints;
-  last_checkpoint_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   last_state_bytes_ = blob.size();
   last_checkpoint_step_ = step;
   Publish(state, true);
@@ -382,9 +363,9 @@ bool Controller::Impl::Resume() {
   for (size_t r = 0; r < c.relations().size(); ++r) {
     const Relation& rel = c.relations()[r];
     if (!rel.materialized) continue;
-    auto contents = store_->ReadRelation(rel.name, rel.schema.PhysTypes());
+    uint64_t got = 0;
+    auto contents = store_->ReadRelation(rel.name, rel.schema.PhysTypes(), &got);
     uint64_t want = meta.count("rel_hash:" + rel.name) ? std::stoull(meta["rel_hash:" + rel.name]) : 0;
-    uint64_t got = contents ? ContentHash(*contents) : 0;
     if (got != want)
       Fail(ErrorKind::kCorruption,
            "{}: stored contents of {} do not match the checkpoint's checksum; refusing to resume (nothing was "
@@ -466,19 +447,18 @@ void Controller::Impl::Publish(const char* state, bool force) {
     // records, rate, percent and ETA when every input has a known size, step, last checkpoint
     const double secs = std::chrono::duration<double>(now - start_).count();
     const double rate = secs > 0 ? static_cast<double>(s_.records) / secs : 0;
-    std::optional<uint64_t> total = 0;
+    uint64_t total = 0;
+    bool known = true;
     for (const auto& in : p_->inputs()) {
       auto t = in.connector->total_records();
-      if (!t || !total)
-        total.reset();
-      else
-        *total += *t;
+      known = known && t.has_value();
+      if (t) total += *t;
     }
     std::string pct;
     const uint64_t done = base_records_ + s_.records;
-    if (total && *total > 0) {
-      double left = rate > 0 ? static_cast<double>(*total - std::min(*total, done)) / rate : 0;
-      pct = fmt::format(" {:5.1f}% ETA {:.0f}s", 100.0 * static_cast<double>(done) / static_cast<double>(*total), left);
+    if (known && total > 0) {
+      double left = rate > 0 ? static_cast<double>(total - std::min(total, done)) / rate : 0;
+      pct = fmt::format(" {:5.1f}% ETA {:.0f}s", 100.0 * static_cast<double>(done) / static_cast<double>(total), left);
     }
     std::fprintf(stderr, "\r\033[K%s: %llu records, %.0f/s%s, step %llu, checkpoint at step %llu", spec().name.c_str(),
                  static_cast<unsigned long long>(done), rate, pct.c_str(),
@@ -579,7 +559,7 @@ Controller::Controller(PipelineSpec spec, ControllerOptions options) {
 Controller::~Controller() = default;
 
 void Controller::SetCheckpointFlag(std::atomic<bool>* flag) {
-  impl_->checkpoint_flag_ = flag;
+  impl_->SetCheckpointFlag(flag);
 }
 
 RunSummary Controller::Run(const std::atomic<bool>* stop_requested) {

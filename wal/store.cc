@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "core/common/error.h"
+#include "wal/crc32c.h"
 
 namespace fld {
 
@@ -23,6 +24,11 @@ namespace {
 }
 
 constexpr size_t kMapSize = size_t{1} << 40;  // address space only; the file grows as needed
+
+// The per-row term of a relation's content hash (see StateStore::ReadRelation).
+uint64_t RowHash(std::string_view row) {
+  return (static_cast<uint64_t>(Crc32c(0, row.data(), row.size())) << 32) | Crc32c(0x9E3779B9u, row.data(), row.size());
+}
 
 MDB_val Val(const std::string& s) {
   return MDB_val{s.size(), const_cast<char*>(s.data())};
@@ -145,8 +151,9 @@ std::map<std::string, std::string> StateStore::AllMeta() const {
   return GuardSigbus(dir_, [&] { return AllMetaUnguarded(); });
 }
 
-std::optional<Batch> StateStore::ReadRelation(const std::string& name, const std::vector<PhysType>& types) const {
-  return GuardSigbus(dir_, [&] { return ReadRelationUnguarded(name, types); });
+std::optional<Batch> StateStore::ReadRelation(const std::string& name, const std::vector<PhysType>& types,
+                                              uint64_t* content_hash) const {
+  return GuardSigbus(dir_, [&] { return ReadRelationUnguarded(name, types, content_hash); });
 }
 
 StateStore::~StateStore() {
@@ -191,7 +198,7 @@ void StateStore::Txn::PutRelation(const std::string& name, const Batch& contents
   ApplyDelta(name, contents);
 }
 
-void StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta) {
+uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta) {
   MDB_txn* t = static_cast<MDB_txn*>(txn_);
   MDB_dbi dbi = store_->Dbi(txn_, "rel:" + name, true);
   // Into an empty relation, rows sorted by encoding (a consolidated batch) go in with
@@ -199,9 +206,11 @@ void StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta) {
   MDB_stat st;
   bool append = mdb_stat(t, dbi, &st) == 0 && st.ms_entries == 0;
   std::string key;
+  uint64_t hash = 0;
   for (size_t r = 0; r < delta.size(); ++r) {
     key.clear();
     EncodeRow(&key, delta, r);
+    hash += RowHash(key) * static_cast<uint64_t>(delta.weights[r]);
     MDB_val k = Val(key), v;
     int64_t w = delta.weights[r];
     if (append && w > 0) {
@@ -227,6 +236,7 @@ void StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta) {
     MDB_val nv{8, &w};
     if ((rc = mdb_put(t, dbi, &k, &nv, 0))) LmdbFail("write " + name, rc, store_->dir_);
   }
+  return hash;
 }
 
 void StateStore::Txn::Commit() {
@@ -269,8 +279,8 @@ std::map<std::string, std::string> StateStore::AllMetaUnguarded() const {
   return out;
 }
 
-std::optional<Batch> StateStore::ReadRelationUnguarded(const std::string& name,
-                                                       const std::vector<PhysType>& types) const {
+std::optional<Batch> StateStore::ReadRelationUnguarded(const std::string& name, const std::vector<PhysType>& types,
+                                                       uint64_t* content_hash) const {
   MDB_txn* t = nullptr;
   int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
   if (rc) LmdbFail("begin read transaction", rc, dir_);
@@ -280,6 +290,7 @@ std::optional<Batch> StateStore::ReadRelationUnguarded(const std::string& name,
     return std::nullopt;
   }
   BatchBuilder b(types);
+  uint64_t hash = 0;
   MDB_cursor* c;
   mdb_cursor_open(t, dbi, &c);
   MDB_val k, v;
@@ -295,12 +306,14 @@ std::optional<Batch> StateStore::ReadRelationUnguarded(const std::string& name,
     }
     int64_t w;
     std::memcpy(&w, v.mv_data, 8);
+    if (content_hash) hash += RowHash(row) * static_cast<uint64_t>(w);
     DecodeRowInto(row, &b, 0);
     b.AddWeight(w);
   }
   mdb_cursor_close(c);
   mdb_txn_abort(t);
   if (rc != MDB_NOTFOUND) LmdbFail("read " + name, rc, dir_);
+  if (content_hash) *content_hash = hash;
   return b.Finish();
 }
 

@@ -39,7 +39,8 @@ class StateStore {
     // Replaces the whole contents of relation `name`.
     void PutRelation(const std::string& name, const Batch& contents);
     // Applies a change batch to relation `name` (adds weights; rows reaching 0 are removed).
-    void ApplyDelta(const std::string& name, const Batch& delta);
+    // Returns the change of the relation's content hash (see ReadRelation).
+    uint64_t ApplyDelta(const std::string& name, const Batch& delta);
     void Commit();
 
    private:
@@ -54,7 +55,11 @@ class StateStore {
   std::optional<std::string> GetMeta(const std::string& key) const;
   std::map<std::string, std::string> AllMeta() const;
   // Contents of a stored relation, decoded into columns of `types`; nullopt when absent.
-  std::optional<Batch> ReadRelation(const std::string& name, const std::vector<PhysType>& types) const;
+  // With `content_hash`, also the relation's content hash: the sum over rows of a 64-bit hash of
+  // the row's encoding times its weight. It is order-independent, so a writer keeps it up to date
+  // from ApplyDelta's results and a reader checks the stored rows against it.
+  std::optional<Batch> ReadRelation(const std::string& name, const std::vector<PhysType>& types,
+                                    uint64_t* content_hash = nullptr) const;
   // Size of the data file in bytes.
   uint64_t SizeBytes() const;
 
@@ -63,7 +68,8 @@ class StateStore {
   unsigned Dbi(void* txn, const std::string& name, bool create) const;
   std::optional<std::string> GetMetaUnguarded(const std::string& key) const;
   std::map<std::string, std::string> AllMetaUnguarded() const;
-  std::optional<Batch> ReadRelationUnguarded(const std::string& name, const std::vector<PhysType>& types) const;
+  std::optional<Batch> ReadRelationUnguarded(const std::string& name, const std::vector<PhysType>& types,
+                                             uint64_t* content_hash) const;
   std::string dir_;
   void* env_ = nullptr;
   bool read_only_ = false;
