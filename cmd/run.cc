@@ -52,7 +52,7 @@ int Run(const RunOptions& o) {
   sigaction(SIGUSR1, &ck, nullptr);
   controller.SetCheckpointFlag(&g_checkpoint);
   RunSummary s = controller.Run(&g_stop);
-  if (!o.quiet && !s.already_completed) {
+  if (!o.quiet && !s.no_new_input) {
     double rate = s.seconds > 0 ? static_cast<double>(s.records) / s.seconds : 0;
     std::cout << fmt::format("{}: {} {} records in {} steps{}, {:.3f} s, {:.0f} records/s\n",
                              controller.pipeline().spec().name, s.completed ? "completed:" : "stopped:", s.records,

@@ -168,6 +168,8 @@ class Controller::Impl {
   std::map<std::string, uint64_t> rel_hash_;       // materialized relation -> content hash (StateStore)
   Clock::time_point last_sync_ = Clock::now(), last_checkpoint_ = Clock::now();
   bool unreleased_ = false;
+  bool logged_unsynced_ = false;            // a step holds rows that exist only in the log: sync it soon
+  bool rerun_ = false;                      // resumed a completed pipeline to read what is new
   bool in_step_ = false;                    // an error inside a step leaves the circuit half-updated: no checkpoint
   std::unique_ptr<LiveStatusWriter> live_;  // counters for `fld status` while running
   std::atomic<bool>* checkpoint_flag_ = nullptr;  // set by `fld checkpoint` (SIGUSR1)
@@ -201,7 +203,10 @@ void Controller::Impl::StepOnce(std::vector<JournalInput> journal, bool replayin
   Circuit& c = p_->circuit();
   in_step_ = true;
   const uint64_t step = c.steps() + 1;
-  if (log_ && !replaying) log_->Append(step, EncodeJournal(journal));
+  if (log_ && !replaying) {
+    log_->Append(step, EncodeJournal(journal));
+    for (const auto& j : journal) logged_unsynced_ |= j.logged;
+  }
   for (auto& j : journal) c.Push(p_->inputs()[j.index].relation, std::move(*j.rows));
   c.Step();
   AccumulateMaterialized();
@@ -216,12 +221,13 @@ void Controller::Impl::ReleaseOutputs(bool force) {
   // With no output connector nothing leaves the process between checkpoints, so the log is
   // synced only by checkpoints (a crash re-reads the unsynced steps from their inputs, which
   // reproduce them exactly).
-  if (!force && p_->outputs().empty()) return;
+  if (!force && p_->outputs().empty() && !logged_unsynced_) return;
   if (!force && Clock::now() - last_sync_ < kGroupCommit) return;
   if (log_) log_->Sync();  // the steps are durable before their output leaves the process
   for (auto& out : p_->outputs()) out.connector->Flush(false);
   last_sync_ = Clock::now();
   unreleased_ = false;
+  logged_unsynced_ = false;
 }
 
 void Controller::Impl::Checkpoint(const char* state, bool complete) {
@@ -233,7 +239,7 @@ void Controller::Impl::Checkpoint(const char* state, bool complete) {
   std::string blob;
   c.SaveState(&blob);
   nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
-  for (const auto& in : p_->inputs()) inputs.push_back(in.connector->Position());
+  for (const auto& in : p_->inputs()) inputs.push_back(in.connector->CheckpointState());
   for (const auto& out : p_->outputs()) outputs.push_back(out.connector->Position());
   auto txn = store_->Begin();
   for (size_t r = 0; r < c.relations().size(); ++r) {
@@ -297,7 +303,9 @@ void Controller::Impl::Replay(const wal::LogContents& log) {
         Fail(ErrorKind::kCorruption, "journal of step {} names input {} but the pipeline has {}", rec.seq, j.index,
              p_->inputs().size());
       InputConnector& in = *p_->inputs()[j.index].connector;
-      if (!j.rows) {
+      if (j.logged) {
+        if (!j.position.is_null()) in.Seek(j.position);  // its counters go on from the step
+      } else {
         // Exactly the records the step took (a rate-limited input may hand them out slowly).
         std::vector<Batch> parts;
         uint64_t got = 0;
@@ -345,14 +353,9 @@ bool Controller::Impl::Resume() {
          spec().name, what, ckpt, spec().spec_path, spec().spec_path);
   }
   base_records_ = std::stoull(meta["total_processed_records"]);
-  if (meta["pipeline_complete"] == "true") {
-    spdlog::info("{}: already completed at step {} ({} records); nothing to do (`fld run --reset` starts over)",
-                 spec().name, ckpt, base_records_);
-    s_.already_completed = true;
-    s_.completed = true;
-    s_.total_records = base_records_;
-    return true;
-  }
+  // A completed pipeline runs again over what its inputs gained since (appended lines, new
+  // files, a new standard input): the views are updated incrementally, the outputs appended to.
+  rerun_ = meta["pipeline_complete"] == "true";
   // Check every log record before anything on disk is changed: a corrupted log refuses with the
   // output files and the log as they were.
   wal::LogContents log;
@@ -388,7 +391,11 @@ bool Controller::Impl::Resume() {
                  log.torn_tail->path, log.torn_tail->what, log.torn_tail->offset);
     CutTornTail(*log.torn_tail);
   }
-  spdlog::info("resuming {} from checkpoint at step {}, replaying {} steps", spec().name, ckpt, log.records.size());
+  if (rerun_)
+    spdlog::info("{}: completed at step {} ({} records); reading what is new in its inputs", spec().name, ckpt,
+                 base_records_);
+  else
+    spdlog::info("resuming {} from checkpoint at step {}, replaying {} steps", spec().name, ckpt, log.records.size());
   Replay(log);
   spdlog::info("{}: recovered to step {} in {:.0f} ms", spec().name, c.steps(),
                std::chrono::duration<double, std::milli>(Clock::now() - start_).count());
@@ -476,7 +483,6 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
   store_ = StateStore::Open(StateDir(spec()), false, true);
   live_ = std::make_unique<LiveStatusWriter>(spec().storage_path);
   bool resumed = Resume();
-  if (s_.already_completed) return s_;
   if (!resumed) {
     std::error_code ec;
     fs::remove_all(WalDir(spec()), ec);  // a log without a checkpoint belongs to no run
@@ -491,57 +497,121 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
   }
   if (journal) log_ = std::make_unique<wal::LogWriter>(WalDir(spec()), p_->circuit().steps() + 1);
   Circuit& c = p_->circuit();
+  auto& inputs = p_->inputs();
+
+  // Records read but not yet stepped, per input (at most its max_batch_size). A step runs when
+  // the inputs hold min_batch_size_records, or the oldest has waited max_buffering_delay_usecs,
+  // or an input's share is full, or before a checkpoint, a stop or an input's error.
+  std::vector<std::vector<Batch>> held(inputs.size());
+  std::vector<uint64_t> held_count(inputs.size(), 0);
+  uint64_t holding = 0;
+  Clock::time_point oldest{};
+  std::optional<Error> input_error;  // a bad record: the records before it are stepped first
+  const auto delay = std::chrono::microseconds(spec().max_buffering_delay_usecs);
+
+  // Polls every input once; true when every input has ended.
+  auto poll = [&]() {
+    bool all_ended = true;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      InputConnector& in = *inputs[i].connector;
+      if (in.AtEnd()) continue;
+      if (held_count[i] < in.max_batch_size()) {
+        Batch b;
+        try {
+          b = in.Read(in.max_batch_size() - held_count[i]);
+        } catch (const Error& e) {
+          if (e.kind() != ErrorKind::kRuntime && e.kind() != ErrorKind::kCorruption) throw;
+          input_error = e;
+          return false;
+        }
+        if (!b.empty()) {
+          if (holding == 0) oldest = Clock::now();
+          holding += b.size();
+          held_count[i] += b.size();
+          held[i].push_back(std::move(b));
+        }
+      }
+      if (!in.AtEnd()) all_ended = false;
+    }
+    return all_ended;
+  };
+  auto step = [&]() {
+    std::vector<JournalInput> step_inputs;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (held_count[i] == 0) continue;
+      InputConnector& in = *inputs[i].connector;
+      JournalInput j;
+      j.index = static_cast<uint32_t>(i);
+      j.rows = held[i].size() == 1 ? std::move(held[i][0]) : Concat(held[i]);
+      j.count = held_count[i];
+      if (journal) {
+        j.hash = JournalHash(*j.rows, in.Generated(), &p_->pool());
+        j.position = in.Position();
+        j.logged = !in.Replayable();
+      }
+      s_.records += j.count;
+      step_inputs.push_back(std::move(j));
+      held[i].clear();
+      held_count[i] = 0;
+    }
+    holding = 0;
+    StepOnce(std::move(step_inputs), false);
+  };
+  auto full = [&]() {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (held_count[i] >= inputs[i].connector->max_batch_size()) return true;
+    return false;
+  };
+
   bool first = !resumed;
   try {
     for (;;) {
-      if (stop && stop->load()) {
+      const bool stopping = stop && stop->load();
+      const bool all_ended = poll();
+      const bool ready = holding > 0 && (stopping || input_error || all_ended || full() ||
+                                         holding >= spec().min_batch_size_records || Clock::now() - oldest >= delay);
+      if (ready || first) {
+        step();
+        first = false;
+      }
+      if (input_error) {
+        // Everything before the bad record is stepped; store it, then report.
+        Checkpoint("FAILED", false);
+        throw *input_error;
+      }
+      if (stopping) {
         Checkpoint("SUSPENDED", false);
         spdlog::info("{}: stopped at step {}; the next `fld run` resumes from here", spec().name, c.steps());
         break;
       }
-      std::vector<JournalInput> step_inputs;
-      bool all_ended = true;
-      for (size_t i = 0; i < p_->inputs().size(); ++i) {
-        InputConnector& in = *p_->inputs()[i].connector;
-        if (in.AtEnd()) continue;
-        Batch b = in.Read();
-        if (!in.AtEnd()) all_ended = false;
-        if (b.empty()) continue;
-        JournalInput j;
-        j.index = static_cast<uint32_t>(i);
-        j.count = b.size();
-        if (journal) {
-          j.hash = JournalHash(b, in.Generated(), &p_->pool());
-          if (in.Replayable()) j.position = in.Position();
-        }
-        s_.records += b.size();
-        j.rows = std::move(b);
-        step_inputs.push_back(std::move(j));
-      }
-      const bool any = !step_inputs.empty();
-      if (any || first) {
-        StepOnce(std::move(step_inputs), false);
-        first = false;
-      }
-      if (all_ended) {
-        Checkpoint("COMPLETED", true);
+      if (all_ended && holding == 0) {
         s_.completed = true;
+        if (rerun_ && s_.steps == 0) {
+          spdlog::info("{}: no new input since step {}; nothing to do (`fld run --reset` starts over)", spec().name,
+                       c.steps());
+          s_.no_new_input = true;
+          Publish("COMPLETED", true);
+        } else {
+          Checkpoint("COMPLETED", true);
+        }
         break;
       }
       ReleaseOutputs(false);
       Publish("RUNNING", false);
-      if (checkpoint_flag_ && checkpoint_flag_->exchange(false)) {
+      const bool requested = checkpoint_flag_ && checkpoint_flag_->exchange(false);
+      const bool due =
+          spec().ft_model != FtModel::kNone && spec().checkpoint_interval_secs > 0 &&
+          Clock::now() - last_checkpoint_ >= std::chrono::duration<double>(spec().checkpoint_interval_secs);
+      if (requested || due) {
+        if (holding > 0) step();
         Checkpoint("RUNNING", false);
-        spdlog::info("{}: checkpoint at step {} (requested)", spec().name, c.steps());
+        if (requested) spdlog::info("{}: checkpoint at step {} (requested)", spec().name, c.steps());
       }
-      if (spec().ft_model != FtModel::kNone && spec().checkpoint_interval_secs > 0 &&
-          Clock::now() - last_checkpoint_ >= std::chrono::duration<double>(spec().checkpoint_interval_secs))
-        Checkpoint("RUNNING", false);
-      if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (!ready) std::this_thread::sleep_for(std::chrono::microseconds(500));
     }
   } catch (const Error& e) {
     // A bad record stops the run; everything accepted before it is computed, written and stored.
-    if (e.kind() == ErrorKind::kRuntime && !in_step_) Checkpoint("FAILED", false);
+    if (e.kind() == ErrorKind::kRuntime && !in_step_ && !input_error) Checkpoint("FAILED", false);
     throw;
   }
   s_.total_records = base_records_ + s_.records;

@@ -1,5 +1,12 @@
 // The controller: runs a pipeline's step loop with fault tolerance.
 //
+// The loop polls every input without waiting (InputConnector::Read never blocks) and holds what
+// they return. A step runs as soon as records are held and either the spec's
+// min_batch_size_records are held or the oldest has waited max_buffering_delay_usecs (both 0 by
+// default: at once), or an input's max_batch_size is reached; and before every checkpoint, stop
+// or input error, so nothing read is left out of them. A malformed record fails the run after
+// the step holding everything before it (on every input) is stored.
+//
 // Each step takes up to max_batch_size records from every input, journals what it took
 // (exactly_once: a WAL record per step, wal/log_format.h), pushes it through the circuit and
 // hands each output connector its relation's change. Outputs are released (written to their
@@ -12,7 +19,9 @@
 //   - no checkpoint: start fresh (output files truncated);
 //   - a checkpoint of a different program or connector configuration: refuse, saying what
 //     changed and how to start over;
-//   - a completed run: say so and do nothing;
+//   - a completed run: re-read its inputs from where they stopped (appended lines, new files, a
+//     new standard input) and update the views and outputs incrementally; with nothing new, say
+//     so and change nothing;
 //   - otherwise resume: verify the checkpoint's checksums and restore it, read and check the
 //     whole log after it (refusing on corruption before anything is changed), cut a torn log
 //     tail, seek inputs, cut output files back to the checkpoint's lengths, replay the journaled
@@ -36,8 +45,8 @@ struct RunSummary {
   uint64_t replayed = 0;       // steps replayed from the journal
   uint64_t total_records = 0;  // records over the pipeline's whole life
   double seconds = 0;
-  bool completed = false;          // every input ended
-  bool already_completed = false;  // nothing to do: a previous run completed
+  bool completed = false;     // every input ended
+  bool no_new_input = false;  // a completed pipeline's inputs had nothing new: nothing was done
   uint64_t checkpoints = 0;
   uint64_t log_bytes = 0;
 };

@@ -88,7 +88,12 @@ uint64_t JournalHash(const Batch& b, bool generated, ThreadPool* pool) {
 
 std::string EncodeJournal(const std::vector<JournalInput>& inputs) {
   nlohmann::json j = nlohmann::json::array();
-  for (const auto& in : inputs) j.push_back({in.index, in.count, in.hash, in.position});
+  for (const auto& in : inputs) {
+    if (in.logged)
+      j.push_back({in.index, in.count, in.hash, in.position, 1});
+    else
+      j.push_back({in.index, in.count, in.hash, in.position});
+  }
   std::string json = nlohmann::json{{"i", j}}.dump();
   std::string out;
   uint32_t n = static_cast<uint32_t>(json.size());
@@ -97,7 +102,7 @@ std::string EncodeJournal(const std::vector<JournalInput>& inputs) {
   StateWriter w(&out);
   std::string row;
   for (const auto& in : inputs) {
-    if (!in.position.is_null()) continue;
+    if (!in.logged) continue;
     const Batch& b = *in.rows;
     w.U64(b.size());
     for (size_t r = 0; r < b.size(); ++r) {
@@ -125,6 +130,7 @@ std::vector<JournalInput> DecodeJournal(const std::string& payload,
       in.count = e.at(1).get<uint64_t>();
       in.hash = e.at(2).get<uint64_t>();
       in.position = e.at(3);
+      in.logged = in.position.is_null() || (e.size() > 4 && e.at(4) == 1);
       out.push_back(std::move(in));
     }
   } catch (const nlohmann::json::exception& e) {
@@ -132,7 +138,7 @@ std::vector<JournalInput> DecodeJournal(const std::string& payload,
   }
   StateReader r(std::string_view(payload).substr(4 + n));
   for (auto& in : out) {
-    if (!in.position.is_null()) continue;
+    if (!in.logged) continue;
     if (in.index >= input_types.size())
       Fail(ErrorKind::kCorruption, "journal names input {} which does not exist", in.index);
     BatchBuilder b(input_types[in.index]);

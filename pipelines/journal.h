@@ -2,13 +2,15 @@
 // the batch fingerprint replay checks.
 //
 // For each input that produced records in the step: its index among the pipeline's inputs, the
-// record count, a hash of the batch, the connector's position after the step (for re-readable
-// inputs: datagen, files) — or, for inputs that cannot be read again (standard input), the rows
-// themselves. Replay re-reads exactly `count` records and must reproduce the hash and position;
-// a mismatch means the input changed under the pipeline and is refused.
+// record count, a hash of the batch, the connector's position after the step, and, for inputs
+// that cannot be read again (standard input), the rows themselves. Replay re-reads exactly
+// `count` records of a re-readable input and must reproduce the hash and position (a mismatch
+// means the input changed under the pipeline and is refused); a logged input's rows are taken
+// from the log and its position is restored with Seek.
 //
-// Payload layout: u32 n | n bytes of JSON {"i": [[index, count, hash, position], ...]} | then,
-// for each input whose position is null, its rows: u64 rows | (str row encoding, i64 weight)*.
+// Payload layout: u32 n | n bytes of JSON {"i": [[index, count, hash, position(, 1 = logged)],
+// ...]} | then, for each logged input, its rows: u64 rows | (str row encoding, i64 weight)*.
+// (Older entries mark a logged input by a null position.)
 #pragma once
 
 #include <cstdint>
@@ -26,7 +28,8 @@ struct JournalInput {
   uint32_t index = 0;
   uint64_t count = 0;
   uint64_t hash = 0;
-  nlohmann::json position;  // null when the rows are logged
+  nlohmann::json position;
+  bool logged = false;  // the rows are in the log (the input cannot be read again)
   std::optional<Batch> rows;
 };
 

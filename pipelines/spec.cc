@@ -105,7 +105,10 @@ PipelineSpec LoadSpec(const std::string& path) {
     Fail(ErrorKind::kUsage, "{}:{}:{}: invalid YAML: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg);
   }
   if (!root.IsMap()) Fail(ErrorKind::kUsage, "{}: a pipeline spec is a YAML mapping with keys name, sql, ...", path);
-  OnlyKeys(path, root, {"name", "sql", "connectors", "storage", "workers", "fault_tolerance"}, "the pipeline spec");
+  OnlyKeys(path, root,
+           {"name", "sql", "connectors", "storage", "workers", "fault_tolerance", "min_batch_size_records",
+            "max_buffering_delay_usecs"},
+           "the pipeline spec");
 
   try {
     if (!root["name"] || !root["name"].IsScalar() || root["name"].Scalar().empty())
@@ -161,6 +164,18 @@ PipelineSpec LoadSpec(const std::string& path) {
       if (n < 1 || n > 256) Fail(ErrorKind::kUsage, "{}: 'workers' must be an integer from 1 to 256", Where(path, w));
       spec.workers = n;
     }
+
+    auto non_negative = [&](const char* key, uint64_t max, uint64_t* out) {
+      YAML::Node n = root[key];
+      if (!n) return;
+      bool ok = n.IsScalar() && !n.Scalar().empty() &&
+                n.Scalar().find_first_not_of("0123456789") == std::string::npos && n.Scalar().size() <= 12;
+      if (!ok || std::stoull(n.Scalar()) > max)
+        Fail(ErrorKind::kUsage, "{}: '{}' must be an integer from 0 to {}", Where(path, n), key, max);
+      *out = std::stoull(n.Scalar());
+    };
+    non_negative("min_batch_size_records", 1000000000, &spec.min_batch_size_records);
+    non_negative("max_buffering_delay_usecs", 3600000000, &spec.max_buffering_delay_usecs);
 
     std::string storage = spec.name + ".fld";
     if (YAML::Node s = root["storage"]) {

@@ -10,6 +10,8 @@
 //         format: {name: json}
 //   storage: {path: bank.fld}   # relative to the spec's folder; default <name>.fld beside it
 //   workers: 2
+//   min_batch_size_records: 0        # Feldera's step triggers (see Controller)
+//   max_buffering_delay_usecs: 0
 //
 // Unknown keys anywhere are errors naming the key and its line. Connector objects are turned
 // into JSON (nlohmann) so they are parsed by the same code as the SQL WITH ('connectors' = ...)
@@ -51,6 +53,10 @@ struct PipelineSpec {
   FtModel ft_model = FtModel::kExactlyOnce;
   // Seconds between periodic checkpoints (clamped to 1..3600); 0 disables them.
   double checkpoint_interval_secs = 60;
+  // A step waits until the inputs hold this many records, or until the oldest waiting record has
+  // waited max_buffering_delay_usecs, whichever comes first (Feldera's runtime settings).
+  uint64_t min_batch_size_records = 0;
+  uint64_t max_buffering_delay_usecs = 0;
 };
 
 const char* FtModelName(FtModel m);

@@ -33,11 +33,11 @@ struct ConnectorContext {
 class InputConnector {
  public:
   virtual ~InputConnector() = default;
-  // Takes up to max_records (Read(): max_batch_size()) records (rows, or insert/delete records) and returns them as one
-  // batch over the table's columns (weights +1/-1). Returns an empty batch when nothing is
-  // available now or the input has ended (see AtEnd). A malformed record throws
-  // fld::Error(kRuntime) naming file, line and column; the records accepted by earlier Reads
-  // are unaffected.
+  // Takes up to max_records (Read(): max_batch_size()) records (rows, or insert/delete records)
+  // and returns them as one batch over the table's columns (weights +1/-1). Never waits for
+  // records that have not arrived: returns an empty batch when nothing is available now or the
+  // input has ended (see AtEnd). A malformed record ends the batch before it; the Read that
+  // reaches it first throws fld::Error(kRuntime) naming file, line and column and takes nothing.
   virtual Batch Read(size_t max_records) = 0;
   Batch Read() { return Read(max_batch_size()); }
   virtual bool AtEnd() const = 0;
@@ -49,7 +49,13 @@ class InputConnector {
   virtual std::optional<uint64_t> total_records() const { return std::nullopt; }
   // Where reading stands, as a JSON value that Seek accepts: enough to resume exactly after the
   // last record returned by Read (datagen: plan and row; files: byte offset and line number).
+  // The journal records it after every step; replay must reproduce it.
   virtual nlohmann::json Position() const = 0;
+  // What a checkpoint stores: Position() plus anything else Seek needs (the files a folder input
+  // has taken, bytes standard input read past the last record).
+  virtual nlohmann::json CheckpointState() const { return Position(); }
+  // Continues after the position of a checkpoint (CheckpointState) or, for inputs that are not
+  // Replayable, of a journaled step.
   virtual void Seek(const nlohmann::json& position) = 0;
   // Turns rate limits off while replaying journaled steps, and on again after.
   virtual void SetThrottle(bool on) {}

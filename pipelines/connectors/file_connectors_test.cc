@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "core/common/error.h"
 #include "pipelines/connectors/connector.h"
@@ -164,12 +165,17 @@ TEST_CASE("file_input reports file:line:col and keeps earlier records", "[file]"
   auto in = MakeInputConnector(InputConfig("bad.csv", "csv", Json::object(), 3), BankSchema(), Ctx(dir.path()));
   Batch first = in->Read();
   CHECK(first.size() == 3);
+  // The batch ends before the bad record; the next Read stops at it and takes nothing.
+  Batch second = in->Read();
+  CHECK(second.size() == 1);
+  CHECK(in->records() == 4);
   Json pos = in->Position();
+  CHECK(pos == Json{{"offset", BankCsv(4).size()}, {"line", 4}});
   std::string e = ErrorOf([&] { in->Read(); });
   CHECK(e ==
         fmt::format("bad.csv:5:{}: expected INTEGER but found '12x' in field 3 (amount)", bad_line.find("12x") + 1));
   CHECK(in->Position() == pos);
-  CHECK(in->records() == 3);
+  CHECK(in->records() == 4);
   // Reading again fails at the same record: nothing was skipped.
   std::string again = ErrorOf([&] { in->Read(); });
   CHECK(again == e);
@@ -198,6 +204,7 @@ TEST_CASE("file_input reads JSON insert/delete and raw lines", "[file]") {
   WriteFile(dir.File("raw.json"), "{\"from_account\": 9}\n{\"from_account\": 8, \"amount\": \"x\"}\n");
   auto raw =
       MakeInputConnector(InputConfig("raw.json", "json", {{"update_format", "raw"}}), BankSchema(), Ctx(dir.path()));
+  CHECK(raw->Read().size() == 1);  // the good record before the bad one
   std::string e = ErrorOf([&] { raw->Read(); });
   CHECK(e.rfind("raw.json:2:", 0) == 0);
   CHECK(e.find("'amount'") != std::string::npos);
@@ -262,11 +269,159 @@ TEST_CASE("file_input configuration errors", "[file]") {
   CHECK(gen->AtEnd());
 }
 
-TEST_CASE("file_input from standard input cannot seek", "[file]") {
+TEST_CASE("file_input from standard input continues a stored position and its pending bytes", "[file]") {
   auto in = MakeInputConnector(InputConfig("-", "csv"), BankSchema(), Ctx(""));
   CHECK(in->Position() == Json{{"offset", 0}, {"line", 0}});
-  CHECK_NOTHROW(in->Seek(Json{{"offset", 0}, {"line", 0}}));
-  CHECK_THROWS_AS(in->Seek(Json{{"offset", 10}, {"line", 1}}), Error);
+  CHECK_FALSE(in->Replayable());
+  // A new stream continues the counters; bytes of an unfinished line come first.
+  in->Seek(Json{{"offset", 10}, {"line", 1}, {"pending", "312c32"}});
+  CHECK(in->Position() == Json{{"offset", 10}, {"line", 1}});
+  CHECK(in->CheckpointState() == Json{{"offset", 10}, {"line", 1}, {"pending", "312c32"}});
+  // A journaled step's position has no pending bytes: they were taken by that step.
+  in->Seek(Json{{"offset", 13}, {"line", 2}});
+  CHECK(in->CheckpointState() == Json{{"offset", 13}, {"line", 2}});
+  CHECK_THROWS_AS(in->Seek(Json{{"offset", -1}, {"line", 1}}), Error);
+}
+
+void AppendFile(const std::string& path, const std::string& content) {
+  std::ofstream f(path, std::ios::binary | std::ios::app);
+  f << content;
+}
+
+Json FollowConfig(const std::string& path) {
+  Json cfg = InputConfig(path, "csv");
+  cfg["transport"]["config"]["follow"] = true;
+  return cfg;
+}
+
+// Reads until `n` records arrived (a followed input may need a few polls to notice a rotation).
+std::vector<int64_t> ReadAmounts(InputConnector& in, size_t n) {
+  std::vector<int64_t> out;
+  for (int tries = 0; out.size() < n && tries < 2000; ++tries) {
+    Batch b = in.Read();
+    for (size_t r = 0; r < b.size(); ++r) out.push_back(b.Get(2, r).i);
+    if (b.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return out;
+}
+
+TEST_CASE("file_input follow: appended lines arrive, an unfinished line waits, never ends", "[file]") {
+  TempDir dir;
+  WriteFile(dir.File("live.csv"), BankCsv(2));
+  auto in = MakeInputConnector(FollowConfig("live.csv"), BankSchema(), Ctx(dir.path()));
+  CHECK(in->Read().size() == 2);
+  CHECK(in->Read().empty());
+  CHECK_FALSE(in->AtEnd());
+  AppendFile(dir.File("live.csv"), "1,2,77,2024-01-01 00:00:00\n1,2,");
+  CHECK(ReadAmounts(*in, 1) == std::vector<int64_t>{77});
+  Json pos = in->Position();
+  CHECK(in->Read().empty());  // "1,2," has no terminator yet
+  CHECK(in->Position() == pos);
+  AppendFile(dir.File("live.csv"), "78,2024-01-01 00:00:00\n");
+  CHECK(ReadAmounts(*in, 1) == std::vector<int64_t>{78});
+  CHECK_FALSE(in->AtEnd());
+}
+
+TEST_CASE("file_input follow survives rotation by rename, also across a resume", "[file]") {
+  TempDir dir;
+  WriteFile(dir.File("live.csv"), "1,2,1,2024-01-01 00:00:00\n");
+  auto in = MakeInputConnector(FollowConfig("live.csv"), BankSchema(), Ctx(dir.path()));
+  CHECK(ReadAmounts(*in, 1) == std::vector<int64_t>{1});
+  Json before = in->CheckpointState();
+  // The writer adds a line, the file is renamed away, its last line is written to the old file,
+  // and a new file starts at the path.
+  AppendFile(dir.File("live.csv"), "1,2,2,2024-01-01 00:00:00\n");
+  fs::rename(dir.File("live.csv"), dir.File("live.csv.1"));
+  AppendFile(dir.File("live.csv.1"), "1,2,3,2024-01-01 00:00:00\n");
+  WriteFile(dir.File("live.csv"), "1,2,4,2024-01-01 00:00:00\n");
+  CHECK(ReadAmounts(*in, 3) == std::vector<int64_t>{2, 3, 4});
+  // A new process resuming from before the rotation finds the old file by its inode.
+  auto resumed = MakeInputConnector(FollowConfig("live.csv"), BankSchema(), Ctx(dir.path()));
+  resumed->Seek(before);
+  CHECK(ReadAmounts(*resumed, 3) == std::vector<int64_t>{2, 3, 4});
+  CHECK(resumed->Position() == in->Position());
+}
+
+TEST_CASE("file_input follow: truncation is an error", "[file]") {
+  TempDir dir;
+  WriteFile(dir.File("live.csv"), BankCsv(3));
+  auto in = MakeInputConnector(FollowConfig("live.csv"), BankSchema(), Ctx(dir.path()));
+  CHECK(in->Read().size() == 3);
+  WriteFile(dir.File("live.csv"), BankCsv(1));
+  std::string e;
+  for (int i = 0; i < 200 && e.empty(); ++i) {
+    e = ErrorOf([&] { in->Read(); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CHECK(e.find("live.csv: the file was truncated") != std::string::npos);
+}
+
+TEST_CASE("file_input folder and glob: name order, each file once, new files, changed files refused", "[file]") {
+  TempDir dir;
+  fs::create_directory(dir.File("in"));
+  WriteFile(dir.File("in/b.csv"), "1,2,2,2024-01-01 00:00:00\n");
+  WriteFile(dir.File("in/a.csv"), "1,2,1,2024-01-01 00:00:00\n");
+  WriteFile(dir.File("in/c.txt"), "1,2,9,2024-01-01 00:00:00\n");
+  WriteFile(dir.File("in/.hidden.csv"), "garbage\n");
+  auto glob = MakeInputConnector(InputConfig("in/*.csv", "csv"), BankSchema(), Ctx(dir.path()));
+  CHECK(ReadAmounts(*glob, 2) == std::vector<int64_t>{1, 2});
+  CHECK(glob->Read().empty());
+  CHECK(glob->AtEnd());
+  CHECK(glob->Position() == Json{{"file", ""}, {"offset", 0}, {"line", 0}, {"files", 2}});
+
+  auto folder = MakeInputConnector(InputConfig("in", "csv", Json::object(), 1), BankSchema(), Ctx(dir.path()));
+  CHECK(ReadAmounts(*folder, 1) == std::vector<int64_t>{1});
+  Json mid = folder->CheckpointState();
+  CHECK(ReadAmounts(*folder, 2) == std::vector<int64_t>{2, 9});
+  CHECK(folder->Read().empty());
+  CHECK(folder->AtEnd());
+  // A later run picks up new files only.
+  Json done = folder->CheckpointState();
+  WriteFile(dir.File("in/d.csv"), "1,2,4,2024-01-01 00:00:00\n");
+  auto again = MakeInputConnector(InputConfig("in", "csv"), BankSchema(), Ctx(dir.path()));
+  again->Seek(done);
+  CHECK(ReadAmounts(*again, 1) == std::vector<int64_t>{4});
+  CHECK(again->AtEnd());
+  // Resuming in the middle continues exactly.
+  auto resumed = MakeInputConnector(InputConfig("in", "csv", Json::object(), 1), BankSchema(), Ctx(dir.path()));
+  resumed->Seek(mid);
+  CHECK(ReadAmounts(*resumed, 3) == std::vector<int64_t>{2, 9, 4});
+  // A file that changes after it was read is an error naming it.
+  AppendFile(dir.File("in/a.csv"), "1,2,5,2024-01-01 00:00:00\n");
+  auto changed = MakeInputConnector(InputConfig("in", "csv"), BankSchema(), Ctx(dir.path()));
+  std::string e = ErrorOf([&] { changed->Seek(done); });
+  CHECK(e.find("in/a.csv: the file changed after it was read") != std::string::npos);
+}
+
+TEST_CASE("file_input follow on a folder waits for new files", "[file]") {
+  TempDir dir;
+  fs::create_directory(dir.File("in"));
+  Json cfg = InputConfig("in", "csv");
+  cfg["transport"]["config"]["follow"] = true;
+  auto in = MakeInputConnector(cfg, BankSchema(), Ctx(dir.path()));
+  CHECK(in->Read().empty());
+  CHECK_FALSE(in->AtEnd());
+  WriteFile(dir.File("in/1.csv"), "1,2,1,2024-01-01 00:00:00\n");
+  CHECK(ReadAmounts(*in, 1) == std::vector<int64_t>{1});
+  WriteFile(dir.File("in/2.csv"), "1,2,2,2024-01-01 00:00:00\n");
+  CHECK(ReadAmounts(*in, 1) == std::vector<int64_t>{2});
+  CHECK_FALSE(in->AtEnd());
+}
+
+TEST_CASE("file_input rejects follow on standard input and a wildcard folder", "[file]") {
+  TempDir dir;
+  Json cfg = InputConfig("-", "csv");
+  cfg["transport"]["config"]["follow"] = true;
+  CHECK(ErrorOf([&] { MakeInputConnector(cfg, BankSchema(), Ctx(dir.path())); }).find("'follow' does not apply") !=
+        std::string::npos);
+  CHECK(ErrorOf([&] {
+          MakeInputConnector(InputConfig("x*/a.csv", "csv"), BankSchema(), Ctx(dir.path()));
+        }).find("wildcards are allowed only in the file name") != std::string::npos);
+  Json bad = InputConfig("a.csv", "csv");
+  bad["transport"]["config"]["follow"] = "yes";
+  CHECK(ErrorOf([&] {
+          MakeInputConnector(bad, BankSchema(), Ctx(dir.path()));
+        }).find("'follow' must be true or false") != std::string::npos);
 }
 
 TEST_CASE("file_output writes CSV and JSON, truncates on open and cuts back with TruncateTo", "[file]") {

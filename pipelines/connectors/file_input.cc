@@ -2,10 +2,17 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fnmatch.h>
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <functional>
 
 #include "core/common/error.h"
 
@@ -14,6 +21,7 @@ namespace fld {
 namespace {
 
 using Json = nlohmann::json;
+namespace fs = std::filesystem;
 
 constexpr size_t kInitialBuffer = 1 << 20;
 
@@ -32,10 +40,15 @@ bool Blank(std::string_view s) {
 // ---- LineReader ----
 
 LineReader::~LineReader() {
-  if (fd_ > 0) ::close(fd_);
+  Close();
 }
 
-void LineReader::Reset(int fd, uint64_t offset, std::string display_path) {
+void LineReader::Close() {
+  if (fd_ > 0) ::close(fd_);
+  fd_ = -1;
+}
+
+void LineReader::Reset(int fd, uint64_t offset, std::string display_path, bool wait_at_eof) {
   if (fd_ > 0 && fd_ != fd) ::close(fd_);
   fd_ = fd;
   path_ = std::move(display_path);
@@ -43,10 +56,19 @@ void LineReader::Reset(int fd, uint64_t offset, std::string display_path) {
   mark_ = pos_ = end_ = 0;
   base_ = offset;
   eof_ = false;
+  wait_at_eof_ = wait_at_eof;
+  struct stat st {};
+  poll_first_ = fd >= 0 && ::fstat(fd, &st) == 0 && !S_ISREG(st.st_mode);
 }
 
-bool LineReader::Fill() {
-  if (eof_) return false;
+void LineReader::Preload(std::string_view bytes) {
+  if (end_ + bytes.size() > buf_.size()) buf_.resize(end_ + bytes.size());
+  std::memcpy(buf_.data() + end_, bytes.data(), bytes.size());
+  end_ += bytes.size();
+}
+
+LineReader::Fill LineReader::FillBuffer() {
+  if (eof_) return Fill::kEof;
   if (mark_ > 0) {
     // Drop what precedes the mark; nothing can rewind there any more.
     std::memmove(buf_.data(), buf_.data() + mark_, end_ - mark_);
@@ -56,20 +78,29 @@ bool LineReader::Fill() {
     mark_ = 0;
   }
   if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);
+  if (poll_first_) {
+    // A pipe or terminal: read only what is there, never wait for the writer.
+    pollfd p{fd_, POLLIN, 0};
+    int r = ::poll(&p, 1, 0);
+    if (r < 0 && errno != EINTR) throw Error(ErrorKind::kIo, fmt::format("{}: {}", path_, std::strerror(errno)));
+    if (r <= 0) return Fill::kWait;
+  }
   for (;;) {
     ssize_t r = ::read(fd_, buf_.data() + end_, buf_.size() - end_);
     if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Fill::kWait;
     if (r < 0) throw Error(ErrorKind::kIo, fmt::format("{}: {}", path_, std::strerror(errno)));
     if (r == 0) {
+      if (wait_at_eof_) return Fill::kWait;
       eof_ = true;
-      return false;
+      return Fill::kEof;
     }
     end_ += static_cast<size_t>(r);
-    return true;
+    return Fill::kData;
   }
 }
 
-bool LineReader::NextLine(std::string_view* line) {
+LineReader::Next LineReader::NextLine(std::string_view* line) {
   size_t scanned = 0;  // bytes after pos_ known to hold no '\n'
   for (;;) {
     const char* from = buf_.data() + pos_ + scanned;
@@ -80,27 +111,71 @@ bool LineReader::NextLine(std::string_view* line) {
       if (len > 0 && buf_[e - 1] == '\r') --len;
       *line = std::string_view(buf_.data() + pos_, len);
       pos_ = e + 1;
-      return true;
+      return Next::kLine;
     }
     scanned = end_ - pos_;
-    if (!Fill()) {
-      if (pos_ == end_) return false;
-      size_t len = end_ - pos_;
-      if (buf_[end_ - 1] == '\r') --len;
-      *line = std::string_view(buf_.data() + pos_, len);
-      pos_ = end_;
-      return true;
+    switch (FillBuffer()) {
+      case Fill::kData:
+        continue;
+      case Fill::kWait:
+        return Next::kWait;  // an unfinished line stays in the buffer
+      case Fill::kEof:
+        break;
     }
+    if (pos_ == end_) return Next::kEnd;
+    size_t len = end_ - pos_;
+    if (buf_[end_ - 1] == '\r') --len;
+    *line = std::string_view(buf_.data() + pos_, len);
+    pos_ = end_;
+    return Next::kLine;
   }
 }
 
 bool LineReader::AtEof() {
   if (pos_ < end_) return false;
   if (eof_) return true;
-  return !Fill() && pos_ >= end_;
+  return FillBuffer() == Fill::kEof && pos_ >= end_;
 }
 
 // ---- FileInputConnector ----
+
+namespace {
+
+bool HasWildcard(std::string_view s) {
+  return s.find_first_of("*?[") != std::string_view::npos;
+}
+
+std::string Hex(std::string_view bytes) {
+  static const char* kDigits = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+std::string Unhex(const std::string& hex) {
+  auto val = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    int hi = val(hex[i]), lo = val(hex[i + 1]);
+    if (hi < 0 || lo < 0) Fail(ErrorKind::kCorruption, "file_input: stored pending bytes are not hexadecimal");
+    out.push_back(static_cast<char>(hi * 16 + lo));
+  }
+  return out;
+}
+
+int64_t MtimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+}  // namespace
 
 std::string ResolvePath(const std::string& base_dir, const std::string& path) {
   if (path == "-" || path.empty() || path.front() == '/' || base_dir.empty()) return path;
@@ -115,87 +190,327 @@ FileInputConnector::FileInputConnector(Options options, const Schema& schema)
       csv_(schema, options_.csv),
       json_(schema, options_.update_format) {
   if (options_.max_batch_size == 0) options_.max_batch_size = 1;
-  int fd = 0;
-  if (!IsStdin()) {
-    fd = ::open(options_.resolved_path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      throw Error(ErrorKind::kUsage,
-                  fmt::format("file_input: cannot open '{}': {}", options_.resolved_path, std::strerror(errno)));
-    }
+  const std::string& path = options_.resolved_path;
+  if (path == "-") {
+    mode_ = Mode::kStdin;
+    reader_.Reset(0, 0, options_.path, false);
+    return;
   }
-  reader_.Reset(fd, 0, options_.path);
+  const fs::path p(path);
+  const std::string last = p.filename().string();
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (!exists && HasWildcard(p.parent_path().string()))
+    throw Error(ErrorKind::kUsage, fmt::format("file_input: '{}': wildcards are allowed only in the file name, "
+                                               "not in the folders above it",
+                                               options_.path));
+  if (!exists && HasWildcard(last)) {
+    mode_ = Mode::kFiles;
+    folder_ = p.parent_path().empty() ? "." : p.parent_path().string();
+    pattern_ = last;
+    display_folder_ = fs::path(options_.path).parent_path().string();
+  } else if (exists && S_ISDIR(st.st_mode)) {
+    mode_ = Mode::kFiles;
+    folder_ = path;
+    display_folder_ = options_.path;
+  } else {
+    mode_ = options_.follow ? Mode::kFollow : Mode::kFile;
+    OpenFile(path, 0, 0);
+    return;
+  }
+  struct stat dst {};
+  if (::stat(folder_.c_str(), &dst) != 0 || !S_ISDIR(dst.st_mode))
+    throw Error(ErrorKind::kUsage,
+                fmt::format("file_input: cannot read the folder '{}': {}", folder_,
+                            ::stat(folder_.c_str(), &dst) != 0 ? std::strerror(errno) : "not a folder"));
+}
+
+std::string FileInputConnector::Where() const {
+  if (mode_ != Mode::kFiles) return options_.path;
+  return display_folder_.empty() ? current_ : (fs::path(display_folder_) / current_).string();
+}
+
+void FileInputConnector::OpenFile(const std::string& path, uint64_t offset, uint64_t line) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(ErrorKind::kUsage, fmt::format("file_input: cannot open '{}': {}", path, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) ino_ = st.st_ino;
+  if (offset > 0 && ::lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0) {
+    int err = errno;
+    ::close(fd);
+    throw Error(ErrorKind::kIo, fmt::format("{}: {}", path, std::strerror(err)));
+  }
+  reader_.Reset(fd, offset, mode_ == Mode::kFiles ? Where() : options_.path, mode_ == Mode::kFollow);
+  offset_ = offset;
+  line_ = line;
+}
+
+bool FileInputConnector::Rotated() {
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_check_ < std::chrono::milliseconds(10)) return false;
+  last_check_ = now;
+  struct stat fst {};
+  if (::fstat(reader_.fd(), &fst) != 0) return false;
+  if (static_cast<uint64_t>(fst.st_size) < reader_.bytes_read())
+    Fail(ErrorKind::kCorruption,
+         "{}: the file was truncated to {} bytes after {} bytes had been read; a followed file may only grow "
+         "(rotate it by renaming). `fld run --reset` starts over",
+         options_.path, fst.st_size, reader_.bytes_read());
+  struct stat pst {};
+  if (::stat(options_.resolved_path.c_str(), &pst) != 0) return false;  // renamed; the new file is not there yet
+  return pst.st_ino != fst.st_ino || pst.st_dev != fst.st_dev;
+}
+
+bool FileInputConnector::OpenNextFile() {
+  if (queue_.empty()) {
+    auto now = std::chrono::steady_clock::now();
+    if (options_.follow && now - last_scan_ < std::chrono::milliseconds(20)) return false;
+    last_scan_ = now;
+    std::error_code ec;
+    for (fs::directory_iterator it(folder_, ec), e; !ec && it != e; it.increment(ec)) {
+      std::string name = it->path().filename().string();
+      if (name.empty() || name[0] == '.' || taken_.count(name)) continue;
+      if (!pattern_.empty() && ::fnmatch(pattern_.c_str(), name.c_str(), FNM_PERIOD) != 0) continue;
+      std::error_code ec2;
+      if (!it->is_regular_file(ec2)) continue;
+      queue_.push_back(std::move(name));
+    }
+    if (ec) Fail(ErrorKind::kIo, "file_input: cannot list the folder '{}': {}", folder_, ec.message());
+    std::sort(queue_.begin(), queue_.end(), std::greater<>());
+  }
+  if (queue_.empty()) return false;
+  current_ = queue_.back();
+  queue_.pop_back();
+  OpenFile((fs::path(folder_) / current_).string(), 0, 0);
+  return true;
+}
+
+void FileInputConnector::CheckTakenFiles(bool force) {
+  auto now = std::chrono::steady_clock::now();
+  if (!force && now - last_taken_check_ < std::chrono::seconds(1)) return;
+  last_taken_check_ = now;
+  for (const auto& [name, stamp] : taken_) {
+    struct stat st {};
+    if (::stat((fs::path(folder_) / name).c_str(), &st) != 0) continue;  // deleted after it was read: fine
+    if (static_cast<uint64_t>(st.st_size) != stamp.size || MtimeNs(st) != stamp.mtime_ns)
+      Fail(ErrorKind::kCorruption,
+           "{}: the file changed after it was read (size {} -> {} bytes); a file in an input folder is read once "
+           "and must not change afterwards (write it elsewhere, then rename it in). `fld run --reset` starts over",
+           display_folder_.empty() ? name : (fs::path(display_folder_) / name).string(), stamp.size, st.st_size);
+  }
+}
+
+std::string FileInputConnector::FindByInode(uint64_t ino) const {
+  fs::path dir = fs::path(options_.resolved_path).parent_path();
+  std::error_code ec;
+  for (fs::directory_iterator it(dir.empty() ? "." : dir, ec), e; !ec && it != e; it.increment(ec)) {
+    struct stat st {};
+    if (::stat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == ino) return it->path().string();
+  }
+  return "";
 }
 
 Batch FileInputConnector::Read(size_t max_records) {
   BatchBuilder out(types_);
   if (at_end_) return out.Finish();
+  if (mode_ == Mode::kFiles) {
+    CheckTakenFiles(false);
+    if (current_.empty() && !OpenNextFile()) {
+      at_end_ = !options_.follow;
+      return out.Finish();
+    }
+  }
   const bool csv = options_.format == Format::kCsv;
-  reader_.Mark();
   uint64_t line = line_;
   size_t n = 0;
   FormatError error;
   std::string_view text;
   while (n < max_records) {
-    if (!reader_.NextLine(&text)) break;
+    reader_.Mark();
+    const uint64_t line_before = line;
+    LineReader::Next next = reader_.NextLine(&text);
+    if (next == LineReader::Next::kWait) {
+      if (mode_ == Mode::kFollow && !rotating_ && Rotated()) {
+        // The path names a new file: read the old one to its very end, then switch.
+        rotating_ = true;
+        reader_.StopWaiting();
+        continue;
+      }
+      break;
+    }
+    if (next == LineReader::Next::kEnd) {
+      if (mode_ == Mode::kFollow && rotating_) {
+        rotating_ = false;
+        OpenFile(options_.resolved_path, 0, 0);
+        line = 0;
+        continue;
+      }
+      if (mode_ == Mode::kFiles) {
+        struct stat st {};
+        if (::fstat(reader_.fd(), &st) != 0) Fail(ErrorKind::kIo, "{}: {}", Where(), std::strerror(errno));
+        taken_[current_] = FileStamp{static_cast<uint64_t>(st.st_size), MtimeNs(st)};
+        reader_.Close();
+        current_.clear();
+        offset_ = line_ = line = 0;
+        if (OpenNextFile()) continue;
+        at_end_ = !options_.follow;
+        break;
+      }
+      at_end_ = true;
+      break;
+    }
     const uint64_t record_line = ++line;
     if (record_line == 1 && text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // UTF-8 byte order mark
     if (csv && CsvInsideQuotes(text)) {
       // A quoted field holds a line break: the record goes on.
       record_.assign(text);
-      while (CsvInsideQuotes(record_) && reader_.NextLine(&text)) {
+      bool unfinished = false;
+      while (CsvInsideQuotes(record_)) {
+        LineReader::Next more = reader_.NextLine(&text);
+        if (more == LineReader::Next::kWait) {
+          unfinished = true;
+          break;
+        }
+        if (more == LineReader::Next::kEnd) break;  // ends inside quotes: the parser says so
         ++line;
         record_.push_back('\n');
         record_.append(text);
       }
+      if (unfinished) {
+        reader_.Rewind();
+        line = line_before;
+        break;
+      }
       text = record_;
     }
-    if (csv && options_.headers && record_line == 1) continue;
-    if (Blank(text)) continue;
-    bool ok = csv ? csv_.Parse(text, &out, &error) : json_.Parse(text, &out, &error);
-    if (!ok) {
-      reader_.Rewind();
-      throw Error(ErrorKind::kRuntime,
-                  fmt::format("{}:{}:{}: {}", options_.path, record_line, error.column, error.message));
+    if (!(csv && options_.headers && record_line == 1) && !Blank(text)) {
+      bool ok = csv ? csv_.Parse(text, &out, &error) : json_.Parse(text, &out, &error);
+      if (!ok) {
+        // The batch ends before the bad record; the next Read stops at it.
+        reader_.Rewind();
+        if (n > 0) break;
+        throw Error(ErrorKind::kRuntime,
+                    fmt::format("{}:{}:{}: {}", Where(), record_line, error.column, error.message));
+      }
+      ++n;
     }
-    ++n;
+    offset_ = reader_.offset();
+    line_ = line;
   }
-  offset_ = reader_.offset();
-  line_ = line;
+  if (!at_end_ && n == max_records && (mode_ == Mode::kFile || mode_ == Mode::kStdin) && reader_.AtEof())
+    at_end_ = true;
   records_ += n;
-  at_end_ = reader_.AtEof();
   return out.Finish();
 }
 
 Json FileInputConnector::Position() const {
-  return Json{{"offset", offset_}, {"line", line_}};
+  Json p{{"offset", offset_}, {"line", line_}};
+  if (mode_ == Mode::kFollow) p["ino"] = ino_;
+  if (mode_ == Mode::kFiles) {
+    p["file"] = current_;
+    p["files"] = taken_.size();
+  }
+  return p;
+}
+
+Json FileInputConnector::CheckpointState() const {
+  Json p = Position();
+  if (mode_ == Mode::kStdin && !reader_.unconsumed().empty()) p["pending"] = Hex(reader_.unconsumed());
+  if (mode_ == Mode::kFiles) {
+    Json taken = Json::array();
+    for (const auto& [name, stamp] : taken_) taken.push_back({name, stamp.size, stamp.mtime_ns});
+    p["taken"] = std::move(taken);
+  }
+  return p;
 }
 
 void FileInputConnector::Seek(const Json& position) {
+  auto bad = [&]() {
+    throw Error(ErrorKind::kUsage,
+                fmt::format("file_input({}): cannot seek to {}: expected {{\"offset\": N, \"line\": N}}", options_.path,
+                            position.dump()));
+  };
   auto get = [&](const char* key) -> uint64_t {
     if (!position.is_object() || !position.contains(key) || !position[key].is_number_integer() ||
-        (!position[key].is_number_unsigned() && position[key].get<int64_t>() < 0)) {
-      throw Error(ErrorKind::kUsage,
-                  fmt::format("file_input({}): cannot seek to {}: expected {{\"offset\": N, \"line\": N}}",
-                              options_.path, position.dump()));
-    }
+        (!position[key].is_number_unsigned() && position[key].get<int64_t>() < 0))
+      bad();
     return position[key].get<uint64_t>();
   };
   const uint64_t offset = get("offset"), line = get("line");
-  if (IsStdin()) {
-    if (offset == offset_ && line == line_) return;
-    throw Error(ErrorKind::kUsage,
-                fmt::format("file_input: standard input cannot seek to offset {} (it is at {})", offset, offset_));
-  }
-  if (::lseek(reader_.fd(), static_cast<off_t>(offset), SEEK_SET) < 0)
-    throw Error(ErrorKind::kIo, fmt::format("{}: {}", options_.path, std::strerror(errno)));
-  reader_.Reset(reader_.fd(), offset, options_.path);
-  offset_ = offset;
-  line_ = line;
   at_end_ = false;
+  rotating_ = false;
+  switch (mode_) {
+    case Mode::kStdin: {
+      // A new stream continues the old one: the counters go on, and bytes read but not yet taken
+      // as records (stored by a checkpoint) come first.
+      reader_.Reset(0, offset, options_.path, false);
+      if (position.contains("pending") && position["pending"].is_string())
+        reader_.Preload(Unhex(position["pending"].get<std::string>()));
+      offset_ = offset;
+      line_ = line;
+      return;
+    }
+    case Mode::kFile:
+      OpenFile(options_.resolved_path, offset, line);
+      return;
+    case Mode::kFollow: {
+      const uint64_t ino =
+          position.contains("ino") && position["ino"].is_number_unsigned() ? position["ino"].get<uint64_t>() : 0;
+      struct stat st {};
+      const bool exists = ::stat(options_.resolved_path.c_str(), &st) == 0;
+      if (ino == 0 || (exists && st.st_ino == ino)) {
+        OpenFile(options_.resolved_path, offset, line);
+        return;
+      }
+      // The path names another file than the one being read: it was rotated while the pipeline
+      // was down. Finish the old file (found by its inode next to the path), then the new one.
+      if (std::string old = FindByInode(ino); !old.empty()) {
+        spdlog::info("{}: was rotated; reading the rest of {} first", options_.path, old);
+        OpenFile(old, offset, line);
+        return;
+      }
+      if (exists && static_cast<uint64_t>(st.st_size) >= offset) {
+        // The storage or the file was copied (new inode numbers): same content, same place.
+        OpenFile(options_.resolved_path, offset, line);
+        return;
+      }
+      spdlog::warn(
+          "{}: was replaced since it was last read (the file read up to byte {} is gone); reading the new "
+          "file from its start",
+          options_.path, offset);
+      OpenFile(options_.resolved_path, 0, 0);
+      return;
+    }
+    case Mode::kFiles: {
+      if (position.contains("taken")) {
+        taken_.clear();
+        for (const auto& t : position["taken"]) {
+          if (!t.is_array() || t.size() != 3 || !t[0].is_string()) bad();
+          taken_[t[0].get<std::string>()] = FileStamp{t[1].get<uint64_t>(), t[2].get<int64_t>()};
+        }
+      }
+      queue_.clear();
+      reader_.Close();
+      current_ = position.contains("file") && position["file"].is_string() ? position["file"].get<std::string>() : "";
+      CheckTakenFiles(true);
+      if (current_.empty()) {
+        offset_ = line_ = 0;
+        return;
+      }
+      const std::string path = (fs::path(folder_) / current_).string();
+      if (::access(path.c_str(), F_OK) != 0)
+        Fail(ErrorKind::kCorruption, "{}: was being read (up to byte {}) and is gone; `fld run --reset` starts over",
+             Where(), offset);
+      OpenFile(path, offset, line);
+      return;
+    }
+  }
 }
 
 std::string FileInputConnector::Describe() const {
-  return fmt::format("file_input({}, {})", options_.path, options_.format == Format::kCsv ? "csv" : "json");
+  return fmt::format("file_input({}, {}{})", options_.path, options_.format == Format::kCsv ? "csv" : "json",
+                     options_.follow ? ", follow" : "");
 }
 
 std::unique_ptr<InputConnector> MakeFileInput(const Json& transport_config, const Json& format, const Schema& schema,
@@ -204,14 +519,22 @@ std::unique_ptr<InputConnector> MakeFileInput(const Json& transport_config, cons
   auto fail = [&](const std::string& msg) { throw Error(ErrorKind::kUsage, prefix + msg); };
   FileInputConnector::Options o;
   if (!transport_config.is_object()) fail("the transport config must be an object with a 'path'");
-  for (auto it = transport_config.begin(); it != transport_config.end(); ++it)
-    if (it.key() != "path") fail(fmt::format("unknown key '{}' in the transport config (expected path)", it.key()));
+  for (auto it = transport_config.begin(); it != transport_config.end(); ++it) {
+    if (it.key() == "follow") {
+      if (!it.value().is_boolean()) fail("'follow' must be true or false");
+      o.follow = it.value().get<bool>();
+    } else if (it.key() != "path") {
+      fail(fmt::format("unknown key '{}' in the transport config (expected path, follow)", it.key()));
+    }
+  }
   if (!transport_config.contains("path") || !transport_config["path"].is_string() ||
       transport_config["path"].get<std::string>().empty())
     fail("the transport config needs a 'path' (a string; \"-\" for standard input)");
   o.path = transport_config["path"].get<std::string>();
   o.resolved_path = ResolvePath(ctx.base_dir, o.path);
   if (o.path == "-") o.path = "<stdin>";
+  if (o.path == "<stdin>" && o.follow)
+    fail("'follow' does not apply to standard input (it is always read as it arrives)");
   o.max_batch_size = max_batch_size.value_or(FileInputConnector::kDefaultMaxBatchSize);
 
   if (!format.is_object() || !format.contains("name") || !format["name"].is_string())

@@ -1,21 +1,38 @@
-// The file_input connector: reads CSV or JSON-lines records from a file (or standard input, path
-// "-") and hands them to the pipeline in batches of at most max_batch_size records.
+// The file_input connector: reads CSV or JSON-lines records from a file, a growing file, a folder
+// or glob of files, or standard input, and hands them to the pipeline in batches of at most
+// max_batch_size records. Reading never blocks: Read returns the records available now.
+//
+// Sources (transport config {path, follow}):
+// - a file: read to its end, then AtEnd();
+// - a file with `follow: true`: like `tail -F`, never ends; lines appended later are read as
+//   they arrive (a line counts once its terminator is written). A rename of the file (log
+//   rotation) is noticed: the old file is read to its end, then the new file at the path from
+//   its start. A file that shrinks below what was read (truncation) is an error;
+// - a folder (every regular file in it whose name does not start with '.') or a glob whose last
+//   component has wildcards (`incoming/*.csv`): files are taken in name order, each read once to
+//   its end (write a file elsewhere and rename it in). Without `follow` the input ends when no
+//   untaken file is left; with it, new files are picked up as they appear. A file that changes
+//   (size or modification time) after it was taken is an error naming it;
+// - standard input (path "-"): read as it arrives, ends when the pipe closes.
 //
 // Promises:
 // - Records are lines (a CSV record continues over line breaks inside a quoted field). LF and CRLF
-//   endings are accepted, the last line may lack one, blank lines are skipped, and with CSV
-//   `headers: true` the file's first line is skipped.
-// - A malformed record throws fld::Error(kRuntime, "<path>:<line>:<col>: <message>"). That Read
-//   returns nothing: Position() and records() still describe the last good record, and a later
-//   Read starts again at the failing record.
-// - Position() is {"offset": bytes, "line": lines} just after the last record returned; Seek
-//   continues exactly there (standard input cannot seek: only its current position or 0 before
-//   anything was read is accepted).
-// - AtEnd() once the end of the file has been reached and every record returned.
+//   endings are accepted, the last line of a finished file may lack one, blank lines are skipped,
+//   and with CSV `headers: true` each file's first line is skipped.
+// - A malformed record ends the batch before it: Read returns the good records before it, and
+//   the next Read throws fld::Error(kRuntime, "<path>:<line>:<col>: <message>") without taking
+//   anything. Position() and records() always describe the last record returned.
+// - Position() is what the journal records after a step ({"offset", "line"} plus "ino" for a
+//   followed file, "file" and "files" for a folder, "pending" for standard input's bytes of an
+//   unfinished line); CheckpointState() adds what Seek needs (a folder's taken files). Seek
+//   continues exactly there; for standard input it continues the counters and keeps the
+//   pending bytes, which the new stream continues.
 // Owned and called by the controller's thread only.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,29 +43,45 @@
 
 namespace fld {
 
-// Buffered line splitting over a file descriptor, with a mark the reader can rewind to: bytes
-// after the mark are kept in memory until the next Mark().
+// Buffered, non-blocking line splitting over a file descriptor, with a mark the reader can rewind
+// to: bytes after the mark are kept in memory until the next Mark().
 class LineReader {
  public:
+  enum class Next : uint8_t {
+    kLine,  // *line holds the next line
+    kWait,  // no whole line now (a pipe with nothing to read, or a followed file at its end)
+    kEnd,   // the input ended
+  };
+
   LineReader() = default;
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
 
   // Takes ownership of fd (unless it is standard input) and treats it as being at `offset`.
-  void Reset(int fd, uint64_t offset, std::string display_path);
-  // The next line without its terminator (LF or CRLF). The view lives until the next call.
-  // Returns false at the end of the input. Throws fld::Error(kIo) when read() fails.
-  bool NextLine(std::string_view* line);
-  // True when no byte is left (reads ahead to find out).
+  // With `wait_at_eof`, a regular file's end means "wait for more" (follow).
+  void Reset(int fd, uint64_t offset, std::string display_path, bool wait_at_eof);
+  // Bytes that come before what the descriptor gives (standard input's unfinished line).
+  void Preload(std::string_view bytes);
+  // The next line without its terminator (LF or CRLF); the view lives until the next call. At
+  // the end of an input that ended, a last line without terminator is returned. Throws
+  // fld::Error(kIo) when read() fails.
+  Next NextLine(std::string_view* line);
+  // From now on the end of the file is its end (a followed file that was rotated away).
+  void StopWaiting() { wait_at_eof_ = false; }
+  // True when the input is known to have ended with nothing left (checks without blocking).
   bool AtEof();
   uint64_t offset() const { return base_ + pos_; }
+  uint64_t bytes_read() const { return base_ + end_; }
+  std::string_view unconsumed() const { return {buf_.data() + pos_, end_ - pos_}; }
   void Mark() { mark_ = pos_; }
   void Rewind() { pos_ = mark_; }
   int fd() const { return fd_; }
+  void Close();
 
  private:
-  bool Fill();  // reads more bytes; false at EOF
+  enum class Fill : uint8_t { kData, kWait, kEof };
+  Fill FillBuffer();
 
   int fd_ = -1;
   std::string path_;
@@ -56,6 +89,8 @@ class LineReader {
   size_t mark_ = 0, pos_ = 0, end_ = 0;
   uint64_t base_ = 0;  // file offset of buf_[0]
   bool eof_ = false;
+  bool wait_at_eof_ = false;
+  bool poll_first_ = false;  // not a regular file: poll before read so read never blocks
 };
 
 class FileInputConnector : public InputConnector {
@@ -64,15 +99,16 @@ class FileInputConnector : public InputConnector {
   struct Options {
     std::string path;           // as configured (for messages)
     std::string resolved_path;  // what is opened; "-" = standard input
+    bool follow = false;
     Format format = Format::kCsv;
     CsvOptions csv;
-    bool headers = false;  // CSV: skip the first line
+    bool headers = false;  // CSV: skip each file's first line
     JsonUpdateFormat update_format = JsonUpdateFormat::kInsertDelete;
     size_t max_batch_size = 10000;
   };
   static constexpr size_t kDefaultMaxBatchSize = 10000;
 
-  // Opens the file; throws fld::Error(kUsage) when it cannot be opened.
+  // Opens the file (a folder or glob: lists it); throws fld::Error(kUsage) when it cannot.
   FileInputConnector(Options options, const Schema& schema);
 
   using InputConnector::Read;
@@ -81,25 +117,51 @@ class FileInputConnector : public InputConnector {
   size_t max_batch_size() const override { return options_.max_batch_size; }
   uint64_t records() const override { return records_; }
   nlohmann::json Position() const override;
+  nlohmann::json CheckpointState() const override;
   void Seek(const nlohmann::json& position) override;
   std::string Describe() const override;
-  bool Replayable() const override { return !IsStdin(); }
+  bool Replayable() const override { return mode_ != Mode::kStdin; }
 
  private:
-  bool IsStdin() const { return options_.resolved_path == "-"; }
+  enum class Mode : uint8_t { kFile, kFollow, kStdin, kFiles };
+  struct FileStamp {
+    uint64_t size = 0;
+    int64_t mtime_ns = 0;
+  };
+
+  // The file being read, for messages: "incoming/b.csv" in folder mode, else the configured path.
+  std::string Where() const;
+  void OpenFile(const std::string& path, uint64_t offset, uint64_t line);
+  // Follow: true when the path now names another file than the one being read (rotation). Throws
+  // on truncation. Checks at most every few milliseconds.
+  bool Rotated();
+  // Folder mode: the untaken files in name order; opens the first. False when there is none.
+  bool OpenNextFile();
+  void CheckTakenFiles(bool force);  // a taken file that changed is an error
+  // Follow + Seek: the file with inode `ino` in the path's folder (a rotated file), or "".
+  std::string FindByInode(uint64_t ino) const;
 
   Options options_;
+  Mode mode_ = Mode::kFile;
+  std::string folder_, pattern_;  // folder mode: where to look and the name pattern ("" = all)
   Schema schema_;
   std::vector<PhysType> types_;
   CsvParser csv_;
   JsonParser json_;
   LineReader reader_;
-  std::string record_;  // a CSV record spanning lines
+  std::string record_;                      // a CSV record spanning lines
+  std::string current_;                     // folder mode: the file being read ("" when none)
+  std::map<std::string, FileStamp> taken_;  // folder mode: files read to their end
+  std::vector<std::string> queue_;          // folder mode: untaken files of the last scan, last first
+  std::string display_folder_;              // folder mode: the folder as configured, for messages
+  uint64_t ino_ = 0;                        // follow: the inode of the file being read
+  bool rotating_ = false;                   // follow: the path was renamed away; draining the old file
   uint64_t offset_ = 0, line_ = 0, records_ = 0;
   bool at_end_ = false;
+  std::chrono::steady_clock::time_point last_check_{}, last_scan_{}, last_taken_check_{};
 };
 
-// Builds a file_input connector from the transport config ({path}) and the format object
+// Builds a file_input connector from the transport config ({path, follow}) and the format object
 // ({name: csv|json, config}); errors name the key and ctx.where.
 std::unique_ptr<InputConnector> MakeFileInput(const nlohmann::json& transport_config, const nlohmann::json& format,
                                               const Schema& schema, const ConnectorContext& ctx,
