@@ -570,10 +570,11 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
       const bool all_ended = poll();
       const bool ready = holding > 0 && (stopping || input_error || all_ended || full() ||
                                          holding >= spec().min_batch_size_records || Clock::now() - oldest >= delay);
-      if (ready || first) {
+      if (ready)
         step();
-        first = false;
-      }
+      else if (first)
+        StepOnce({}, false);  // a fresh pipeline's first step: views of constants appear at once
+      first = false;
       if (input_error) {
         // Everything before the bad record is stepped; store it, then report.
         Checkpoint("FAILED", false);
