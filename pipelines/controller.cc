@@ -307,6 +307,7 @@ void Controller::Impl::Replay(const wal::LogContents& log) {
         if (!j.position.is_null()) in.Seek(j.position);  // its counters go on from the step
       } else {
         // Exactly the records the step took (a rate-limited input may hand them out slowly).
+        in.ReplayTarget(j.position);
         std::vector<Batch> parts;
         uint64_t got = 0;
         while (got < j.count && !in.AtEnd()) {
@@ -318,6 +319,7 @@ void Controller::Impl::Replay(const wal::LogContents& log) {
             parts.push_back(std::move(part));
         }
         Batch b = parts.empty() ? EmptyBatch(types[j.index]) : parts.size() == 1 ? std::move(parts[0]) : Concat(parts);
+        in.ReplayedTo(j.position);
         uint64_t h = JournalHash(b, in.Generated(), &p_->pool());
         if (b.size() != j.count || h != j.hash || in.Position() != j.position)
           Fail(ErrorKind::kCorruption,
@@ -331,7 +333,10 @@ void Controller::Impl::Replay(const wal::LogContents& log) {
     StepOnce(std::move(journal), true);
     ++s_.replayed;
   }
-  for (auto& in : p_->inputs()) in.connector->SetThrottle(true);
+  for (auto& in : p_->inputs()) {
+    in.connector->SetThrottle(true);
+    in.connector->ReplayTarget(nullptr);
+  }
 }
 
 bool Controller::Impl::Resume() {

@@ -57,6 +57,14 @@ class InputConnector {
   // Continues after the position of a checkpoint (CheckpointState) or, for inputs that are not
   // Replayable, of a journaled step.
   virtual void Seek(const nlohmann::json& position) = 0;
+  // Replay: before re-reading a journaled step's records, the position the step ended at (a
+  // followed file switches to the rotated file the step read rather than the newest one); null
+  // when replay is over.
+  virtual void ReplayTarget(const nlohmann::json& position) {}
+  // Replay: after re-reading a journaled step's records, moves to the journaled position when it
+  // is the same place under another name (the end of a finished file = the start of the next
+  // one, which the original run reached by looking ahead). The controller then compares.
+  virtual void ReplayedTo(const nlohmann::json& position) {}
   // Turns rate limits off while replaying journaled steps, and on again after.
   virtual void SetThrottle(bool on) {}
   // True for inputs whose records are a pure function of their position (datagen): the journal

@@ -331,6 +331,13 @@ Batch FileInputConnector::Read(size_t max_records) {
     const uint64_t line_before = line;
     LineReader::Next next = reader_.NextLine(&text);
     if (next == LineReader::Next::kWait) {
+      if (mode_ == Mode::kFollow && !rotating_ && replay_ino_ != 0) {
+        // Replaying: the step went on in the file it names (renamed since, maybe twice).
+        if (replay_ino_ == ino_) break;
+        rotating_ = true;
+        reader_.StopWaiting();
+        continue;
+      }
       if (mode_ == Mode::kFollow && !rotating_ && Rotated()) {
         // The path names a new file: read the old one to its very end, then switch.
         rotating_ = true;
@@ -342,17 +349,19 @@ Batch FileInputConnector::Read(size_t max_records) {
     if (next == LineReader::Next::kEnd) {
       if (mode_ == Mode::kFollow && rotating_) {
         rotating_ = false;
-        OpenFile(options_.resolved_path, 0, 0);
+        std::string next = replay_ino_ != 0 ? FileWithInode(replay_ino_) : options_.resolved_path;
+        if (next.empty())
+          Fail(ErrorKind::kCorruption,
+               "{}: the rotated file a journaled step read (inode {}) is gone; `fld run --reset` "
+               "starts over",
+               options_.path, replay_ino_);
+        OpenFile(next, 0, 0);
         line = 0;
         continue;
       }
       if (mode_ == Mode::kFiles) {
-        struct stat st {};
-        if (::fstat(reader_.fd(), &st) != 0) Fail(ErrorKind::kIo, "{}: {}", Where(), std::strerror(errno));
-        taken_[current_] = FileStamp{static_cast<uint64_t>(st.st_size), MtimeNs(st)};
-        reader_.Close();
-        current_.clear();
-        offset_ = line_ = line = 0;
+        FinishFile();
+        line = 0;
         if (OpenNextFile()) continue;
         at_end_ = !options_.follow;
         break;
@@ -402,6 +411,51 @@ Batch FileInputConnector::Read(size_t max_records) {
     at_end_ = true;
   records_ += n;
   return out.Finish();
+}
+
+void FileInputConnector::FinishFile() {
+  struct stat st {};
+  if (::fstat(reader_.fd(), &st) != 0) Fail(ErrorKind::kIo, "{}: {}", Where(), std::strerror(errno));
+  taken_[current_] = FileStamp{static_cast<uint64_t>(st.st_size), MtimeNs(st)};
+  reader_.Close();
+  current_.clear();
+  offset_ = line_ = 0;
+}
+
+std::string FileInputConnector::FileWithInode(uint64_t ino) const {
+  struct stat st {};
+  if (::stat(options_.resolved_path.c_str(), &st) == 0 && st.st_ino == ino) return options_.resolved_path;
+  return FindByInode(ino);
+}
+
+void FileInputConnector::ReplayTarget(const Json& position) {
+  replay_ino_ =
+      mode_ == Mode::kFollow && position.is_object() && position.contains("ino") && position["ino"].is_number_unsigned()
+          ? position["ino"].get<uint64_t>()
+          : 0;
+}
+
+void FileInputConnector::ReplayedTo(const Json& position) {
+  if (!position.is_object() || !reader_.unconsumed().empty()) return;
+  if (mode_ == Mode::kFollow && position.contains("ino") && position["ino"] != ino_) {
+    // The original run noticed the rotation right after these records: the old file must be at
+    // its end (else the comparison reports the difference).
+    reader_.StopWaiting();
+    if (!reader_.AtEof()) return;
+    std::string next = FileWithInode(position["ino"].get<uint64_t>());
+    if (next.empty()) return;  // the comparison reports the difference
+    rotating_ = false;
+    OpenFile(next, 0, 0);
+  } else if (mode_ == Mode::kFiles && position.contains("files") && position["files"] != taken_.size() &&
+             !current_.empty() && reader_.AtEof()) {
+    // The original run finished this file and looked for the next one.
+    FinishFile();
+    std::string next = position.value("file", "");
+    if (next.empty()) return;
+    queue_.erase(std::remove(queue_.begin(), queue_.end(), next), queue_.end());
+    current_ = next;
+    OpenFile((fs::path(folder_) / current_).string(), 0, 0);
+  }
 }
 
 Json FileInputConnector::Position() const {

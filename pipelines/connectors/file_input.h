@@ -119,6 +119,8 @@ class FileInputConnector : public InputConnector {
   nlohmann::json Position() const override;
   nlohmann::json CheckpointState() const override;
   void Seek(const nlohmann::json& position) override;
+  void ReplayTarget(const nlohmann::json& position) override;
+  void ReplayedTo(const nlohmann::json& position) override;
   std::string Describe() const override;
   bool Replayable() const override { return mode_ != Mode::kStdin; }
 
@@ -138,8 +140,11 @@ class FileInputConnector : public InputConnector {
   // Folder mode: the untaken files in name order; opens the first. False when there is none.
   bool OpenNextFile();
   void CheckTakenFiles(bool force);  // a taken file that changed is an error
+  void FinishFile();                 // folder mode: the current file was read to its end
   // Follow + Seek: the file with inode `ino` in the path's folder (a rotated file), or "".
   std::string FindByInode(uint64_t ino) const;
+  // Follow: the path itself when it has inode `ino`, else FindByInode.
+  std::string FileWithInode(uint64_t ino) const;
 
   Options options_;
   Mode mode_ = Mode::kFile;
@@ -155,6 +160,7 @@ class FileInputConnector : public InputConnector {
   std::vector<std::string> queue_;          // folder mode: untaken files of the last scan, last first
   std::string display_folder_;              // folder mode: the folder as configured, for messages
   uint64_t ino_ = 0;                        // follow: the inode of the file being read
+  uint64_t replay_ino_ = 0;                 // follow, replaying: the inode the step ended in
   bool rotating_ = false;                   // follow: the path was renamed away; draining the old file
   uint64_t offset_ = 0, line_ = 0, records_ = 0;
   bool at_end_ = false;
