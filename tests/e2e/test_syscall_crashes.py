@@ -84,6 +84,10 @@ def make(d, kind):
     write(os.path.join(d, "names.csv"), "".join(f"{k},name{k}\n" for k in range(20)))
     ev_in = ""
     with_ev = ""
+    # The rate pipeline reads names in one batch: spread over steps, how its batches fall
+    # between the datagen's timed quanta would depend on how fast the loop polls (a loaded
+    # machine), and so would the steps' output.
+    names_batch = 5 if kind == "file" else 20
     if kind == "file":
         write(os.path.join(d, "ev.csv"), "".join(f"{i},{k},{v}\n" for i, k, v in EV))
         ev_in = """    - transport: {name: file_input, config: {path: ev.csv}}
@@ -103,7 +107,7 @@ connectors:
   names:
     - transport: {{name: file_input, config: {{path: names.csv}}}}
       format: {{name: csv}}
-      max_batch_size: 5
+      max_batch_size: {names_batch}
   agg:
     - transport: {{name: file_output, config: {{path: agg.json}}}}
       format: {{name: json}}
