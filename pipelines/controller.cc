@@ -170,6 +170,7 @@ class Controller::Impl {
   bool unreleased_ = false;
   bool logged_unsynced_ = false;            // a step holds rows that exist only in the log: sync it soon
   bool rerun_ = false;                      // resumed a completed pipeline to read what is new
+  uint64_t holding_ = 0;                    // records read and held for the next step
   bool in_step_ = false;                    // an error inside a step leaves the circuit half-updated: no checkpoint
   std::unique_ptr<LiveStatusWriter> live_;  // counters for `fld status` while running
   std::atomic<bool>* checkpoint_flag_ = nullptr;  // set by `fld checkpoint` (SIGUSR1)
@@ -427,9 +428,9 @@ void Controller::Impl::Publish(const char* state, bool force) {
     std::snprintf(ls.state, sizeof ls.state, "%s", state);
     ls.updated_unix_ms = unix_ms;
     ls.step = p_->circuit().steps();
-    ls.total_input_records = base_records_ + s_.records;
+    ls.total_input_records = base_records_ + s_.records + holding_;
     ls.total_processed_records = base_records_ + s_.records;
-    ls.buffered_records = 0;  // inputs are read at the start of the step that processes them
+    ls.buffered_records = holding_;  // read, waiting for a step (min_batch_size_records, the delay)
     ls.rss_bytes = CurrentRssBytes();
     ls.checkpoints = s_.checkpoints;
     ls.last_checkpoint_step = last_checkpoint_step_;
@@ -509,7 +510,7 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
   // or an input's share is full, or before a checkpoint, a stop or an input's error.
   std::vector<std::vector<Batch>> held(inputs.size());
   std::vector<uint64_t> held_count(inputs.size(), 0);
-  uint64_t holding = 0;
+  uint64_t& holding = holding_;
   Clock::time_point oldest{};
   std::optional<Error> input_error;  // a bad record: the records before it are stepped first
   const auto delay = std::chrono::microseconds(spec().max_buffering_delay_usecs);

@@ -300,7 +300,8 @@ def _():
     assert_eq(output_rows(out), want, "integrated c.json")
 
 
-@check("stdin left open: fld stop returns at once, every line read is kept, an unfinished line continues")
+@check("stdin left open: fld checkpoint and fld stop are done at once, every line read is kept, an unfinished "
+       "line continues")
 def _():
     d = tmpdir()
     sp = stdin_spec(d)
@@ -308,7 +309,10 @@ def _():
     rows = [(i, "x") for i in range(10205)]
     p.stdin.write(csv_lines(rows) + "77777,unfin")
     p.stdin.flush()
-    time.sleep(0.5)
+    wait_for(lambda: status(sp).get("total_processed_records") == 10205, "the complete lines processed")
+    # A checkpoint is not held up by the open pipe either.
+    run(["checkpoint", sp])
+    wait_for(lambda: (status(sp).get("last_checkpoint") or {}).get("step") == status(sp)["step"], "the checkpoint")
     t = time.monotonic()
     run(["stop", sp, "--timeout", "5"])
     assert time.monotonic() - t < 5
@@ -328,8 +332,10 @@ def _():
     p = start(sp, stdin=subprocess.PIPE)
     p.stdin.write(csv_lines([(i, "a") for i in range(10)]))
     p.stdin.flush()
-    time.sleep(1.0)
+    wait_for(lambda: status(sp)["live"]["buffered_input_records"] == 10, "10 records held")
+    time.sleep(0.5)
     assert output_rows(out) == [], "a step ran before 100 records or 60 s"
+    assert status(sp)["total_processed_records"] == 0
     p.stdin.write(csv_lines([(i, "b") for i in range(10, 100)]))
     p.stdin.flush()
     wait_for(lambda: len(output_rows(out)) == 100, "the step at 100 records")
