@@ -153,7 +153,10 @@ class Controller::Impl {
   bool Resume();  // false when there is nothing to resume
   void Replay(const wal::LogContents& log);
   void StepOnce(std::vector<JournalInput> journal, bool replaying);
-  void ReleaseOutputs(bool force);
+  // Syncs the log and releases the outputs of the steps since the last release: at once with
+  // `force` or when the loop is `idle` (nothing read: a trickle of input gets its output after
+  // one fsync), else at most every kGroupCommit (busy: one fsync covers many steps).
+  void ReleaseOutputs(bool force, bool idle = false);
   void Checkpoint(const char* state, bool complete);
   void AccumulateMaterialized();
   void Publish(const char* state, bool force);
@@ -217,13 +220,13 @@ void Controller::Impl::StepOnce(std::vector<JournalInput> journal, bool replayin
   in_step_ = false;
 }
 
-void Controller::Impl::ReleaseOutputs(bool force) {
+void Controller::Impl::ReleaseOutputs(bool force, bool idle) {
   if (!unreleased_) return;
   // With no output connector nothing leaves the process between checkpoints, so the log is
   // synced only by checkpoints (a crash re-reads the unsynced steps from their inputs, which
   // reproduce them exactly).
   if (!force && p_->outputs().empty() && !logged_unsynced_) return;
-  if (!force && Clock::now() - last_sync_ < kGroupCommit) return;
+  if (!force && !idle && Clock::now() - last_sync_ < kGroupCommit) return;
   if (log_) log_->Sync();  // the steps are durable before their output leaves the process
   for (auto& out : p_->outputs()) out.connector->Flush(false);
   last_sync_ = Clock::now();
@@ -603,7 +606,7 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
         }
         break;
       }
-      ReleaseOutputs(false);
+      ReleaseOutputs(false, !ready && holding == 0);
       Publish("RUNNING", false);
       const bool requested = checkpoint_flag_ && checkpoint_flag_->exchange(false);
       const bool due =

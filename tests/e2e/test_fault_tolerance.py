@@ -210,12 +210,20 @@ def segments(d):
     return sorted(os.path.join(w, f) for f in os.listdir(w) if f.endswith(".log")) if os.path.isdir(w) else []
 
 
+def header_written(path):
+    """False for a segment being created (no header yet) or one deleted after a checkpoint."""
+    try:
+        return os.path.getsize(path) >= 16
+    except FileNotFoundError:
+        return False
+
+
 def kill_when_logged(b, d, n, after_seq=0, timeout=30):
     """Kills run b as soon as its log holds n whole records numbered above after_seq."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert b.p.poll() is None, f"run ended early with {b.p.returncode}:\n{b.stderr()}"
-        segs = segments(d)
+        segs = [s for s in segments(d) if header_written(s)]
         if segs and sum(1 for _, _, seq in records(segs[-1]) if seq > after_seq) >= n:
             b.p.kill()
             assert b.wait() == -signal.SIGKILL

@@ -332,7 +332,7 @@ def _():
     p = start(sp, stdin=subprocess.PIPE)
     p.stdin.write(csv_lines([(i, "a") for i in range(10)]))
     p.stdin.flush()
-    wait_for(lambda: status(sp)["live"]["buffered_input_records"] == 10, "10 records held")
+    wait_for(lambda: status(sp).get("live", {}).get("buffered_input_records") == 10, "10 records held")
     time.sleep(0.5)
     assert output_rows(out) == [], "a step ran before 100 records or 60 s"
     assert status(sp)["total_processed_records"] == 0
