@@ -279,11 +279,20 @@ bool FileInputConnector::OpenNextFile() {
     if (ec) Fail(ErrorKind::kIo, "file_input: cannot list the folder '{}': {}", folder_, ec.message());
     std::sort(queue_.begin(), queue_.end(), std::greater<>());
   }
-  if (queue_.empty()) return false;
-  current_ = queue_.back();
-  queue_.pop_back();
-  OpenFile((fs::path(folder_) / current_).string(), 0, 0);
-  return true;
+  while (!queue_.empty()) {
+    std::string name = std::move(queue_.back());
+    queue_.pop_back();
+    const std::string path = (fs::path(folder_) / name).string();
+    if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) {
+      spdlog::warn("{}: disappeared before it was read; not read",
+                   display_folder_.empty() ? name : (fs::path(display_folder_) / name).string());
+      continue;
+    }
+    current_ = std::move(name);
+    OpenFile(path, 0, 0);
+    return true;
+  }
+  return false;
 }
 
 void FileInputConnector::CheckTakenFiles(bool force) {
