@@ -151,6 +151,9 @@ class Controller::Impl {
 
  private:
   bool Resume();  // false when there is nothing to resume
+  // A completed pipeline's re-run: reads what its inputs have now into prefetched_; false when
+  // every input has ended with nothing new.
+  bool Prefetch();
   void Replay(const wal::LogContents& log);
   void StepOnce(std::vector<JournalInput> journal, bool replaying);
   // Syncs the log and releases the outputs of the steps since the last release: at once with
@@ -174,6 +177,7 @@ class Controller::Impl {
   bool logged_unsynced_ = false;            // a step holds rows that exist only in the log: sync it soon
   bool rerun_ = false;                      // resumed a completed pipeline to read what is new
   uint64_t holding_ = 0;                    // records read and held for the next step
+  std::vector<Batch> prefetched_;           // per input: records Prefetch read (the first step's)
   bool in_step_ = false;                    // an error inside a step leaves the circuit half-updated: no checkpoint
   std::unique_ptr<LiveStatusWriter> live_;  // counters for `fld status` while running
   std::atomic<bool>* checkpoint_flag_ = nullptr;  // set by `fld checkpoint` (SIGUSR1)
@@ -343,6 +347,24 @@ void Controller::Impl::Replay(const wal::LogContents& log) {
   }
 }
 
+bool Controller::Impl::Prefetch() {
+  bool any = false;
+  prefetched_.assign(p_->inputs().size(), Batch{});
+  for (size_t i = 0; i < p_->inputs().size(); ++i) {
+    InputConnector& in = *p_->inputs()[i].connector;
+    if (in.AtEnd()) continue;
+    try {
+      prefetched_[i] = in.Read();
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kRuntime && e.kind() != ErrorKind::kCorruption) throw;
+      any = true;  // the step loop meets the same error at the same record and reports it
+    }
+    // Records, or an input that has not ended (a pipe, a followed file): run.
+    any = any || !prefetched_[i].empty() || !in.AtEnd();
+  }
+  return any;
+}
+
 bool Controller::Impl::Resume() {
   auto meta = store_->AllMeta();
   if (!meta.count("checkpoint_step")) return false;
@@ -370,6 +392,20 @@ bool Controller::Impl::Resume() {
   wal::LogContents log;
   if (spec().ft_model == FtModel::kExactlyOnce) log = wal::ReadLog(WalDir(spec()), ckpt);
   p_->BuildConnectors(true);
+  auto inputs = nlohmann::json::parse(meta["inputs"]);
+  auto outputs = nlohmann::json::parse(meta["outputs"]);
+  if (inputs.size() != p_->inputs().size() || outputs.size() != p_->outputs().size())
+    Fail(ErrorKind::kCorruption, "checkpoint lists {} inputs and {} outputs but the pipeline has {} and {}",
+         inputs.size(), outputs.size(), p_->inputs().size(), p_->outputs().size());
+  for (size_t i = 0; i < inputs.size(); ++i) p_->inputs()[i].connector->Seek(inputs[i]);
+  if (rerun_ && !Prefetch()) {
+    // Every input has ended with nothing new: no need to load the state.
+    spdlog::info("{}: no new input since step {}; nothing to do (`fld run --reset` starts over)", spec().name, ckpt);
+    s_.no_new_input = true;
+    s_.completed = true;
+    s_.total_records = base_records_;
+    return true;
+  }
   Circuit& c = p_->circuit();
   c.RestoreState(meta["circuit_state"]);
   for (size_t r = 0; r < c.relations().size(); ++r) {
@@ -386,12 +422,6 @@ bool Controller::Impl::Resume() {
     rel_hash_[rel.name] = want;
     if (contents) c.LoadContents(static_cast<int>(r), *contents);
   }
-  auto inputs = nlohmann::json::parse(meta["inputs"]);
-  auto outputs = nlohmann::json::parse(meta["outputs"]);
-  if (inputs.size() != p_->inputs().size() || outputs.size() != p_->outputs().size())
-    Fail(ErrorKind::kCorruption, "checkpoint lists {} inputs and {} outputs but the pipeline has {} and {}",
-         inputs.size(), outputs.size(), p_->inputs().size(), p_->outputs().size());
-  for (size_t i = 0; i < inputs.size(); ++i) p_->inputs()[i].connector->Seek(inputs[i]);
   if (spec().ft_model == FtModel::kExactlyOnce)
     for (size_t i = 0; i < outputs.size(); ++i) p_->outputs()[i].connector->TruncateTo(outputs[i].get<uint64_t>());
 
@@ -492,6 +522,7 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
   store_ = StateStore::Open(StateDir(spec()), false, true);
   live_ = std::make_unique<LiveStatusWriter>(spec().storage_path);
   bool resumed = Resume();
+  if (s_.no_new_input) return s_;  // the last published status stays as it was
   if (!resumed) {
     std::error_code ec;
     fs::remove_all(WalDir(spec()), ec);  // a log without a checkpoint belongs to no run
@@ -514,7 +545,14 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
   std::vector<std::vector<Batch>> held(inputs.size());
   std::vector<uint64_t> held_count(inputs.size(), 0);
   uint64_t& holding = holding_;
-  Clock::time_point oldest{};
+  Clock::time_point oldest = Clock::now();
+  for (size_t i = 0; i < prefetched_.size(); ++i) {
+    if (prefetched_[i].empty()) continue;
+    held_count[i] = prefetched_[i].size();
+    holding += held_count[i];
+    held[i].push_back(std::move(prefetched_[i]));
+  }
+  prefetched_.clear();
   std::optional<Error> input_error;  // a bad record: the records before it are stepped first
   const auto delay = std::chrono::microseconds(spec().max_buffering_delay_usecs);
 

@@ -158,10 +158,14 @@ def _():
                   oracle(tables, "SELECT t.k, t.v, f.v FROM t JOIN f ON t.k = f.k WHERE t.v > f.v"),
                   f"joined after run {day + 1}")
     # A run with nothing new says so and changes nothing.
-    before = open(os.path.join(d, "out", "per_k.json")).read()
+    before, st = open(os.path.join(d, "out", "per_k.json")).read(), status(sp)
     _, err = run(["run", sp], stdin="")
     assert "no new input since step" in err, err
     assert open(os.path.join(d, "out", "per_k.json")).read() == before
+    after = status(sp)
+    assert (after["state"], after["step"], after["total_processed_records"]) == \
+        (st["state"], st["step"], st["total_processed_records"]), (st, after)
+    assert after["last_seen"]["step"] == st["last_seen"]["step"], (st, after)
     # One run over all the data gives the same views.
     write(os.path.join(whole, "t.csv"), csv_lines(T))
     write(os.path.join(whole, "drop", "all.csv"), csv_lines(F))
