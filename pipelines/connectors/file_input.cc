@@ -633,6 +633,11 @@ std::unique_ptr<InputConnector> MakeFileInput(const Json& transport_config, cons
   } else {
     fail(fmt::format("unknown format '{}' (expected csv or json)", name));
   }
+  if (ctx.validate_only) {  // `fld check`: the file must be there; nothing is opened or read
+    if (o.resolved_path != "-" && ::access(o.resolved_path.c_str(), R_OK) != 0)
+      fail(fmt::format("cannot open '{}': {}", o.resolved_path, std::strerror(errno)));
+    return nullptr;
+  }
   try {
     return std::make_unique<FileInputConnector>(std::move(o), schema);
   } catch (const Error& e) {
