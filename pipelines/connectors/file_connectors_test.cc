@@ -544,6 +544,13 @@ TEST_CASE("validate_only checks connectors but opens, creates, truncates and rea
   CHECK(e.find("bank.yaml:7: file_input: cannot open '" + dir.File("missing.csv") + "'") != std::string::npos);
   CHECK(e.find("No such file") != std::string::npos);
   CHECK(MakeInputConnector(InputConfig("-", "csv"), s, ctx) == nullptr);
+  // A folder or a glob over an existing folder is fine; a glob over a missing folder is not.
+  fs::create_directory(dir.File("incoming"));
+  CHECK(MakeInputConnector(InputConfig("incoming", "csv"), s, ctx) == nullptr);
+  CHECK(MakeInputConnector(InputConfig("incoming/*.csv", "csv"), s, ctx) == nullptr);
+  e = ErrorOf([&] { MakeInputConnector(InputConfig("nowhere/*.csv", "csv"), s, ctx); });
+  CHECK(e.find("bank.yaml:7") != std::string::npos);
+  CHECK(e.find("nowhere") != std::string::npos);
   REQUIRE(::mkfifo(dir.File("fifo").c_str(), 0644) == 0);
   CHECK(MakeInputConnector(InputConfig("fifo", "csv"), s, ctx) == nullptr);
   e = ErrorOf([&] { MakeInputConnector(InputConfig("kept.csv", "csv", {{"delimiter", ";;"}}), s, ctx); });
