@@ -39,6 +39,8 @@ struct StatusOptions {
   bool json = false;
   bool watch = false;
 };
+// Returns the state's exit code: 0 RUNNING/COMPLETED, 1 FAILED, 3 NEW, 6 UNAVAILABLE, 7 SUSPENDED
+// (4 corrupt and 5 I/O come as fld::Error).
 int Status(const StatusOptions& o);
 
 struct CheckOptions {

@@ -1,13 +1,26 @@
+// fld status: what a pipeline is doing or what happened to it, read from its storage folder
+// without blocking a running pipeline (the lock file, the checkpoint's metadata, the log's segment
+// names, the live status area).
+//
+// The exit code tells the state, for scripts and probes (LSB-like; man/fld-status.1):
+// 0 RUNNING or COMPLETED, 1 FAILED, 3 NEW, 6 UNAVAILABLE (crashed), 7 SUSPENDED; 2 bad command
+// line or spec, 4 the storage is corrupt (no valid checkpoint), 5 an I/O error reading it.
+// --json prints the same state (CORRUPTED or IO_ERROR with an "error" for 4 and 5) and exits with
+// the same code.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "cmd/commands.h"
+#include "core/common/error.h"
 #include "pipelines/live_status.h"
 #include "pipelines/spec.h"
 #include "wal/lock.h"
@@ -34,7 +47,7 @@ std::string Ago(int64_t unix_ms) {
   int64_t now =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count();
-  double s = static_cast<double>(now - unix_ms) / 1000.0;
+  double s = static_cast<double>(std::max<int64_t>(0, now - unix_ms)) / 1000.0;
   return s < 120 ? fmt::format("{:.1f} s ago", s) : fmt::format("{:.0f} min ago", s / 60);
 }
 
@@ -54,21 +67,86 @@ int Status(const StatusOptions& o) {
 
 namespace {
 
+// The exit code of each state (man/fld-status.1): 0 RUNNING or COMPLETED, 1 FAILED, 3 NEW,
+// 6 UNAVAILABLE, 7 SUSPENDED; errors keep fld's codes (2 usage, 4 corruption, 5 I/O).
+int ExitCodeOf(const std::string& state) {
+  if (state == "RUNNING" || state == "COMPLETED") return 0;
+  if (state == "FAILED") return 1;
+  if (state == "NEW") return 3;
+  if (state == "UNAVAILABLE") return 6;
+  if (state == "SUSPENDED") return 7;
+  return 5;
+}
+
+// What the storage holds, read without blocking a running pipeline.
+struct Stored {
+  std::optional<LockHolder> holder;
+  std::map<std::string, std::string> meta;
+  uint64_t storage_bytes = 0;
+  std::vector<std::pair<uint64_t, std::string>> segments;
+};
+
+// Reads the storage. Throws fld::Error(kCorruption) when the state store or its checkpoint fails
+// its checks and fld::Error(kIo) for any other failure to read it, so the exit code never
+// collides with a state's.
+Stored ReadStored(const PipelineSpec& spec) {
+  const std::string dir = spec.storage_path + "/state";
+  Stored st;
+  try {
+    st.holder = StorageLock::Holder(spec.storage_path);
+    if (StateStore::Exists(dir)) {
+      auto store = StateStore::Open(dir, true, false);
+      st.meta = store->AllMeta();
+      st.storage_bytes = store->SizeBytes();
+    }
+    st.segments = wal::ListSegments(spec.storage_path + "/wal");
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kCorruption || e.kind() == ErrorKind::kIo) throw;
+    throw Error(ErrorKind::kIo, e.what());
+  } catch (const std::exception& e) {
+    Fail(ErrorKind::kIo, "{}: cannot read the storage: {}", spec.storage_path, e.what());
+  }
+  if (!st.meta.empty()) {
+    auto it = st.meta.find("meta_crc");
+    if (it == st.meta.end() || it->second != std::to_string(MetaChecksum(st.meta)))
+      Fail(ErrorKind::kCorruption,
+           "{}: the checkpoint is corrupted (its checksum does not match); `fld run` would refuse to resume "
+           "(`fld run --reset` starts over)",
+           dir);
+  }
+  return st;
+}
+
 int StatusOnce(const StatusOptions& o) {
   PipelineSpec spec = LoadSpec(o.spec);
-  const std::string dir = spec.storage_path + "/state";
   nlohmann::ordered_json j;
   j["name"] = spec.name;
   j["storage"] = spec.storage_path;
-  std::optional<LockHolder> holder = StorageLock::Holder(spec.storage_path);
-  std::map<std::string, std::string> meta;
-  uint64_t storage_bytes = 0;
-  if (StateStore::Exists(dir)) {
-    auto store = StateStore::Open(dir, true, false);
-    meta = store->AllMeta();
-    storage_bytes = store->SizeBytes();
+  Stored stored;
+  try {
+    stored = ReadStored(spec);
+  } catch (const Error& e) {
+    // Scripts reading --json still get an object naming the state; the message goes to stderr.
+    if (o.json) {
+      j["state"] = e.kind() == ErrorKind::kCorruption ? "CORRUPTED" : "IO_ERROR";
+      j["error"] = e.what();
+      std::cout << j.dump() << "\n";
+    }
+    throw;
   }
-  auto segments = wal::ListSegments(spec.storage_path + "/wal");
+  const std::optional<LockHolder>& holder = stored.holder;
+  std::map<std::string, std::string>& meta = stored.meta;
+  const uint64_t storage_bytes = stored.storage_bytes;
+  const auto& segments = stored.segments;
+  std::optional<LiveStatus> live = ReadLiveStatus(spec.storage_path);
+  std::optional<LockHolder> last_holder;
+  if (!holder) last_holder = StorageLock::LastHolder(spec.storage_path);
+  // Nobody holds the lock and the last word published was RUNNING: that process died without
+  // ending cleanly (a clean end checkpoints and then publishes SUSPENDED, COMPLETED or FAILED; a
+  // start refused before publishing leaves the figures alone), even when the checkpoint it
+  // resumed from says SUSPENDED.
+  const bool died_running =
+      !holder && live && std::string(live->state, strnlen(live->state, sizeof live->state)) == "RUNNING";
   std::string state;
   if (holder)
     state = "RUNNING";
@@ -76,12 +154,15 @@ int StatusOnce(const StatusOptions& o) {
     state = "NEW";
   else if (meta["pipeline_complete"] == "true")
     state = "COMPLETED";
+  else if (died_running)
+    state = "UNAVAILABLE";
   else if (meta["state"] == "SUSPENDED")
     state = "SUSPENDED";
   else if (meta["state"] == "FAILED")
     state = "FAILED";
   else
     state = "UNAVAILABLE";
+  const int code = ExitCodeOf(state);
   auto num = [&](const char* k) -> uint64_t { return meta.count(k) ? std::stoull(meta[k]) : 0; };
   j["state"] = state;
   j["step"] = num("step");
@@ -98,18 +179,23 @@ int StatusOnce(const StatusOptions& o) {
   j["log_segments"] = segments.size();
   if (holder)
     j["holder"] = {{"pid", holder->pid}, {"host", holder->host}, {"started", holder->started}};
-  else if (auto last = StorageLock::LastHolder(spec.storage_path))
-    j["last_holder"] = {{"pid", last->pid}, {"host", last->host}, {"started", last->started}};
+  else if (last_holder)
+    j["last_holder"] = {{"pid", last_holder->pid}, {"host", last_holder->host}, {"started", last_holder->started}};
 
-  std::optional<LiveStatus> live = ReadLiveStatus(spec.storage_path);
+  // The figures are live when the lock holder published them; a process that is still starting
+  // (resuming, replaying) has published nothing yet, and the file holds the previous run's.
+  const bool live_now = live && holder && live->pid == holder->pid;
+  const char* live_key = live_now ? "live" : "last_seen";
   if (live) {
     const LiveStatus& ls = *live;
-    double up = static_cast<double>(ls.updated_unix_ms - ls.started_unix_ms) / 1000.0;
+    // Never negative, whatever the clocks did.
+    const int64_t uptime_ms = std::max<int64_t>(0, ls.updated_unix_ms - ls.started_unix_ms);
+    double up = static_cast<double>(uptime_ms) / 1000.0;
     uint64_t now_rate = ls.samples[(ls.sample_head + LiveStatus::kSamples - 1) % LiveStatus::kSamples];
     nlohmann::ordered_json lj;
     lj["pid"] = ls.pid;
     lj["state"] = std::string(ls.state, strnlen(ls.state, sizeof ls.state));
-    lj["uptime_msecs"] = ls.updated_unix_ms - ls.started_unix_ms;
+    lj["uptime_msecs"] = uptime_ms;
     lj["updated_unix_ms"] = ls.updated_unix_ms;
     lj["step"] = ls.step;
     lj["total_input_records"] = ls.total_input_records;
@@ -135,22 +221,27 @@ int StatusOnce(const StatusOptions& o) {
                        {"errors", c.errors}});
     }
     lj["connectors"] = conns;
-    j[holder ? "live" : "last_seen"] = lj;
-    if (holder) {
+    j[live_key] = lj;
+    if (live_now) {
       j["step"] = ls.step;
       j["total_processed_records"] = ls.total_processed_records;
     }
   }
   if (o.json) {
     std::cout << j.dump() << "\n";
-    return 0;
+    return code;
   }
   if (live) {
     const LiveStatus& ls = *live;
-    const auto& lj = j[holder ? "live" : "last_seen"];
-    if (holder) {
+    const auto& lj = j[live_key];
+    if (live_now) {
       std::cout << fmt::format("pipeline    {}\nstate       {} (pid {}, up {:.1f} s)\n", spec.name,
                                lj["state"].get<std::string>(), ls.pid, lj["uptime_msecs"].get<int64_t>() / 1000.0);
+    } else if (holder) {
+      std::cout << fmt::format(
+          "pipeline    {}\nstate       {} (pid {} starting; below: the previous run, last seen {}, "
+          "pid {})\n",
+          spec.name, state, holder->pid, Ago(ls.updated_unix_ms), ls.pid);
     } else {
       std::cout << fmt::format("pipeline    {}\nstate       {} (last seen {}, pid {})\n", spec.name, state,
                                Ago(ls.updated_unix_ms), ls.pid);
@@ -175,7 +266,7 @@ int StatusOnce(const StatusOptions& o) {
     if (state == "UNAVAILABLE")
       std::cout << "note        no process holds the pipeline and it did not complete (it crashed or its machine is\n"
                    "            gone); `fld run` resumes it from the last checkpoint and replays the log\n";
-    return 0;
+    return code;
   }
   std::cout << fmt::format("pipeline    {}\nstate       {}\n", spec.name, state);
   if (holder)
@@ -188,7 +279,7 @@ int StatusOnce(const StatusOptions& o) {
   if (state == "UNAVAILABLE")
     std::cout << "note        no process holds the pipeline and it did not complete (it crashed or its machine is\n"
                  "            gone); `fld run` resumes it from the last checkpoint and replays the log\n";
-  return 0;
+  return code;
 }
 
 }  // namespace

@@ -6,9 +6,9 @@
 #include <boost/interprocess/file_mapping.hpp>
 #include <boost/interprocess/mapped_region.hpp>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
-#include <new>
 #include <thread>
 
 namespace fld {
@@ -30,9 +30,8 @@ LiveStatusWriter::LiveStatusWriter(const std::string& storage_dir) {
     if (::truncate(path.c_str(), sizeof(LiveStatus)) != 0) return;
     mapping_ = std::make_unique<bip::file_mapping>(path.c_str(), bip::read_write);
     region_ = std::make_unique<bip::mapped_region>(*mapping_, bip::read_write, 0, sizeof(LiveStatus));
-    s_ = new (region_->get_address()) LiveStatus();
-    s_->pid = ::getpid();
-    s_->started_unix_ms =
+    s_ = static_cast<LiveStatus*>(region_->get_address());
+    started_unix_ms_ =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
             .count();
   } catch (const bip::interprocess_exception&) {
@@ -41,6 +40,21 @@ LiveStatusWriter::LiveStatusWriter(const std::string& storage_dir) {
 }
 
 LiveStatusWriter::~LiveStatusWriter() = default;
+
+void LiveStatusWriter::Claim() {
+  LiveStatus fresh;
+  fresh.pid = ::getpid();
+  fresh.started_unix_ms = started_unix_ms_;
+  fresh.updated_unix_ms = started_unix_ms_;
+  // Everything but seq, which readers load concurrently (Update holds it odd meanwhile).
+  static_assert(offsetof(LiveStatus, seq) == sizeof(uint64_t) && offsetof(LiveStatus, pid) == 2 * sizeof(uint64_t));
+  auto* dst = reinterpret_cast<char*>(s_);
+  const auto* src = reinterpret_cast<const char*>(&fresh);
+  std::memcpy(dst, src, offsetof(LiveStatus, seq));
+  std::memcpy(dst + offsetof(LiveStatus, pid), src + offsetof(LiveStatus, pid),
+              sizeof(LiveStatus) - offsetof(LiveStatus, pid));
+  claimed_ = true;
+}
 
 std::optional<LiveStatus> ReadLiveStatus(const std::string& storage_dir) {
   const std::string path = StatusPath(storage_dir);

@@ -3,7 +3,10 @@
 // (no network port, no lock: a sequence counter lets readers retry a torn read).
 //
 // The file is written only by the process holding the storage lock. After a crash it keeps the
-// last values published, which `fld status` shows as "last seen".
+// last values published, which `fld status` shows as "last seen". Creating a writer changes
+// nothing in the file: the previous run's figures stay until this process publishes its first
+// update, so a run refused at start (a changed program, a corrupt checkpoint) leaves them as
+// they were.
 #pragma once
 
 #include <array>
@@ -59,25 +62,36 @@ struct LiveStatus {
   std::array<LiveConnector, kMaxConnectors> connectors{};
 };
 
-// Writer side (the controller). Creates <storage>/status and maps it (Boost.Interprocess).
+// Writer side (the controller). Creates <storage>/status when absent and maps it
+// (Boost.Interprocess), leaving its content alone until the first Update.
 class LiveStatusWriter {
  public:
   explicit LiveStatusWriter(const std::string& storage_dir);
   ~LiveStatusWriter();
-  // Runs f on the mapped struct between sequence bumps.
+  // Runs f on the mapped struct between sequence bumps. The first call first resets the struct
+  // to this process's (pid, start time, zero counters), inside the same bumps, so a reader sees
+  // either the previous run's figures or this one's, never a mix.
   template <typename F>
   void Update(F&& f) {
     if (!s_) return;
     std::atomic_ref<uint64_t> seq(s_->seq);
-    seq.fetch_add(1, std::memory_order_acq_rel);
+    uint64_t v = seq.load(std::memory_order_relaxed);
+    v += v & 1;  // a writer that died mid-update left it odd
+    seq.store(v + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    if (!claimed_) Claim();
     f(*s_);
-    seq.fetch_add(1, std::memory_order_acq_rel);
+    seq.store(v + 2, std::memory_order_release);
   }
 
  private:
+  void Claim();  // resets the struct for this process (keeps seq)
+
   std::unique_ptr<bip::file_mapping> mapping_;
   std::unique_ptr<bip::mapped_region> region_;
   LiveStatus* s_ = nullptr;
+  bool claimed_ = false;
+  int64_t started_unix_ms_ = 0;
 };
 
 // Reader side: a consistent copy of the published struct, or nullopt when there is none.

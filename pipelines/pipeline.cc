@@ -26,42 +26,75 @@ Pipeline::Pipeline(PipelineSpec spec, bool with_connectors) : spec_(std::move(sp
   if (with_connectors) BuildConnectors(false);
 }
 
-void Pipeline::BuildConnectors(bool resume) {
-  const auto& rels = circuit_->relations();
-  for (size_t r = 0; r < rels.size(); ++r) {
-    const Relation& rel = rels[r];
-    std::vector<ConnectorSpec> specs;
-    for (const auto& p : rel.properties) {
-      if (p.key != "connectors") continue;
-      int line = spec_.sql_source.first_line + p.value_pos.line - 1;
-      nlohmann::json arr;
-      try {
-        arr = nlohmann::json::parse(p.value);
-      } catch (const nlohmann::json::parse_error& e) {
-        Fail(ErrorKind::kUsage, "{}:{}: 'connectors' of {} is not valid JSON: {}", spec_.spec_path, line, rel.name,
-             e.what());
-      }
-      if (!arr.is_array())
-        Fail(ErrorKind::kUsage, "{}:{}: 'connectors' of {} must be a JSON array of connector objects", spec_.spec_path,
-             line, rel.name);
-      for (auto& c : arr)
-        specs.push_back({c, fmt::format("{}:{} ({} {}, WITH 'connectors')", spec_.spec_path, line,
-                                        rel.kind == Relation::Kind::kTable ? "table" : "view", rel.name)});
+std::vector<ConnectorSpec> Pipeline::ConnectorSpecs(size_t r) const {
+  const Relation& rel = circuit_->relations()[r];
+  std::vector<ConnectorSpec> specs;
+  for (const auto& p : rel.properties) {
+    if (p.key != "connectors") continue;
+    int line = spec_.sql_source.first_line + p.value_pos.line - 1;
+    nlohmann::json arr;
+    try {
+      arr = nlohmann::json::parse(p.value);
+    } catch (const nlohmann::json::parse_error& e) {
+      Fail(ErrorKind::kUsage, "{}:{}: 'connectors' of {} is not valid JSON: {}", spec_.spec_path, line, rel.name,
+           e.what());
     }
-    for (const auto& [name, list] : spec_.connectors)
-      if (EqualsIgnoreCase(name, rel.name)) specs.insert(specs.end(), list.begin(), list.end());
+    if (!arr.is_array())
+      Fail(ErrorKind::kUsage, "{}:{}: 'connectors' of {} must be a JSON array of connector objects", spec_.spec_path,
+           line, rel.name);
+    for (auto& c : arr)
+      specs.push_back({c, fmt::format("{}:{} ({} {}, WITH 'connectors')", spec_.spec_path, line,
+                                      rel.kind == Relation::Kind::kTable ? "table" : "view", rel.name)});
+  }
+  for (const auto& [name, list] : spec_.connectors)
+    if (EqualsIgnoreCase(name, rel.name)) specs.insert(specs.end(), list.begin(), list.end());
+  return specs;
+}
+
+void Pipeline::Attach(size_t r, const ConnectorSpec& cs, bool resume, bool validate_only) {
+  const Relation& rel = circuit_->relations()[r];
+  ConnectorContext ctx{rel.name, cs.where, spec_.base_dir, pool_.get(), resume, validate_only};
+  std::string transport;  // the factories report a missing or malformed one
+  if (cs.config.is_object() && cs.config.contains("transport") && cs.config["transport"].is_object() &&
+      cs.config["transport"].contains("name") && cs.config["transport"]["name"].is_string())
+    transport = cs.config["transport"]["name"].get<std::string>();
+  const bool is_output = transport == "file_output";
+  if (rel.kind == Relation::Kind::kView && !is_output)
+    Fail(ErrorKind::kUsage, "{}: view {} can only have output connectors (file_output){}", cs.where, rel.name,
+         transport.empty() ? "" : fmt::format(", not '{}'", transport));
+  if (is_output) {
+    auto c = MakeOutputConnector(cs.config, rel.schema, ctx);
+    if (!validate_only) outputs_.push_back({static_cast<int>(r), std::move(c)});
+  } else {
+    auto c = MakeInputConnector(cs.config, rel.schema, ctx);
+    if (!validate_only) inputs_.push_back({static_cast<int>(r), std::move(c)});
+  }
+}
+
+void Pipeline::BuildConnectors(bool resume) {
+  for (size_t r = 0; r < circuit_->relations().size(); ++r)
+    for (const auto& cs : ConnectorSpecs(r)) Attach(r, cs, resume, false);
+}
+
+std::vector<std::string> Pipeline::ValidateConnectors() {
+  std::vector<std::string> errors;
+  for (size_t r = 0; r < circuit_->relations().size(); ++r) {
+    std::vector<ConnectorSpec> specs;
+    try {
+      specs = ConnectorSpecs(r);
+    } catch (const Error& e) {
+      errors.push_back(e.what());
+      continue;
+    }
     for (const auto& cs : specs) {
-      ConnectorContext ctx{rel.name, cs.where, spec_.base_dir, pool_.get(), resume};
-      bool is_output = cs.config.contains("transport") && cs.config["transport"].is_object() &&
-                       cs.config["transport"].value("name", "") == "file_output";
-      if (rel.kind == Relation::Kind::kView && !is_output)
-        Fail(ErrorKind::kUsage, "{}: view {} can only have output connectors (file_output)", cs.where, rel.name);
-      if (is_output)
-        outputs_.push_back({static_cast<int>(r), MakeOutputConnector(cs.config, rel.schema, ctx)});
-      else
-        inputs_.push_back({static_cast<int>(r), MakeInputConnector(cs.config, rel.schema, ctx)});
+      try {
+        Attach(r, cs, false, true);  // keeps nothing
+      } catch (const Error& e) {
+        errors.push_back(e.what());
+      }
     }
   }
+  return errors;
 }
 
 }  // namespace fld

@@ -31,6 +31,10 @@ class Pipeline {
   Pipeline(PipelineSpec spec, bool with_connectors);
   // Builds every connector; with `resume`, output files keep their content.
   void BuildConnectors(bool resume);
+  // Checks every connector's configuration as BuildConnectors would, but opens, creates, truncates
+  // and reads nothing (ConnectorContext::validate_only). Returns every error message (each says
+  // where the connector was written); empty when all are valid.
+  std::vector<std::string> ValidateConnectors();
   // The program's SQL and connector configuration, as stored with checkpoints.
   const std::string& connectors_json() const { return connectors_json_; }
 
@@ -44,6 +48,11 @@ class Pipeline {
   const std::string& fingerprint() const { return fingerprint_; }
 
  private:
+  // The connector objects of relation r, from its WITH ('connectors' = ...) and the spec.
+  std::vector<ConnectorSpec> ConnectorSpecs(size_t r) const;
+  // Makes relation r's connector from cs (validate_only: checks it and keeps nothing).
+  void Attach(size_t r, const ConnectorSpec& cs, bool resume, bool validate_only);
+
   PipelineSpec spec_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Circuit> circuit_;

@@ -323,4 +323,18 @@ uint64_t StateStore::SizeBytes() const {
   return static_cast<uint64_t>(st.st_blocks) * 512;
 }
 
+uint32_t MetaChecksum(const std::map<std::string, std::string>& meta) {
+  uint32_t crc = 0;
+  for (const auto& [k, v] : meta) {
+    if (k == "meta_crc") continue;
+    uint64_t n = k.size();
+    crc = Crc32c(crc, &n, 8);
+    crc = Crc32c(crc, k.data(), k.size());
+    n = v.size();
+    crc = Crc32c(crc, &n, 8);
+    crc = Crc32c(crc, v.data(), v.size());
+  }
+  return crc;
+}
+
 }  // namespace fld

@@ -75,4 +75,9 @@ class StateStore {
   bool read_only_ = false;
 };
 
+// The checksum a checkpoint stores under the meta key "meta_crc": CRC32C over every other meta
+// key and value (each preceded by its 64-bit length), in key order. A reader that finds it
+// missing or different has no valid checkpoint.
+uint32_t MetaChecksum(const std::map<std::string, std::string>& meta);
+
 }  // namespace fld

@@ -28,6 +28,10 @@ struct ConnectorContext {
   std::string base_dir;  // relative paths are resolved against it (the spec's folder)
   ThreadPool* pool = nullptr;
   bool resume = false;  // outputs: keep the file's content (a resumed run cuts it back itself)
+  // Only check the configuration (`fld check`): parse every key and value, check that input
+  // files exist and that output folders exist or can be created, but open, create, truncate or
+  // read nothing. The factories then return nullptr instead of a connector.
+  bool validate_only = false;
 };
 
 class InputConnector {
@@ -95,8 +99,9 @@ class OutputConnector {
 };
 
 // Builds a connector from its configuration object. Throws fld::Error(kUsage) for an unknown
-// transport or format, an unknown key (naming it and ctx.where), a wrong value type, or a
-// datagen field the table lacks.
+// transport or format, an unknown key (naming it and ctx.where), a wrong value type, a datagen
+// field the table lacks, a missing input file or an output folder that cannot be created. With
+// ctx.validate_only they check the same and return nullptr.
 std::unique_ptr<InputConnector> MakeInputConnector(const nlohmann::json& config, const Schema& schema,
                                                    const ConnectorContext& ctx);
 std::unique_ptr<OutputConnector> MakeOutputConnector(const nlohmann::json& config, const Schema& schema,

@@ -73,8 +73,10 @@ std::unique_ptr<InputConnector> MakeInputConnector(const Json& config, const Sch
   const std::string at = ctx.where.empty() ? "" : ctx.where + ": ";
   if (o.transport == "datagen") {
     if (o.format != nullptr) throw Error(ErrorKind::kUsage, at + "datagen: takes no 'format' (it generates rows)");
-    return std::make_unique<DatagenConnector>(o.transport_config, schema, ctx,
-                                              o.max_batch_size.value_or(DatagenConnector::kDefaultMaxBatchSize));
+    auto c = std::make_unique<DatagenConnector>(o.transport_config, schema, ctx,
+                                                o.max_batch_size.value_or(DatagenConnector::kDefaultMaxBatchSize));
+    if (ctx.validate_only) return nullptr;
+    return c;
   }
   if (o.transport == "file_input") {
     if (o.format == nullptr) throw Error(ErrorKind::kUsage, at + "file_input: needs a 'format' (csv or json)");

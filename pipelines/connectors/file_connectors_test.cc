@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -480,8 +481,80 @@ TEST_CASE("file_output writes CSV and JSON, truncates on open and cuts back with
   bad["transport"]["name"] = "kafka_output";
   e = ErrorOf([&] { MakeOutputConnector(bad, s, Ctx(dir.path())); });
   CHECK(e.find("file_output") != std::string::npos);
-  e = ErrorOf([&] { MakeOutputConnector(OutputConfig("no/such/dir/out.csv", "csv"), s, Ctx(dir.path())); });
+}
+
+TEST_CASE("file_output creates its missing folders like mkdir -p, and says which one it cannot create", "[file]") {
+  TempDir dir;
+  Schema s = BankSchema();
+  auto out = MakeOutputConnector(OutputConfig("new/deeper/out.csv", "csv"), s, Ctx(dir.path()));
+  CHECK(fs::is_directory(dir.File("new/deeper")));
+  BatchBuilder bb(s.PhysTypes());
+  bb.AppendRow(std::vector<Value>{Value::Int(1), Value::Int(2), Value::Int(3), Value::Null()}, 1);
+  out->Write(bb.Finish(), 1);
+  out->Flush(true);
+  CHECK(ReadFile(dir.File("new/deeper/out.csv")) == "1,2,3,,1\n");
+  // An existing folder is used as it is.
+  auto again = MakeOutputConnector(OutputConfig("new/other.csv", "csv"), s, Ctx(dir.path()));
+  CHECK(fs::exists(dir.File("new/other.csv")));
+
+  // A path component that is a file: an I/O error naming it, nothing created.
+  WriteFile(dir.File("plain"), "x");
+  std::string e;
+  try {
+    MakeOutputConnector(OutputConfig("plain/sub/out.csv", "csv"), s, Ctx(dir.path()));
+  } catch (const Error& err) {
+    e = err.what();
+    CHECK(err.kind() == ErrorKind::kIo);
+  }
+  CHECK(e.find("bank.yaml:7") != std::string::npos);
+  CHECK(e.find("cannot create the folder") != std::string::npos);
+  CHECK(e.find("'" + dir.File("plain") + "' is a file, not a folder") != std::string::npos);
+  CHECK(ReadFile(dir.File("plain")) == "x");
+}
+
+TEST_CASE("validate_only checks connectors but opens, creates, truncates and reads nothing", "[file]") {
+  TempDir dir;
+  Schema s = BankSchema();
+  ConnectorContext ctx = Ctx(dir.path());
+  ctx.validate_only = true;
+
+  // Outputs: an existing file is not truncated, a missing folder is not created.
+  WriteFile(dir.File("kept.csv"), "old content\n");
+  CHECK(MakeOutputConnector(OutputConfig("kept.csv", "csv"), s, ctx) == nullptr);
+  CHECK(ReadFile(dir.File("kept.csv")) == "old content\n");
+  CHECK(MakeOutputConnector(OutputConfig("later/out.json", "json"), s, ctx) == nullptr);
+  CHECK_FALSE(fs::exists(dir.File("later")));
+  CHECK(MakeOutputConnector(OutputConfig("-", "csv"), s, ctx) == nullptr);
+  // ... but a folder that cannot be created, or a path that is a folder, is an error.
+  WriteFile(dir.File("plain"), "x");
+  std::string e = ErrorOf([&] { MakeOutputConnector(OutputConfig("plain/out.csv", "csv"), s, ctx); });
+  CHECK(e.find("bank.yaml:7: file_output: cannot create the folder") != std::string::npos);
+  CHECK(e.find("is a file, not a folder") != std::string::npos);
+  fs::create_directory(dir.File("adir"));
+  e = ErrorOf([&] { MakeOutputConnector(OutputConfig("adir", "csv"), s, ctx); });
+  CHECK(e.find("is a folder, not a file") != std::string::npos);
+  // Bad keys and values are found as in a real build.
+  e = ErrorOf([&] { MakeOutputConnector(OutputConfig("x.csv", "csv", {{"headers", "yes"}}), s, ctx); });
+  CHECK(e.find("bank.yaml:7") != std::string::npos);
+  CHECK(e.find("'headers' must be true or false") != std::string::npos);
+
+  // Inputs: a missing file is an error naming it; standard input and an existing file are fine,
+  // and nothing is read (a FIFO with no writer would block an open).
+  e = ErrorOf([&] { MakeInputConnector(InputConfig("missing.csv", "csv"), s, ctx); });
+  CHECK(e.find("bank.yaml:7: file_input: cannot open '" + dir.File("missing.csv") + "'") != std::string::npos);
   CHECK(e.find("No such file") != std::string::npos);
+  CHECK(MakeInputConnector(InputConfig("-", "csv"), s, ctx) == nullptr);
+  // A folder or a glob over an existing folder is fine; a glob over a missing folder is not.
+  fs::create_directory(dir.File("incoming"));
+  CHECK(MakeInputConnector(InputConfig("incoming", "csv"), s, ctx) == nullptr);
+  CHECK(MakeInputConnector(InputConfig("incoming/*.csv", "csv"), s, ctx) == nullptr);
+  e = ErrorOf([&] { MakeInputConnector(InputConfig("nowhere/*.csv", "csv"), s, ctx); });
+  CHECK(e.find("bank.yaml:7") != std::string::npos);
+  CHECK(e.find("nowhere") != std::string::npos);
+  REQUIRE(::mkfifo(dir.File("fifo").c_str(), 0644) == 0);
+  CHECK(MakeInputConnector(InputConfig("fifo", "csv"), s, ctx) == nullptr);
+  e = ErrorOf([&] { MakeInputConnector(InputConfig("kept.csv", "csv", {{"delimiter", ";;"}}), s, ctx); });
+  CHECK(e.find("'delimiter' must be one character") != std::string::npos);
 }
 
 TEST_CASE("file_output then file_input round-trips rows through CSV", "[file]") {

@@ -642,7 +642,20 @@ std::unique_ptr<InputConnector> MakeFileInput(const Json& transport_config, cons
   } else {
     fail(fmt::format("unknown format '{}' (expected csv or json)", name));
   }
+  // `fld check`: a file or folder must be there; a glob's folder is checked by the constructor,
+  // which opens no file for it. Nothing is opened or read.
+  const bool glob = ctx.validate_only && o.resolved_path != "-" && ::access(o.resolved_path.c_str(), F_OK) != 0 &&
+                    HasWildcard(fs::path(o.resolved_path).filename().string());
+  if (ctx.validate_only && !glob) {
+    if (o.resolved_path != "-" && ::access(o.resolved_path.c_str(), R_OK) != 0)
+      fail(fmt::format("cannot open '{}': {}", o.resolved_path, std::strerror(errno)));
+    return nullptr;
+  }
   try {
+    if (glob) {
+      FileInputConnector checked(std::move(o), schema);  // checks the folder; opens no file
+      return nullptr;
+    }
     return std::make_unique<FileInputConnector>(std::move(o), schema);
   } catch (const Error& e) {
     throw Error(e.kind(), ctx.where.empty() ? e.what() : ctx.where + ": " + e.what());

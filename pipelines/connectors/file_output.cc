@@ -5,9 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "core/common/error.h"
 #include "pipelines/connectors/file_input.h"  // ResolvePath
@@ -17,6 +20,94 @@ namespace fld {
 namespace {
 
 using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+// What `mkdir -p dir` would do: the deepest path at or above dir that exists, and the folders to
+// create below it (outermost first). `problem` says why they cannot be created, when stat tells.
+struct MissingFolders {
+  std::string existing{"."};
+  std::vector<std::string> missing;
+  std::string problem;
+};
+
+MissingFolders FindMissingFolders(const std::string& dir) {
+  MissingFolders m;
+  fs::path p(dir);
+  while (!p.empty()) {  // (an empty path is a relative path's base: the working folder)
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0) {
+      m.existing = p.string();
+      if (S_ISREG(st.st_mode))
+        m.problem = fmt::format("'{}' is a file, not a folder", m.existing);
+      else if (!S_ISDIR(st.st_mode))
+        m.problem = fmt::format("'{}' is not a folder", m.existing);
+      break;
+    }
+    if (errno != ENOENT && errno != ENOTDIR) {  // EACCES, ELOOP, ENAMETOOLONG ...
+      m.existing = p.string();
+      m.problem = fmt::format("'{}': {}", m.existing, std::strerror(errno));
+      break;
+    }
+    m.missing.push_back(p.string());
+    fs::path up = p.parent_path();
+    if (up == p) break;
+    p = up;
+  }
+  std::reverse(m.missing.begin(), m.missing.end());
+  return m;
+}
+
+std::string FolderOf(const std::string& path) {
+  std::string dir = fs::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
+// fsync of a folder: makes the names in it durable.
+void SyncFolder(const std::string& dir, const std::string& display) {
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0 || ::fsync(dfd) != 0) {
+    int err = errno;
+    if (dfd >= 0) ::close(dfd);
+    throw Error(ErrorKind::kIo, fmt::format("{}: cannot sync the folder '{}': {}", display, dir, std::strerror(err)));
+  }
+  ::close(dfd);
+}
+
+// mkdir -p of the file's folder; each folder created is made durable by an fsync of its parent.
+void CreateFolderOf(const std::string& path, const std::string& display) {
+  const std::string dir = FolderOf(path);
+  MissingFolders m = FindMissingFolders(dir);
+  if (!m.problem.empty())
+    throw Error(ErrorKind::kIo, fmt::format("{}: cannot create the folder '{}': {}", display, dir, m.problem));
+  for (const auto& f : m.missing) {
+    if (::mkdir(f.c_str(), 0755) != 0 && errno != EEXIST)
+      throw Error(ErrorKind::kIo,
+                  fmt::format("{}: cannot create the folder '{}': {}", display, f, std::strerror(errno)));
+    SyncFolder(FolderOf(f), display);
+  }
+}
+
+// Why the output file could not be created or written, as far as stat and access tell; empty
+// when it can (for `fld check`: nothing is created).
+std::string OutputPathProblem(const std::string& path) {
+  const std::string dir = FolderOf(path);
+  MissingFolders m = FindMissingFolders(dir);
+  if (!m.problem.empty()) return fmt::format("cannot create the folder '{}': {}", dir, m.problem);
+  if (!m.missing.empty()) {
+    if (::access(m.existing.c_str(), W_OK | X_OK) != 0)
+      return fmt::format("cannot create the folder '{}' in '{}': {}", dir, m.existing, std::strerror(errno));
+    return "";
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return fmt::format("'{}' is a folder, not a file", path);
+    if (::access(path.c_str(), W_OK) != 0) return fmt::format("cannot write '{}': {}", path, std::strerror(errno));
+    return "";
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    return fmt::format("cannot create '{}' in the folder '{}': {}", path, dir, std::strerror(errno));
+  return "";
+}
 
 }  // namespace
 
@@ -26,21 +117,19 @@ FileOutputConnector::FileOutputConnector(Options options, const Schema& schema)
     fd_ = 1;
   } else {
     int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options_.truncate ? O_TRUNC : 0);
+    CreateFolderOf(options_.resolved_path, options_.path);
     const bool existed = ::access(options_.resolved_path.c_str(), F_OK) == 0;
     fd_ = ::open(options_.resolved_path.c_str(), flags, 0644);
     if (fd_ < 0) throw Error(ErrorKind::kIo, fmt::format("{}: {}", options_.path, std::strerror(errno)));
     if (!existed) {
       // A new file is durable only once its folder is: checkpoints record its length.
-      std::string dir = std::filesystem::path(options_.resolved_path).parent_path().string();
-      int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (dfd < 0 || ::fsync(dfd) != 0) {
-        int err = errno;
-        if (dfd >= 0) ::close(dfd);
+      try {
+        SyncFolder(FolderOf(options_.resolved_path), options_.path);
+      } catch (const Error&) {
         ::close(fd_);
         fd_ = -1;
-        throw Error(ErrorKind::kIo, fmt::format("{}: cannot sync its folder: {}", options_.path, std::strerror(err)));
+        throw;
       }
-      ::close(dfd);
     }
     off_t end = ::lseek(fd_, 0, SEEK_END);
     if (end < 0) {
@@ -166,6 +255,11 @@ std::unique_ptr<OutputConnector> MakeFileOutput(const Json& transport_config, co
     }
   } else {
     fail(fmt::format("unknown format '{}' (expected csv or json)", name));
+  }
+  if (ctx.validate_only) {  // `fld check`: create, truncate or open nothing
+    if (o.resolved_path != "-")
+      if (std::string why = OutputPathProblem(o.resolved_path); !why.empty()) fail(why);
+    return nullptr;
   }
   try {
     return std::make_unique<FileOutputConnector>(std::move(o), schema);

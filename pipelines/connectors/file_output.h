@@ -2,6 +2,9 @@
 // weight) or JSON lines ({"insert": ...} / {"delete": ...}).
 //
 // Promises:
+// - Opening creates the file's folder when it does not exist (like `mkdir -p`; each folder it
+//   creates is made durable by an fsync of its parent) and fails with fld::Error(kIo) naming the
+//   folder when it cannot (a path component is a file, permission denied).
 // - Opening creates the file and, by default, truncates it (a fresh run). With truncate = false
 //   (resume) the content is kept and writing continues at its end; ResumeAt(pos) cuts it back to
 //   a position recorded earlier.

@@ -54,6 +54,26 @@ def run(args, expect=0, timeout=600, stdin=None):
     return p.stdout, p.stderr
 
 
+# `fld status` exits with its state's code (man/fld-status.1).
+STATUS_CODES = {"RUNNING": 0, "COMPLETED": 0, "FAILED": 1, "NEW": 3, "CORRUPTED": 4, "IO_ERROR": 5,
+                "UNAVAILABLE": 6, "SUSPENDED": 7}
+
+
+def status(spec_path):
+    """Runs `fld status SPEC --json`; asserts that the exit code is the printed state's; returns the
+    object."""
+    p = subprocess.run([FLD, "status", spec_path, "--json"], capture_output=True, text=True, timeout=60)
+    try:
+        s = json.loads(p.stdout)
+    except ValueError:
+        raise AssertionError(f"fld status --json: exit {p.returncode}, no JSON\nstdout:\n{p.stdout}\n"
+                             f"stderr:\n{p.stderr}") from None
+    if p.returncode != STATUS_CODES.get(s.get("state")):
+        raise AssertionError(f"fld status --json: state {s.get('state')} but exit {p.returncode}\n{p.stdout}\n"
+                             f"{p.stderr}")
+    return s
+
+
 def write(path, text):
     with open(path, "w") as f:
         f.write(text)

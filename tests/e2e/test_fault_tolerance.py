@@ -22,7 +22,7 @@ import struct
 import subprocess
 import time
 
-from fldtest import FLD, assert_eq, check, _results, finish as _finish, query, run, tmpdir as _tmpdir, write
+from fldtest import FLD, assert_eq, check, _results, finish as _finish, query, run, status, tmpdir as _tmpdir, write
 
 _made = []
 
@@ -133,11 +133,6 @@ def common_prefix(a, b):
     while n < min(len(a), len(b)) and a[n] == b[n]:
         n += 1
     return n
-
-
-def status(spec_path):
-    out, _ = run(["status", spec_path, "--json"])
-    return json.loads(out)
 
 
 class Bg:
@@ -487,6 +482,8 @@ def _():
     before = snapshot(d)
     _, err = run(["run", sp], expect=4)
     assert "checkpoint" in err and "corrupt" in err and os.path.join(d, "st.fld", "state") in err, err
+    s = status(sp)  # exit 4 too
+    assert s["state"] == "CORRUPTED" and "checkpoint is corrupted" in s["error"], s
     assert_unchanged(before, d, "refused corrupted checkpoint")
 
 

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import time
 
+import fldtest
 from fldtest import FLD, assert_eq, check, finish, run, tmpdir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -26,8 +27,7 @@ time.sleep(1.5)
 
 
 def status():
-    out, _ = run(["status", spec, "--json"])
-    return json.loads(out)
+    return fldtest.status(spec)
 
 
 @check("status while running: RUNNING with live counters, 60 throughput samples, the datagen connector")
@@ -69,7 +69,7 @@ def _():
     s = status()
     assert s["state"] == "UNAVAILABLE", s
     assert s["last_seen"]["pid"] == proc.pid and s["last_seen"]["total_processed_records"] > 0, s
-    out, _ = run(["status", spec])
+    out, _ = run(["status", spec], expect=6)
     assert "UNAVAILABLE" in out and "last seen" in out and "resumes" in out, out
 
 
@@ -93,15 +93,15 @@ def _():
                 + "fault_tolerance: {model: exactly_once, checkpoint_interval_secs: 3600}\n")
     p = subprocess.Popen([FLD, "run", "--quiet", spec2], stderr=subprocess.PIPE, text=True)
     time.sleep(1.0)
-    before = json.loads(run(["status", spec2, "--json"])[0])["last_checkpoint"]["step"]
+    before = fldtest.status(spec2)["last_checkpoint"]["step"]
     run(["checkpoint", spec2])
     deadline = time.time() + 5
-    while json.loads(run(["status", spec2, "--json"])[0])["last_checkpoint"]["step"] == before:
+    while fldtest.status(spec2)["last_checkpoint"]["step"] == before:
         assert time.time() < deadline, "no checkpoint after `fld checkpoint`"
         time.sleep(0.1)
     run(["stop", spec2])
     assert p.wait(timeout=10) == 0
-    s = json.loads(run(["status", spec2, "--json"])[0])
+    s = fldtest.status(spec2)
     assert s["state"] == "SUSPENDED", s
     _, err = run(["stop", spec2], expect=2)
     assert "not running" in err, err
