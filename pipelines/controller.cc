@@ -18,7 +18,6 @@
 #include "core/sql/parser.h"
 #include "pipelines/journal.h"
 #include "pipelines/live_status.h"
-#include "wal/crc32c.h"
 #include "wal/lock.h"
 #include "wal/log_reader.h"
 #include "wal/log_writer.h"
@@ -124,21 +123,6 @@ void CutTornTail(const wal::TornTail& t) {
     Fail(ErrorKind::kIo, "{}: cannot cut the torn end of the log: {}", t.path, std::strerror(err));
   }
   ::close(fd);
-}
-
-// CRC32C over every meta key and value but meta_crc itself, in key order.
-uint32_t MetaCrc(const std::map<std::string, std::string>& meta) {
-  uint32_t crc = 0;
-  for (const auto& [k, v] : meta) {
-    if (k == "meta_crc") continue;
-    uint64_t n = k.size();
-    crc = Crc32c(crc, &n, 8);
-    crc = Crc32c(crc, k.data(), k.size());
-    n = v.size();
-    crc = Crc32c(crc, &n, 8);
-    crc = Crc32c(crc, v.data(), v.size());
-  }
-  return crc;
 }
 
 }  // namespace
@@ -274,7 +258,7 @@ void Controller::Impl::Checkpoint(const char* state, bool complete) {
   meta["pipeline_complete"] = complete ? "true" : "false";
   meta["state"] = state;
   for (const auto& [name, h] : rel_hash_) meta["rel_hash:" + name] = std::to_string(h);
-  meta["meta_crc"] = std::to_string(MetaCrc(meta));
+  meta["meta_crc"] = std::to_string(MetaChecksum(meta));
   for (const auto& [k, v] : meta) txn->PutMeta(k, v);
   txn->Commit();
   if (log_) {
@@ -369,7 +353,7 @@ bool Controller::Impl::Resume() {
   auto meta = store_->AllMeta();
   if (!meta.count("checkpoint_step")) return false;
   const std::string state_dir = StateDir(spec());
-  if (!meta.count("meta_crc") || std::to_string(MetaCrc(meta)) != meta["meta_crc"])
+  if (!meta.count("meta_crc") || std::to_string(MetaChecksum(meta)) != meta["meta_crc"])
     Fail(ErrorKind::kCorruption,
          "{}: the checkpoint is corrupted (its checksum does not match); refusing to resume (nothing was deleted; "
          "`fld run --reset` starts over)",

@@ -12,7 +12,7 @@ import sqlite3
 import subprocess
 import time
 
-from fldtest import FLD, assert_eq, check, finish, integrate_json, query, run, spec, sqlite_rows, tmpdir, write
+from fldtest import FLD, assert_eq, check, finish, integrate_json, query, run, spec, sqlite_rows, status, tmpdir, write
 
 rng = random.Random(11)
 
@@ -32,11 +32,6 @@ def conn_of(path, fmt="csv", follow=False, extra=""):
 
 def table(name, cols, path, **kw):
     return f"CREATE TABLE {name} ({cols}) WITH ('materialized' = 'true', 'connectors' = '{conn_of(path, **kw)}');"
-
-
-def status(spec_path):
-    p = subprocess.run([FLD, "status", spec_path, "--json"], capture_output=True, text=True)
-    return json.loads(p.stdout)
 
 
 def wait_for(cond, what, timeout=30):
