@@ -162,8 +162,9 @@ std::string Unhex(const std::string& hex) {
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     return -1;
   };
+  if (hex.size() % 2 != 0) Fail(ErrorKind::kCorruption, "file_input: stored pending bytes are not hexadecimal");
   std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+  for (size_t i = 0; i < hex.size(); i += 2) {
     int hi = val(hex[i]), lo = val(hex[i + 1]);
     if (hi < 0 || lo < 0) Fail(ErrorKind::kCorruption, "file_input: stored pending bytes are not hexadecimal");
     out.push_back(static_cast<char>(hi * 16 + lo));
