@@ -114,12 +114,23 @@ bool CsvParser::Parse(std::string_view rec, BatchBuilder* out, FormatError* erro
   if (!Split(rec, error)) return false;
   const size_t ncols = schema_.size();
   const size_t expected = ncols + (options_.weight_field ? 1 : 0);
-  if (fields_.size() != expected) {
+  // A record may stop before trailing columns that all have a DEFAULT.
+  size_t given = ncols;
+  if (!options_.weight_field && fields_.size() < ncols) {
+    given = fields_.size();
+    for (size_t c = given; c < ncols; ++c)
+      if (!schema_.fields[c].default_value) given = ncols;
+  }
+  if (fields_.size() != expected && given == ncols) {
     error->message = fmt::format("expected {} fields but found {}", expected, fields_.size());
     error->column = fields_.size() > expected ? fields_[expected].column : rec.size() + 1;
     return false;
   }
   for (size_t c = 0; c < ncols; ++c) {
+    if (c >= given) {
+      row_[c] = *schema_.fields[c].default_value;
+      continue;
+    }
     const RawField& f = fields_[c];
     const SqlType& type = schema_.fields[c].type;
     Value& v = row_[c];

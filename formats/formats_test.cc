@@ -306,3 +306,39 @@ TEST_CASE("REAL values are written in their shortest float form and read back ex
 }
 
 }  // namespace fld
+
+namespace fld {
+
+TEST_CASE("missing columns take their DEFAULT; binary columns read and write byte arrays", "[formats]") {
+  Schema s;
+  s.fields = {{"id", SqlType::Of(TypeId::kInteger, false), std::nullopt},
+              {"n", SqlType::Of(TypeId::kInteger, false), Value::Int(7)},
+              {"b", SqlType::Of(TypeId::kVarbinary), std::nullopt},
+              {"s", SqlType::Of(TypeId::kVarchar), Value::String("dflt")}};
+  JsonParser jp(s, JsonUpdateFormat::kRaw);
+  BatchBuilder b(s.PhysTypes());
+  FormatError err;
+  REQUIRE(jp.Parse(R"({"id": 1, "b": [0, 255, 16]})", &b, &err));
+  REQUIRE(jp.Parse(R"({"id": 2, "n": 3, "b": "0aff", "s": null})", &b, &err));
+  CHECK_FALSE(jp.Parse(R"({"n": 3})", &b, &err));  // id has no DEFAULT and is NOT NULL
+  CHECK_FALSE(jp.Parse(R"({"id": 3, "b": [256]})", &b, &err));
+  CsvParser cp(s);
+  REQUIRE(cp.Parse("4,5,0102", &b, &err));  // s left out: its DEFAULT
+  CHECK_FALSE(cp.Parse("4", &b, &err));     // b has no DEFAULT
+  Batch batch = b.Finish();
+  REQUIRE(batch.size() == 3);
+  CHECK(batch.Get(1, 0) == Value::Int(7));
+  CHECK(batch.Get(2, 0) == Value::String(std::string("\x00\xff\x10", 3)));
+  CHECK(batch.Get(3, 0) == Value::String("dflt"));
+  CHECK(batch.Get(1, 1) == Value::Int(3));
+  CHECK(batch.Get(2, 1) == Value::String("\x0a\xff"));
+  CHECK(batch.Get(3, 1).IsNull());
+  CHECK(batch.Get(2, 2) == Value::String("\x01\x02"));
+  CHECK(batch.Get(3, 2) == Value::String("dflt"));
+  CHECK(FormatValue(batch.Get(2, 0), s.fields[2].type) == "00ff10");
+  std::string line;
+  JsonWriter(s).AppendRow(batch, 0, &line);
+  CHECK(line == "{\"insert\":{\"id\":1,\"n\":7,\"b\":[0,255,16],\"s\":\"dflt\"}}\n");
+}
+
+}  // namespace fld

@@ -112,6 +112,23 @@ bool Convert(const Json& j, const SqlType& type, Value* out, std::string* why) {
     case TypeId::kTimestamp:
       if (!j.is_string() || !ParseValue(j.get_ref<const std::string&>(), type, out)) return fail();
       return true;
+    case TypeId::kBinary:
+    case TypeId::kVarbinary: {
+      // An array of byte values (Feldera's form) or a string of hex digits.
+      if (j.is_string()) {
+        if (!ParseValue(j.get_ref<const std::string&>(), type, out)) return fail();
+        return true;
+      }
+      if (!j.is_array()) return fail();
+      std::string bytes;
+      for (const auto& b : j) {
+        if (!b.is_number_integer() || b.get<int64_t>() < 0 || b.get<int64_t>() > 255) return fail();
+        bytes.push_back(static_cast<char>(b.get<int64_t>()));
+      }
+      *out = Value::String(std::move(bytes));
+      return true;
+    }
+    case TypeId::kRow:
     case TypeId::kNull:
       return fail();
   }
@@ -133,6 +150,58 @@ std::string ParseErrorText(const std::string& what) {
     if (p != std::string::npos) return what.substr(p + 2);
   }
   return what;
+}
+
+// One value of `type` as JSON text (what JsonWriter writes for it).
+void AppendJson(const Value& v, const SqlType& type, std::string* out) {
+  if (v.IsNull()) {
+    out->append("null");
+    return;
+  }
+  switch (type.id) {
+    case TypeId::kBoolean:
+      out->append(v.i ? "true" : "false");
+      return;
+    case TypeId::kTinyInt:
+    case TypeId::kSmallInt:
+    case TypeId::kInteger:
+    case TypeId::kBigInt:
+    case TypeId::kDecimal:
+      out->append(FormatValue(v, type));
+      return;
+    case TypeId::kReal:
+    case TypeId::kDouble:
+      if (std::isfinite(v.d))
+        out->append(FormatValue(v, type));
+      else
+        out->append("\"" + FormatValue(v, type) + "\"");
+      return;
+    case TypeId::kChar:
+    case TypeId::kVarchar:
+      out->append(Json(v.s).dump(-1, ' ', false, Json::error_handler_t::replace));
+      return;
+    case TypeId::kBinary:
+    case TypeId::kVarbinary:
+      out->push_back('[');
+      for (size_t i = 0; i < v.s.size(); ++i)
+        fmt::format_to(std::back_inserter(*out), "{}{}", i ? "," : "", static_cast<unsigned char>(v.s[i]));
+      out->push_back(']');
+      return;
+    case TypeId::kRow: {
+      // An object keyed EXPR$0, EXPR$1, ... (Feldera's names for the fields of ROW(...)).
+      std::vector<Value> fields = DecodeRowValue(v.s, *type.fields);
+      out->push_back('{');
+      for (size_t i = 0; i < fields.size(); ++i) {
+        fmt::format_to(std::back_inserter(*out), "{}\"EXPR${}\":", i ? "," : "", i);
+        AppendJson(fields[i], (*type.fields)[i], out);
+      }
+      out->push_back('}');
+      return;
+    }
+    default:
+      out->append("\"" + FormatValue(v, type) + "\"");
+      return;
+  }
 }
 
 }  // namespace
@@ -197,6 +266,10 @@ bool JsonParser::Parse(std::string_view line, BatchBuilder* out, FormatError* er
   }
   for (size_t c = 0; c < schema_.size(); ++c) {
     if (seen_[c]) continue;
+    if (schema_.fields[c].default_value) {
+      row_[c] = *schema_.fields[c].default_value;
+      continue;
+    }
     if (!schema_.fields[c].type.nullable) {
       error->message = fmt::format("missing field '{}' (a NOT NULL column)", schema_.fields[c].name);
       error->column = 1;
@@ -255,6 +328,11 @@ void JsonWriter::AppendRow(const Batch& b, size_t r, std::string* out) const {
       case TypeId::kChar:
       case TypeId::kVarchar:
         out->append(Json(col.str[r]).dump(-1, ' ', false, Json::error_handler_t::replace));
+        break;
+      case TypeId::kBinary:
+      case TypeId::kVarbinary:
+      case TypeId::kRow:
+        AppendJson(col.Get(r), type, out);
         break;
       default: {
         out->push_back('"');

@@ -2,16 +2,17 @@
 //
 // Input: one line holds one JSON object. With update format insert_delete (the default) it is
 // {"insert": {row}} (weight +1) or {"delete": {row}} (weight -1); with raw the object is the row
-// to insert. A row's keys match column names case-insensitively; a missing nullable column is
-// NULL. A missing NOT NULL column, an unknown key, or a value of the wrong JSON type is an error
-// naming the field, and the builder is left unchanged. Accepted JSON types per column:
-// numbers for numeric columns (DECIMAL also as a string "12.50", DOUBLE/REAL also as "NaN",
-// "Infinity"), strings for CHAR/VARCHAR/DATE/TIME/TIMESTAMP (text parsed with ParseValue),
-// true/false for BOOLEAN, null for any nullable column.
+// to insert. A row's keys match column names case-insensitively; a missing column takes its
+// DEFAULT, else NULL when nullable. A missing NOT NULL column without DEFAULT, an unknown key, or a value of the wrong
+// JSON type is an error naming the field, and the builder is left unchanged. Accepted JSON types per column: numbers
+// for numeric columns (DECIMAL also as a string "12.50", DOUBLE/REAL also as "NaN", "Infinity"), strings for
+// CHAR/VARCHAR/DATE/TIME/TIMESTAMP (text parsed with ParseValue), true/false for BOOLEAN, arrays of byte values (or hex
+// strings) for BINARY/VARBINARY, null for any nullable column.
 //
 // Output: a row of weight w becomes |w| lines {"insert": {...}} (w > 0) or {"delete": {...}}
 // (w < 0); keys are the schema's column names in order; numbers are JSON numbers (DECIMAL with
-// its scale: 12.50), dates and times strings as FormatValue writes them, booleans true/false.
+// its scale: 12.50), dates and times strings as FormatValue writes them, booleans true/false,
+// binary strings arrays of byte values.
 // All JSON text goes through nlohmann-json (parsing and string escaping).
 #pragma once
 

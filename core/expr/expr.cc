@@ -93,7 +93,9 @@ std::string BoundExpr::ToString() const {
                                  "CAST",
                                  "COALESCE",
                                  "ABS",
-                                 "LIKE"};
+                                 "LIKE",
+                                 "SAFE_CAST",
+                                 "ROW"};
   switch (op) {
     case ExprOp::kColumn:
       return fmt::format("${}", column_index);
@@ -109,11 +111,14 @@ std::string BoundExpr::ToString() const {
     case ExprOp::kIsFalse:
       return fmt::format("({} {})", args[0]->ToString(), kNames[static_cast<int>(op)]);
     case ExprOp::kCast:
-      return fmt::format("CAST({} AS {})", args[0]->ToString(), type.WithNullable(true).ToString());
+    case ExprOp::kSafeCast:
+      return fmt::format("{}({} AS {})", op == ExprOp::kCast ? "CAST" : "SAFE_CAST", args[0]->ToString(),
+                         type.WithNullable(true).ToString());
     case ExprOp::kCase:
     case ExprOp::kCoalesce:
     case ExprOp::kAbs:
-    case ExprOp::kLike: {
+    case ExprOp::kLike:
+    case ExprOp::kRow: {
       std::string s = std::string(kNames[static_cast<int>(op)]) + "(";
       for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i]->ToString();
       return s + ")";
@@ -473,7 +478,8 @@ bool LikeMatch(std::string_view s, std::string_view p, int esc) {
 ColumnPtr CastColumn(const Column& in, const SqlType& from, const SqlType& to, size_t n) {
   PhysType fp = in.phys, tp = to.phys();
   // Fast paths that need no per-row checks.
-  if (fp == tp && fp == PhysType::kStr && to.length < 0) return std::make_shared<Column>(in);
+  if (fp == tp && fp == PhysType::kStr && to.length < 0 && (to.IsBinary() || !from.IsBinary()))
+    return std::make_shared<Column>(in);
   if (fp == PhysType::kI64 && tp == PhysType::kF64 && from.id != TypeId::kDecimal) {
     ColPtr out = NewColumn(tp, n);
     for (size_t i = 0; i < n; ++i) out->f64[i] = static_cast<double>(in.i64[i]);
@@ -507,6 +513,16 @@ Value CastValue(const Value& v, const SqlType& from, const SqlType& to) {
     if (x < lo || x > hi) bad();
     return Value::Int(x);
   };
+  if (to.IsBinary()) {
+    // From a string: its bytes; BINARY(n)/VARBINARY(n) keep at most n bytes.
+    if (!from.IsBinary() && !from.IsString()) bad();
+    std::string s = v.s;
+    if (to.length >= 0 && s.size() > static_cast<size_t>(to.length)) s.resize(to.length);
+    return Value::String(std::move(s));
+  }
+  if (from.IsBinary()) {
+    if (!to.IsString()) bad();
+  }
   if (to.IsString()) {
     std::string s = FormatValue(v, from);
     if (to.length >= 0 && s.size() > static_cast<size_t>(to.length)) s.resize(to.length);
@@ -852,6 +868,31 @@ ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
     case ExprOp::kCast: {
       ColumnPtr a = Evaluate(*e.args[0], b);
       return CastColumn(*a, e.args[0]->type, e.type, n);
+    }
+    case ExprOp::kRow: {
+      std::vector<ColumnPtr> cols;
+      for (const auto& a : e.args) cols.push_back(Evaluate(*a, b));
+      ColPtr out = NewColumn(PhysType::kStr, n);
+      std::vector<Value> fields(cols.size());
+      for (size_t i = 0; i < n; ++i) {
+        for (size_t k = 0; k < cols.size(); ++k) fields[k] = cols[k]->Get(i);
+        out->str[i] = EncodeRowValue(fields, *e.type.fields);
+      }
+      return out;
+    }
+    case ExprOp::kSafeCast: {
+      ColumnPtr a = Evaluate(*e.args[0], b);
+      auto out = std::make_shared<Column>(e.type.phys());
+      out->Reserve(n);
+      for (size_t i = 0; i < n; ++i) {
+        try {
+          out->Append(CastValue(a->Get(i), e.args[0]->type, e.type));
+        } catch (const Error&) {
+          out->AppendNull();
+        }
+      }
+      out->CompactNulls();
+      return out;
     }
     case ExprOp::kCoalesce:
       try {

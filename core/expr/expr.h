@@ -49,7 +49,9 @@ enum class ExprOp : uint8_t {
   kCast,     // args[0] to `type`
   kCoalesce,
   kAbs,
-  kLike,  // args[0] LIKE args[1] [ESCAPE args[2]]
+  kLike,      // args[0] LIKE args[1] [ESCAPE args[2]]
+  kSafeCast,  // args[0] to `type`, NULL where it does not convert
+  kRow,       // ROW(args...): the encoded row (never NULL; see EncodeRowValue)
 };
 
 struct BoundExpr {

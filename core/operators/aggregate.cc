@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/common/error.h"
 
@@ -14,13 +15,24 @@ AggregateOp::AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vect
   for (const auto& a : aggs_) out_types_.push_back(a.result_type.phys());
 }
 
+const char* AggName(AggKind kind) {
+  static const char* kNames[] = {"COUNT(*)", "COUNT",    "SUM",     "AVG",        "MIN",
+                                 "MAX",      "ARG_MIN",  "ARG_MAX", "STDDEV_POP", "STDDEV_SAMP",
+                                 "VAR_POP",  "VAR_SAMP", "BIT_AND", "BIT_OR",     "BIT_XOR"};
+  return kNames[static_cast<int>(kind)];
+}
+
 std::string AggregateOp::Describe() const {
-  static const char* kNames[] = {"COUNT(*)", "COUNT", "SUM", "AVG", "MIN", "MAX"};
   std::string s = fmt::format("{} keys=${}..${}", Name(), 0, num_keys_ - 1);
   if (num_keys_ == 0) s = Name();
   for (const auto& a : aggs_) {
-    s += fmt::format(" {}", kNames[static_cast<int>(a.kind)]);
-    if (a.kind != AggKind::kCountStar) s += fmt::format("({}${})", a.distinct ? "DISTINCT " : "", a.arg);
+    s += fmt::format(" {}", AggName(a.kind));
+    if (a.kind != AggKind::kCountStar) {
+      s += fmt::format("({}${}", a.distinct ? "DISTINCT " : "", a.arg);
+      if (IsArg(a)) s += fmt::format(", ${}", a.key);
+      s += ")";
+    }
+    if (a.filter >= 0) s += fmt::format(" FILTER(${})", a.filter);
   }
   return s;
 }
@@ -31,24 +43,83 @@ namespace {
 }
 }  // namespace
 
+namespace {
+
+// The result of AVG/STDDEV/VARIANCE, computed as a double, in the argument's type: integers
+// truncate toward zero, decimals are truncated to their scale (as Feldera does).
+Value InArgType(double x, const SqlType& t) {
+  if (t.IsFloat()) return Value::Double(x);
+  if (t.id == TypeId::kDecimal) x *= static_cast<double>(Pow10(t.scale));
+  x = std::trunc(x);
+  if (!(std::fabs(x) < 9.2e18)) Fail(ErrorKind::kRuntime, "aggregate result out of range");
+  return Value::Int(static_cast<int64_t>(x));
+}
+
+// Variance from n, sum and sum of squares (of values in units of `scale` digits), or NULL.
+Value Moment(AggKind kind, int64_t n, __int128 isum, __int128 isumsq, double dsum, double dsumsq, bool exact,
+             const SqlType& t) {
+  const bool samp = kind == AggKind::kStddevSamp || kind == AggKind::kVarSamp;
+  if (n <= 0 || (samp && n < 2)) return Value::Null();
+  const double denom = samp ? static_cast<double>(n) * static_cast<double>(n - 1) : static_cast<double>(n) * n;
+  double var;
+  if (t.IsInteger()) {
+    // Feldera's integer formula: (sumsq - sum * sum / n) / (n or n - 1), both divisions
+    // truncating; STDDEV is the square root of that, truncated.
+    __int128 v = (isumsq - isum * isum / n) / (samp ? n - 1 : n);
+    var = static_cast<double>(v);
+  } else if (exact) {
+    // n * sumsq - sum^2 is exact in 128 bits for any realistic data; only the last division rounds.
+    __int128 num = static_cast<__int128>(n) * isumsq - isum * isum;
+    double unit = t.id == TypeId::kDecimal ? static_cast<double>(Pow10(t.scale)) : 1.0;
+    var = static_cast<double>(num) / denom / (unit * unit);
+  } else {
+    var = (static_cast<double>(n) * dsumsq - dsum * dsum) / denom;
+  }
+  if (var < 0) var = 0;  // rounding of the floating form
+  const bool stddev = kind == AggKind::kStddevPop || kind == AggKind::kStddevSamp;
+  return InArgType(stddev ? std::sqrt(var) : var, t);
+}
+
+Value BitsResult(AggKind kind, int64_t count, const std::vector<int64_t>& bits) {
+  if (count == 0 || bits.empty()) return Value::Null();
+  uint64_t r = 0;
+  for (int b = 0; b < 64; ++b) {
+    bool set = kind == AggKind::kBitAnd ? bits[b] == count : kind == AggKind::kBitOr ? bits[b] != 0 : (bits[b] & 1);
+    if (set) r |= uint64_t{1} << b;
+  }
+  return Value::Int(static_cast<int64_t>(r));
+}
+
+}  // namespace
+
 Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) const {
   const bool exact = a.arg_type.phys() == PhysType::kI64;
-  auto as_double = [&](int64_t v) {
+  auto as_double = [&](__int128 v) {
     return a.arg_type.id == TypeId::kDecimal ? static_cast<double>(v) / static_cast<double>(Pow10(a.arg_type.scale))
                                              : static_cast<double>(v);
   };
-  if (a.distinct) {
+  // AVG in the argument's type: exact integer division truncates toward zero.
+  auto avg = [&](int64_t n, int64_t isum, double dsum) -> Value {
+    if (n == 0) return Value::Null();
+    if (!exact) return Value::Double(dsum / static_cast<double>(n));
+    if (a.arg_type.IsExactNumeric()) return Value::Int(isum / n);
+    return InArgType(as_double(isum) / static_cast<double>(n), a.arg_type);
+  };
+  if (a.distinct && UsesMultiset(a) && a.kind != AggKind::kMin && a.kind != AggKind::kMax) {
     int64_t n = 0, isum = 0;
-    double dsum = 0;
+    __int128 isumsq = 0;
+    double dsum = 0, dsumsq = 0;
+    uint64_t bxor = 0;
     for (const auto& [v, w] : acc.values) {
       if (w <= 0) continue;
       ++n;
-      if (a.kind == AggKind::kSum || a.kind == AggKind::kAvg) {
-        if (exact) {
-          if (__builtin_add_overflow(isum, v.i, &isum)) SumOverflow();
-        } else {
-          dsum += v.d;
-        }
+      if (exact) {
+        if (__builtin_add_overflow(isum, v.i, &isum)) SumOverflow();
+        isumsq += static_cast<__int128>(v.i) * v.i;
+        bxor ^= static_cast<uint64_t>(v.i);
+      } else {
+        dsum += v.d;
+        dsumsq += v.d * v.d;
       }
     }
     switch (a.kind) {
@@ -58,23 +129,28 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
         if (n == 0) return Value::Null();
         return exact ? Value::Int(isum) : Value::Double(dsum);
       case AggKind::kAvg:
-        if (n == 0) return Value::Null();
-        return Value::Double((exact ? as_double(isum) : dsum) / static_cast<double>(n));
+        return avg(n, isum, dsum);
+      case AggKind::kStddevPop:
+      case AggKind::kStddevSamp:
+      case AggKind::kVarPop:
+      case AggKind::kVarSamp:
+        return Moment(a.kind, n, isum, isumsq, dsum, dsumsq, exact, a.arg_type);
+      case AggKind::kBitXor:
+        return n == 0 ? Value::Null() : Value::Int(static_cast<int64_t>(bxor));
       default:
         break;
     }
   }
   switch (a.kind) {
     case AggKind::kCountStar:
-      return Value::Int(g.rows);
+      return Value::Int(a.filter >= 0 ? acc.count : g.rows);
     case AggKind::kCount:
       return Value::Int(acc.count);
     case AggKind::kSum:
       if (acc.count == 0) return Value::Null();
       return exact ? Value::Int(acc.isum) : Value::Double(acc.dsum);
     case AggKind::kAvg:
-      if (acc.count == 0) return Value::Null();
-      return Value::Double((exact ? as_double(acc.isum) : acc.dsum) / static_cast<double>(acc.count));
+      return avg(acc.count, acc.isum, acc.dsum);
     case AggKind::kMin:
       for (auto it = acc.values.begin(); it != acc.values.end(); ++it)
         if (it->second > 0) return it->first;
@@ -83,6 +159,29 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
       for (auto it = acc.values.rbegin(); it != acc.values.rend(); ++it)
         if (it->second > 0) return it->first;
       return Value::Null();
+    case AggKind::kArgMin: {
+      // Rows whose key is NULL count only when no row has a key (NULL sorts first in the map,
+      // so start at the smallest non-NULL key, then fall back to the NULL keys).
+      auto first_key = acc.pairs.lower_bound({Value::Double(-INFINITY), Value::Null()});
+      for (auto it = first_key; it != acc.pairs.end(); ++it)
+        if (it->second > 0) return it->first.second;
+      for (auto it = acc.pairs.begin(); it != first_key; ++it)
+        if (it->second > 0) return it->first.second;
+      return Value::Null();
+    }
+    case AggKind::kArgMax:
+      for (auto it = acc.pairs.rbegin(); it != acc.pairs.rend(); ++it)
+        if (it->second > 0) return it->first.second;
+      return Value::Null();
+    case AggKind::kStddevPop:
+    case AggKind::kStddevSamp:
+    case AggKind::kVarPop:
+    case AggKind::kVarSamp:
+      return Moment(a.kind, acc.count, acc.isum, acc.isumsq, acc.dsum, acc.dsumsq, exact, a.arg_type);
+    case AggKind::kBitAnd:
+    case AggKind::kBitOr:
+    case AggKind::kBitXor:
+      return BitsResult(a.kind, acc.count, acc.bits);
   }
   return Value::Null();
 }
@@ -96,10 +195,21 @@ void AggregateOp::Fold(Group* into, const Group& partial) const {
     dst.count += src.count;
     if (__builtin_add_overflow(dst.isum, src.isum, &dst.isum)) SumOverflow();
     dst.dsum += src.dsum;
+    dst.isumsq += src.isumsq;
+    dst.dsumsq += src.dsumsq;
     for (const auto& [v, w] : src.values) {
       auto it = dst.values.try_emplace(v, 0).first;
       it->second += w;
       if (it->second == 0) dst.values.erase(it);
+    }
+    if (!src.bits.empty()) {
+      if (dst.bits.empty()) dst.bits.assign(64, 0);
+      for (int b = 0; b < 64; ++b) dst.bits[b] += src.bits[b];
+    }
+    for (const auto& [kv, w] : src.pairs) {
+      auto it = dst.pairs.try_emplace(kv, 0).first;
+      it->second += w;
+      if (it->second == 0) dst.pairs.erase(it);
     }
   }
 }
@@ -156,47 +266,7 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
     for (auto& g : partial) g.accs.resize(aggs_.size());
     const int64_t* w = in.weights.data();
     for (size_t i = 0; i < n; ++i) partial[gid[i]].rows += w[i];
-    for (size_t a = 0; a < aggs_.size(); ++a) {
-      const AggSpec& spec = aggs_[a];
-      if (spec.kind == AggKind::kCountStar) continue;
-      const Column& col = *in.cols[spec.arg];
-      if (UsesMultiset(spec)) {
-        for (size_t i = 0; i < n; ++i) {
-          if (col.IsNull(i)) continue;
-          auto& vals = partial[gid[i]].accs[a].values;
-          auto it = vals.try_emplace(col.Get(i), 0).first;
-          it->second += w[i];
-          if (it->second == 0) vals.erase(it);
-        }
-        continue;
-      }
-      const bool has_nulls = col.HasNulls();
-      if (col.phys == PhysType::kI64) {
-        const int64_t* x = col.i64.data();
-        const bool need_sum = spec.kind != AggKind::kCount;
-        for (size_t i = 0; i < n; ++i) {
-          if (has_nulls && col.nulls[i]) continue;
-          Acc& acc = partial[gid[i]].accs[a];
-          acc.count += w[i];
-          if (need_sum) {
-            int64_t prod;
-            if (__builtin_mul_overflow(w[i], x[i], &prod) || __builtin_add_overflow(acc.isum, prod, &acc.isum))
-              SumOverflow();
-          }
-        }
-      } else if (col.phys == PhysType::kF64) {
-        const double* x = col.f64.data();
-        for (size_t i = 0; i < n; ++i) {
-          if (has_nulls && col.nulls[i]) continue;
-          Acc& acc = partial[gid[i]].accs[a];
-          acc.count += w[i];
-          acc.dsum += static_cast<double>(w[i]) * x[i];
-        }
-      } else {
-        for (size_t i = 0; i < n; ++i)
-          if (!col.IsNull(i)) partial[gid[i]].accs[a].count += w[i];
-      }
-    }
+    for (size_t a = 0; a < aggs_.size(); ++a) Preaggregate(a, in, gid, &partial);
   }
   const size_t ng = keys.size();
 
@@ -230,12 +300,101 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
   return out.Finish();
 }
 
+void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint32_t>& gid,
+                               std::vector<Group>* partial_groups) const {
+  const AggSpec& spec = aggs_[a];
+  std::vector<Group>& partial = *partial_groups;
+  const size_t n = in.size();
+  const int64_t* w = in.weights.data();
+  // FILTER (WHERE c): only rows where c is TRUE take part.
+  std::vector<uint8_t> skip;
+  if (spec.filter >= 0) {
+    const Column& f = *in.cols[spec.filter];
+    skip.resize(n);
+    for (size_t i = 0; i < n; ++i) skip[i] = f.IsNull(i) || f.i64[i] == 0;
+  }
+  auto skipped = [&](size_t i) { return !skip.empty() && skip[i]; };
+  if (spec.kind == AggKind::kCountStar) {
+    if (spec.filter < 0) return;  // the group's row count
+    for (size_t i = 0; i < n; ++i)
+      if (!skipped(i)) partial[gid[i]].accs[a].count += w[i];
+    return;
+  }
+  const Column& col = *in.cols[spec.arg];
+  if (IsArg(spec)) {
+    const Column& key = *in.cols[spec.key];
+    for (size_t i = 0; i < n; ++i) {
+      if (skipped(i)) continue;
+      auto& pairs = partial[gid[i]].accs[a].pairs;
+      auto it = pairs.try_emplace({key.Get(i), col.Get(i)}, 0).first;
+      it->second += w[i];
+      if (it->second == 0) pairs.erase(it);
+    }
+    return;
+  }
+  if (UsesMultiset(spec)) {
+    for (size_t i = 0; i < n; ++i) {
+      if (skipped(i) || col.IsNull(i)) continue;
+      auto& vals = partial[gid[i]].accs[a].values;
+      auto it = vals.try_emplace(col.Get(i), 0).first;
+      it->second += w[i];
+      if (it->second == 0) vals.erase(it);
+    }
+    return;
+  }
+  const bool has_nulls = col.HasNulls();
+  if (IsBits(spec)) {
+    const int64_t* x = col.i64.data();
+    for (size_t i = 0; i < n; ++i) {
+      if (skipped(i) || (has_nulls && col.nulls[i])) continue;
+      Acc& acc = partial[gid[i]].accs[a];
+      acc.count += w[i];
+      if (acc.bits.empty()) acc.bits.assign(64, 0);
+      const uint64_t v = static_cast<uint64_t>(x[i]);
+      for (int b = 0; b < 64; ++b)
+        if ((v >> b) & 1) acc.bits[b] += w[i];
+    }
+    return;
+  }
+  const bool moments = IsMoment(spec);
+  if (col.phys == PhysType::kI64) {
+    const int64_t* x = col.i64.data();
+    const bool need_sum = spec.kind != AggKind::kCount;
+    for (size_t i = 0; i < n; ++i) {
+      if (skipped(i) || (has_nulls && col.nulls[i])) continue;
+      Acc& acc = partial[gid[i]].accs[a];
+      acc.count += w[i];
+      if (need_sum) {
+        int64_t prod;
+        if (__builtin_mul_overflow(w[i], x[i], &prod) || __builtin_add_overflow(acc.isum, prod, &acc.isum))
+          SumOverflow();
+      }
+      if (moments) acc.isumsq += static_cast<__int128>(x[i]) * x[i] * w[i];
+    }
+  } else if (col.phys == PhysType::kF64) {
+    const double* x = col.f64.data();
+    for (size_t i = 0; i < n; ++i) {
+      if (skipped(i) || (has_nulls && col.nulls[i])) continue;
+      Acc& acc = partial[gid[i]].accs[a];
+      acc.count += w[i];
+      acc.dsum += static_cast<double>(w[i]) * x[i];
+      if (moments) acc.dsumsq += static_cast<double>(w[i]) * x[i] * x[i];
+    }
+  } else {
+    for (size_t i = 0; i < n; ++i)
+      if (!skipped(i) && !col.IsNull(i)) partial[gid[i]].accs[a].count += w[i];
+  }
+}
+
 bool AggregateOp::SmallKeyPreaggregate(const Batch& in, std::vector<std::string>* keys,
                                        std::vector<Group>* partial) const {
   const size_t n = in.size();
   if (num_keys_ != 1 || n == 0 || in.cols[0]->phys != PhysType::kI64 || in.cols[0]->HasNulls()) return false;
   for (const auto& a : aggs_) {
-    if (UsesMultiset(a)) return false;
+    if (a.kind != AggKind::kCountStar && a.kind != AggKind::kCount && a.kind != AggKind::kSum &&
+        a.kind != AggKind::kAvg)
+      return false;
+    if (UsesMultiset(a) || a.filter >= 0) return false;
     if (a.kind != AggKind::kCountStar && in.cols[a.arg]->phys == PhysType::kStr) return false;
   }
   const int64_t* k = in.cols[0]->i64.data();
@@ -371,7 +530,8 @@ void AggregateOp::SaveState(StateWriter& w) const {
     const Group& g = e->second;
     w.Str(e->first);
     w.I64(g.rows);
-    for (const Acc& acc : g.accs) {
+    for (size_t a = 0; a < g.accs.size(); ++a) {
+      const Acc& acc = g.accs[a];
       w.I64(acc.count);
       w.I64(acc.isum);
       w.F64(acc.dsum);
@@ -381,6 +541,26 @@ void AggregateOp::SaveState(StateWriter& w) const {
         EncodeValue(&enc, v);
         w.Str(enc);
         w.I64(wt);
+      }
+      // Only the newer aggregates write more, so older checkpoints still read.
+      if (IsMoment(aggs_[a])) {
+        w.I64(static_cast<int64_t>(static_cast<unsigned __int128>(acc.isumsq) >> 64));
+        w.I64(static_cast<int64_t>(static_cast<uint64_t>(acc.isumsq)));
+        w.F64(acc.dsumsq);
+      }
+      if (IsBits(aggs_[a])) {
+        w.U64(acc.bits.size());
+        for (int64_t b : acc.bits) w.I64(b);
+      }
+      if (IsArg(aggs_[a])) {
+        w.U64(acc.pairs.size());
+        for (const auto& [kv, wt] : acc.pairs) {
+          std::string enc;
+          EncodeValue(&enc, kv.first);
+          EncodeValue(&enc, kv.second);
+          w.Str(enc);
+          w.I64(wt);
+        }
       }
     }
   }
@@ -395,7 +575,8 @@ void AggregateOp::RestoreState(StateReader& r) {
     Group g;
     g.rows = r.I64();
     g.accs.resize(aggs_.size());
-    for (Acc& acc : g.accs) {
+    for (size_t a = 0; a < g.accs.size(); ++a) {
+      Acc& acc = g.accs[a];
       acc.count = r.I64();
       acc.isum = r.I64();
       acc.dsum = r.F64();
@@ -405,6 +586,26 @@ void AggregateOp::RestoreState(StateReader& r) {
         size_t pos = 0;
         Value v = DecodeValue(enc, &pos);
         acc.values[v] = r.I64();
+      }
+      if (IsMoment(aggs_[a])) {
+        uint64_t hi = static_cast<uint64_t>(r.I64()), lo = static_cast<uint64_t>(r.I64());
+        acc.isumsq = static_cast<__int128>((static_cast<unsigned __int128>(hi) << 64) | lo);
+        acc.dsumsq = r.F64();
+      }
+      if (IsBits(aggs_[a])) {
+        uint64_t nb = r.U64();
+        acc.bits.resize(nb);
+        for (uint64_t b = 0; b < nb; ++b) acc.bits[b] = r.I64();
+      }
+      if (IsArg(aggs_[a])) {
+        uint64_t np = r.U64();
+        for (uint64_t j = 0; j < np; ++j) {
+          std::string enc = r.Str();
+          size_t pos = 0;
+          Value k = DecodeValue(enc, &pos);
+          Value v = DecodeValue(enc, &pos);
+          acc.pairs[{std::move(k), std::move(v)}] = r.I64();
+        }
       }
     }
     groups_.emplace(std::move(key), std::move(g));

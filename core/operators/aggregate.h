@@ -8,16 +8,30 @@
 //      strings when its values span a small range;
 //   2. for each changed group, in key order: compute the old output row, fold in the partial,
 //      compute the new row, and emit (-1 old, +1 new) when they differ.
-// COUNT, SUM and AVG are linear (count, non-NULL count, sum); MIN, MAX and every DISTINCT
-// aggregate keep per group an ordered multiset value -> weight, so deletions stay right.
+// Every aggregate stays right under deletions (weight -1):
+//   - COUNT, SUM, AVG are linear (non-NULL count, sum); STDDEV_POP/SAMP and VAR_POP/SAMP add the
+//     sum of squares (exact in 128 bits for integers and decimals);
+//   - BIT_AND, BIT_OR, BIT_XOR keep per bit the weighted count of values having it set (BIT_AND:
+//     count == non-NULL count; BIT_OR: count > 0; BIT_XOR: count odd);
+//   - MIN, MAX (and EVERY/SOME, which the binder maps to MIN/MAX over BOOLEAN) and every DISTINCT
+//     aggregate keep per group an ordered multiset value -> weight;
+//   - ARG_MIN(v, k) / ARG_MAX(v, k) keep an ordered multiset of (k, v) pairs and answer with the v
+//     of the smallest / largest pair (ties on k go to the smallest / largest v, NULL smallest);
+//     rows whose k is NULL count only when no row of the group has a non-NULL k (Feldera's rule).
+// An aggregate with FILTER (WHERE c) sees only the rows where input column `filter` is TRUE.
 // A group whose row weight returns to 0 disappears. Without GROUP BY (global) the output always
 // has exactly one row, emitted at the first step even when the input is empty.
-// SUM(integer) is BIGINT; AVG is DOUBLE (PostgreSQL and DuckDB compute a fractional average;
-// Feldera truncates integer averages); integer sums that overflow 64 bits raise an error.
+// Result types follow Feldera: SUM(integer) is BIGINT; AVG, STDDEV and VARIANCE have the
+// argument's type, so over integers they truncate toward zero and over DECIMAL(p, s) they are
+// truncated to s digits; integer sums that overflow 64 bits raise an error. The variance of
+// integers is Feldera's integer formula (sumsq - sum * sum / n) / (n or n - 1), each division
+// truncating, and STDDEV its truncated square root.
 #pragma once
 
 #include <map>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/circuit/operator.h"
 #include "core/common/thread_pool.h"
@@ -25,13 +39,35 @@
 
 namespace fld {
 
-enum class AggKind : uint8_t { kCountStar, kCount, kSum, kAvg, kMin, kMax };
+enum class AggKind : uint8_t {
+  kCountStar,
+  kCount,
+  kSum,
+  kAvg,
+  kMin,
+  kMax,
+  kArgMin,
+  kArgMax,
+  kStddevPop,
+  kStddevSamp,
+  kVarPop,
+  kVarSamp,
+  kBitAnd,
+  kBitOr,
+  kBitXor,
+};
+
+// The SQL name of an aggregate kind ("COUNT(*)", "ARG_MIN", "STDDEV_POP", ...).
+const char* AggName(AggKind kind);
 
 struct AggSpec {
   AggKind kind = AggKind::kCountStar;
   bool distinct = false;
-  int arg = -1;  // input column (not for COUNT(*))
+  int arg = -1;     // input column (not for COUNT(*))
+  int key = -1;     // ARG_MIN/ARG_MAX: the input column ordered by
+  int filter = -1;  // FILTER (WHERE ...): a BOOLEAN input column; -1 = every row
   SqlType arg_type;
+  SqlType key_type;
   SqlType result_type;
 };
 
@@ -53,12 +89,26 @@ class AggregateOp : public Operator {
     int64_t isum = 0;                 // exact sum (integers, decimals in units of the scale)
     double dsum = 0;                  // floating sum
     std::map<Value, int64_t> values;  // MIN/MAX/DISTINCT: value -> weight (no zero weights)
+    // STDDEV/VARIANCE: sum of squares (exact for integers and decimals, else floating).
+    __int128 isumsq = 0;
+    double dsumsq = 0;
+    std::vector<int64_t> bits;  // BIT_*: per bit, the weighted count of values with it set (64 or none)
+    std::map<std::pair<Value, Value>, int64_t> pairs;  // ARG_MIN/ARG_MAX: (key, value) -> weight
   };
   struct Group {
     int64_t rows = 0;
     std::vector<Acc> accs;
   };
-  bool UsesMultiset(const AggSpec& a) const { return a.distinct || a.kind == AggKind::kMin || a.kind == AggKind::kMax; }
+  static bool UsesMultiset(const AggSpec& a) {
+    return !IsArg(a) && (a.distinct || a.kind == AggKind::kMin || a.kind == AggKind::kMax);
+  }
+  static bool IsArg(const AggSpec& a) { return a.kind == AggKind::kArgMin || a.kind == AggKind::kArgMax; }
+  static bool IsBits(const AggSpec& a) {
+    return a.kind == AggKind::kBitAnd || a.kind == AggKind::kBitOr || a.kind == AggKind::kBitXor;
+  }
+  static bool IsMoment(const AggSpec& a) { return a.kind >= AggKind::kStddevPop && a.kind <= AggKind::kVarSamp; }
+  // Pre-aggregates one aggregate of the batch: rows -> partial[gid[row]].accs[a].
+  void Preaggregate(size_t a, const Batch& in, const std::vector<uint32_t>& gid, std::vector<Group>* partial) const;
   Value Result(const AggSpec& a, const Group& g, const Acc& acc) const;
   // Fast path for one integer key spanning a small range and linear aggregates: group ids are
   // key - min, no hashing. Returns false when the batch does not qualify.

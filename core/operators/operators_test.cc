@@ -30,6 +30,7 @@
 #include "core/operators/join.h"
 #include "core/operators/map.h"
 #include "core/operators/source.h"
+#include "core/operators/topk.h"
 #include "core/operators/union_all.h"
 #include "core/operators/upsert.h"
 #include "core/zset/batch.h"
@@ -198,6 +199,7 @@ const ColSpec kInt{PhysType::kI64, Ints({-2, -1, 0, 1, 3, 100}), 0.2};
 const ColSpec kDbl{PhysType::kF64, Doubles({-1.5, -0.0, 0.0, 0.5, 2.25, 1024.0}), 0.2};
 const ColSpec kStr{PhysType::kStr, Strings({"", "a", "b", "ab"}), 0.2};
 const ColSpec kCents{PhysType::kI64, Ints({-150, 0, 1, 99, 250}), 0.2};  // DECIMAL(10,2)
+const ColSpec kBool{PhysType::kI64, Ints({0, 1}), 0.2};                  // BOOLEAN
 
 Types TypesOf(const std::vector<ColSpec>& specs) {
   Types t;
@@ -568,23 +570,56 @@ AggSpec Agg(AggKind kind, int arg, SqlType arg_type, bool distinct = false) {
     case AggKind::kSum:
       a.result_type = arg_type.id == TypeId::kDecimal ? kDecSum : arg_type.IsFloat() ? kDouble : kBigInt;
       break;
-    case AggKind::kAvg:
-      a.result_type = kDouble;
-      break;
-    case AggKind::kMin:
-    case AggKind::kMax:
+    default:  // AVG, STDDEV, VARIANCE, MIN/MAX, ARG_MIN/ARG_MAX, BIT_*: the argument's type
       a.result_type = arg_type;
       break;
   }
   return a;
 }
 
+// An aggregate with FILTER (WHERE <column `filter` is TRUE>).
+AggSpec Filtered(AggSpec a, int filter) {
+  a.filter = filter;
+  return a;
+}
+
+// ARG_MIN / ARG_MAX(arg, key).
+AggSpec ArgAgg(AggKind kind, int arg, SqlType arg_type, int key, SqlType key_type) {
+  AggSpec a = Agg(kind, arg, arg_type);
+  a.key = key;
+  a.key_type = key_type;
+  return a;
+}
+
+// sqrt / truncation of a variance into the argument's type, as the aggregate defines it.
+Value NaiveMomentResult(AggKind kind, double var, const SqlType& t) {
+  const bool stddev = kind == AggKind::kStddevPop || kind == AggKind::kStddevSamp;
+  double x = stddev ? std::sqrt(var) : var;
+  if (t.IsFloat()) return Value::Double(x);
+  if (t.id == TypeId::kDecimal) x *= std::pow(10.0, t.scale);
+  return Value::Int(static_cast<int64_t>(std::trunc(x)));
+}
+
 // The SQL value of one aggregate over a group's rows (each row with a positive multiplicity).
-Value NaiveAgg(const AggSpec& a, const std::vector<std::pair<Row, int64_t>>& rows) {
+Value NaiveAgg(const AggSpec& a, const std::vector<std::pair<Row, int64_t>>& all_rows) {
+  // FILTER (WHERE f): only the rows where f is TRUE.
+  std::vector<std::pair<Row, int64_t>> rows;
+  for (const auto& [r, w] : all_rows)
+    if (a.filter < 0 || (!r[a.filter].IsNull() && r[a.filter].i != 0)) rows.emplace_back(r, w);
   if (a.kind == AggKind::kCountStar) {
     int64_t n = 0;
     for (const auto& [r, w] : rows) n += w;
     return Value::Int(n);
+  }
+  if (a.kind == AggKind::kArgMin || a.kind == AggKind::kArgMax) {
+    // The value of the row with the smallest (largest) (key, value); rows with a NULL key only
+    // when no row has a key.
+    std::vector<std::pair<Value, Value>> keyed, unkeyed;
+    for (const auto& [r, w] : rows) (r[a.key].IsNull() ? unkeyed : keyed).emplace_back(r[a.key], r[a.arg]);
+    const auto& pairs = keyed.empty() ? unkeyed : keyed;
+    if (pairs.empty()) return Value::Null();
+    auto [lo, hi] = std::minmax_element(pairs.begin(), pairs.end());
+    return a.kind == AggKind::kArgMin ? lo->second : hi->second;
   }
   // The non-NULL argument values, each repeated by its multiplicity (once for DISTINCT).
   std::vector<Value> vals;
@@ -611,9 +646,57 @@ Value NaiveAgg(const AggSpec& a, const std::vector<std::pair<Row, int64_t>>& row
           isum += v.i;
       }
       if (a.kind == AggKind::kSum) return is_float ? Value::Double(dsum) : Value::Int(isum);
-      double total = is_float ? dsum : static_cast<double>(isum);
-      if (a.arg_type.id == TypeId::kDecimal) total /= std::pow(10.0, a.arg_type.scale);
-      return Value::Double(total / static_cast<double>(vals.size()));
+      // AVG keeps the argument's type: integers (and decimals, in units of their scale)
+      // truncate toward zero.
+      if (!is_float) return Value::Int(isum / static_cast<int64_t>(vals.size()));
+      return Value::Double(dsum / static_cast<double>(vals.size()));
+    }
+    case AggKind::kStddevPop:
+    case AggKind::kStddevSamp:
+    case AggKind::kVarPop:
+    case AggKind::kVarSamp: {
+      const bool samp = a.kind == AggKind::kStddevSamp || a.kind == AggKind::kVarSamp;
+      const int64_t n = static_cast<int64_t>(vals.size());
+      if (n == 0 || (samp && n < 2)) return Value::Null();
+      double var;
+      if (is_float) {
+        double s1 = 0, s2 = 0;
+        for (const auto& v : vals) {
+          s1 += v.d;
+          s2 += v.d * v.d;
+        }
+        var =
+            (static_cast<double>(n) * s2 - s1 * s1) / (static_cast<double>(n) * static_cast<double>(samp ? n - 1 : n));
+        if (var < 0) var = 0;
+      } else if (a.arg_type.IsInteger()) {
+        // Feldera's integer variance: (sum(x^2) - S * S / n) / (n or n - 1), truncating.
+        __int128 s1 = 0, s2 = 0;
+        for (const auto& v : vals) {
+          s1 += v.i;
+          s2 += static_cast<__int128>(v.i) * v.i;
+        }
+        var = static_cast<double>((s2 - s1 * s1 / n) / (samp ? n - 1 : n));
+      } else {
+        // Two passes, exact: D = sum((n*x - S)^2) = n * (n * sum(x^2) - S^2).
+        __int128 sum = 0, d = 0;
+        for (const auto& v : vals) sum += v.i;
+        for (const auto& v : vals) d += (static_cast<__int128>(n) * v.i - sum) * (static_cast<__int128>(n) * v.i - sum);
+        double unit = a.arg_type.id == TypeId::kDecimal ? std::pow(10.0, a.arg_type.scale) : 1.0;
+        var = static_cast<double>(d) / (static_cast<double>(n) * n * (samp ? n - 1 : n)) / (unit * unit);
+      }
+      return NaiveMomentResult(a.kind, var, a.arg_type);
+    }
+    case AggKind::kBitAnd:
+    case AggKind::kBitOr:
+    case AggKind::kBitXor: {
+      if (vals.empty()) return Value::Null();
+      int64_t r = a.kind == AggKind::kBitAnd ? -1 : 0;
+      for (const auto& v : vals) {
+        if (a.kind == AggKind::kBitAnd) r &= v.i;
+        if (a.kind == AggKind::kBitOr) r |= v.i;
+        if (a.kind == AggKind::kBitXor) r ^= v.i;
+      }
+      return Value::Int(r);
     }
     case AggKind::kMin:
     case AggKind::kMax: {
@@ -689,6 +772,41 @@ std::vector<AggSpec> AllAggs(int base) {
   };
 }
 
+// Feldera's further aggregates and FILTER, over argument columns starting at `base`: int,
+// double, string, decimal, boolean (the filter).
+std::vector<AggSpec> MoreAggs(int base) {
+  const int i = base, d = base + 1, s = base + 2, c = base + 3, b = base + 4;
+  const SqlType kBoolean = SqlType::Of(TypeId::kBoolean);
+  std::vector<AggSpec> out;
+  for (AggKind k : {AggKind::kStddevPop, AggKind::kStddevSamp, AggKind::kVarPop, AggKind::kVarSamp}) {
+    out.push_back(Agg(k, i, kBigInt));
+    out.push_back(Agg(k, d, kDouble));
+    out.push_back(Agg(k, c, kDec));
+    out.push_back(Agg(k, i, kBigInt, true));
+  }
+  for (AggKind k : {AggKind::kBitAnd, AggKind::kBitOr, AggKind::kBitXor}) {
+    out.push_back(Agg(k, i, kBigInt));
+    out.push_back(Agg(k, c, kBigInt));
+    out.push_back(Filtered(Agg(k, i, kBigInt), b));
+  }
+  out.push_back(Agg(AggKind::kBitXor, i, kBigInt, true));
+  for (AggKind k : {AggKind::kArgMin, AggKind::kArgMax}) {
+    out.push_back(ArgAgg(k, s, kVarchar, i, kBigInt));
+    out.push_back(ArgAgg(k, i, kBigInt, d, kDouble));
+    out.push_back(ArgAgg(k, c, kDec, s, kVarchar));
+    out.push_back(Filtered(ArgAgg(k, d, kDouble, c, kDec), b));
+  }
+  out.push_back(Agg(AggKind::kMin, b, kBoolean));  // EVERY
+  out.push_back(Agg(AggKind::kMax, b, kBoolean));  // SOME
+  out.push_back(Filtered(Agg(AggKind::kCountStar, -1, SqlType()), b));
+  out.push_back(Filtered(Agg(AggKind::kSum, i, kBigInt), b));
+  out.push_back(Filtered(Agg(AggKind::kAvg, c, kDec), b));
+  out.push_back(Filtered(Agg(AggKind::kMax, s, kVarchar), b));
+  out.push_back(Filtered(Agg(AggKind::kCount, d, kDouble, true), b));
+  out.push_back(Filtered(Agg(AggKind::kStddevSamp, i, kBigInt), b));
+  return out;
+}
+
 // The linear aggregates only (no multiset, no string argument): with one non-NULL integer key
 // of small range, AggregateOp pre-aggregates in fixed-size slices (in parallel with a pool).
 std::vector<AggSpec> LinearAggs(int base) {
@@ -719,6 +837,15 @@ std::vector<Scenario> AggScenarios() {
   add(AggScenario("group by double", with_keys({kKeyDbl}), 1, AllAggs(1)), 60);
   add(AggScenario("group by small int, linear aggregates (slice path)", with_keys({kKeyNN}), 1, LinearAggs(1)), 100);
   add(AggScenario("group by nullable int, linear aggregates", with_keys({kKey3}), 1, LinearAggs(1)), 60);
+  const std::vector<ColSpec> more = {kInt, kDbl, kStr, kCents, kBool};
+  std::vector<ColSpec> keyed_more = {kKey3};
+  keyed_more.insert(keyed_more.end(), more.begin(), more.end());
+  std::vector<ColSpec> dense_more = {kKeyNN};
+  dense_more.insert(dense_more.end(), more.begin(), more.end());
+  add(AggScenario("global, STDDEV/VAR/BIT/ARG_MIN/ARG_MAX/EVERY/SOME and FILTER", more, 0, MoreAggs(0)), 200);
+  add(AggScenario("group by int, STDDEV/VAR/BIT/ARG_MIN/ARG_MAX/EVERY/SOME and FILTER", keyed_more, 1, MoreAggs(1)),
+      200);
+  add(AggScenario("group by int (no NULLs), further aggregates", dense_more, 1, MoreAggs(1)), 60);
   // Degenerate shapes: a lone COUNT(*) (no argument column), and GROUP BY without aggregates.
   add(AggScenario("global COUNT(*)", args, 0, {Agg(AggKind::kCountStar, -1, SqlType())}), 60);
   add(AggScenario("group by key only (no aggregates)", with_keys({kKey3, kKeyStr}), 2, {}), 60);
@@ -738,6 +865,79 @@ TEST_CASE("aggregate: output does not depend on step boundaries", "[operators]")
 TEST_CASE("aggregate: save/restore reproduces outputs byte for byte", "[operators]") {
   uint64_t seed = 7000;
   for (const auto& sc : AggScenarios()) CheckSaveRestore(sc, seed++);
+}
+
+// -------------------------------------------------------------------------------- top-K
+
+// ORDER BY keys LIMIT limit OFFSET offset, recomputed: every copy of every row, sorted by the
+// keys (NULL placed by nulls_first) and then by the row, cut to the window.
+ZSet NaiveTopK(const ZSet& in, const std::vector<SortKey>& keys, int64_t limit, int64_t offset) {
+  std::vector<Row> rows;
+  for (const auto& [r, w] : in)
+    for (int64_t k = 0; k < w; ++k) rows.push_back(r);
+  auto before = [&](const Row& a, const Row& b) {
+    for (const SortKey& k : keys) {
+      const Value &x = a[k.column], &y = b[k.column];
+      if (x.IsNull() != y.IsNull()) return x.IsNull() == k.nulls_first;
+      if (x.IsNull()) continue;
+      if (x == y) continue;
+      return k.desc ? y < x : x < y;
+    }
+    return a < b;
+  };
+  std::sort(rows.begin(), rows.end(), before);
+  ZSet out;
+  for (int64_t i = offset; i < static_cast<int64_t>(rows.size()) && i - offset < limit; ++i) AddInto(&out, rows[i], 1);
+  return out;
+}
+
+std::vector<Scenario> TopKScenarios() {
+  std::vector<Scenario> out;
+  const std::vector<ColSpec> cols = {kKey3, kDbl, kStr};
+  struct Shape {
+    std::string name;
+    std::vector<SortKey> keys;
+    int64_t limit, offset;
+  };
+  const Shape shapes[] = {
+      {"ORDER BY int LIMIT 3", {{0, false, true}}, 3, 0},
+      {"ORDER BY int DESC NULLS LAST, str LIMIT 2 OFFSET 1", {{0, true, false}, {2, false, true}}, 2, 1},
+      {"ORDER BY double NULLS LAST, int DESC LIMIT 5", {{1, false, false}, {0, true, true}}, 5, 0},
+      {"ORDER BY str DESC LIMIT 1", {{2, true, true}}, 1, 0},
+      {"OFFSET 4 only", {{0, false, true}}, INT64_MAX, 4},
+  };
+  for (const Shape& sh : shapes) {
+    Scenario sc;
+    sc.name = "top-K " + sh.name;
+    sc.inputs = {cols};
+    sc.out_types = TypesOf(cols);
+    Types types = sc.out_types;
+    auto keys = sh.keys;
+    int64_t limit = sh.limit, offset = sh.offset;
+    sc.make = [=] { return std::make_unique<TopKOp>(types, keys, limit, offset); };
+    sc.consolidated = true;
+    sc.naive = [=](const std::vector<ZSet>& ins, const std::vector<Changes>&) {
+      return NaiveTopK(ins[0], keys, limit, offset);
+    };
+    sc.iterations = 150;
+    out.push_back(std::move(sc));
+  }
+  return out;
+}
+
+TEST_CASE("top-K: I(output) equals the sorted, cut input recomputed from scratch", "[operators]") {
+  uint64_t seed = 9100;
+  for (const auto& sc : TopKScenarios()) CheckCorrectness(sc, seed++);
+}
+
+TEST_CASE("top-K: output does not depend on step boundaries", "[operators]") {
+  uint64_t seed = 9200;
+  for (const auto& sc : TopKScenarios()) CheckStepBoundaries(sc, seed++);
+}
+
+TEST_CASE("top-K: save/restore reproduces outputs byte for byte", "[operators]") {
+  uint64_t seed = 9300;
+  for (const auto& sc : TopKScenarios()) CheckSaveRestore(sc, seed++);
 }
 
 TEST_CASE("aggregate: global aggregate over empty input is one row", "[operators]") {
@@ -826,7 +1026,7 @@ TEST_CASE("aggregate: parallel slice pre-aggregation matches serial and plain su
     for (const auto& [k, s] : g) {
       Row row = {Value::Int(k), Value::Int(s.rows), Value::Int(s.cx)};
       row.push_back(s.cx ? Value::Int(s.sx) : Value::Null());
-      row.push_back(s.cx ? Value::Double(static_cast<double>(s.sx) / static_cast<double>(s.cx)) : Value::Null());
+      row.push_back(s.cx ? Value::Int(s.sx / s.cx) : Value::Null());  // AVG(BIGINT) truncates
       row.push_back(Value::Int(s.cd));
       row.push_back(s.cd ? Value::Double(s.sd) : Value::Null());
       row.push_back(s.cd ? Value::Double(s.sd / static_cast<double>(s.cd)) : Value::Null());

@@ -16,7 +16,14 @@ void SqlContext::Error(Pos pos, std::string_view msg) const {
 }
 
 bool IsAggregateName(std::string_view n) {
-  return n == "COUNT" || n == "SUM" || n == "AVG" || n == "MIN" || n == "MAX";
+  static const std::string_view kNames[] = {"COUNT", "SUM", "AVG", "MIN", "MAX", "ARG_MIN", "ARG_MAX", "STDDEV",
+                                            "STDDEV_POP", "STDDEV_SAMP", "VARIANCE", "VAR_POP", "VAR_SAMP", "BIT_AND",
+                                            "BIT_OR", "BIT_XOR", "EVERY", "SOME", "BOOL_AND", "BOOL_OR", "COUNTIF",
+                                            // Known to Feldera, refused by name ("ARRAY_AGG is not supported yet").
+                                            "ARRAY_AGG", "MAP_AGG"};
+  for (std::string_view k : kNames)
+    if (n == k) return true;
+  return false;
 }
 
 bool ContainsAggregate(const Expr& e) {
@@ -65,6 +72,7 @@ SqlType Binder::CommonType(const SqlType& a, const SqlType& b, Pos pos) const {
   }
   if (a.IsNumeric() && b.IsNumeric()) return SqlType::Of(TypeId::kDouble, nullable);
   if (a.IsString() && b.IsString()) return SqlType::Of(TypeId::kVarchar, nullable);
+  if (a.IsBinary() && b.IsBinary()) return SqlType::Of(TypeId::kVarbinary, nullable);
   if (a.IsTemporal() && b.IsTemporal()) {
     if ((a.id == TypeId::kDate && b.id == TypeId::kTimestamp) || (a.id == TypeId::kTimestamp && b.id == TypeId::kDate))
       return SqlType::Of(TypeId::kTimestamp, nullable);
@@ -182,6 +190,12 @@ BoundExprPtr Binder::BindLiteral(const Expr& e) const {
         ctx_.Error(e.pos, fmt::format("'{}' is not a valid {}", e.text, t.WithNullable(true).ToString()));
       return MakeLiteral(v, t);
     }
+    case LiteralKind::kBinary: {
+      SqlType t = SqlType::Of(TypeId::kVarbinary, false);
+      Value v;
+      if (!ParseValue(e.text, t, &v)) ctx_.Error(e.pos, fmt::format("X'{}' is not a valid binary literal", e.text));
+      return MakeLiteral(v, t);
+    }
   }
   ctx_.Error(e.pos, "unsupported literal");
 }
@@ -194,6 +208,12 @@ BoundExprPtr Binder::RequireBool(BoundExprPtr e, Pos pos) const {
 
 BoundExprPtr Binder::Compare(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos) const {
   SqlType ta = a->type, tb = b->type;
+  // Rows compare as wholes only with IS [NOT] DISTINCT FROM (=, < ... would need SQL's
+  // field-by-field NULL logic).
+  if ((ta.id == TypeId::kRow || tb.id == TypeId::kRow) && op != ExprOp::kIsDistinct)
+    ctx_.Error(pos,
+               "comparing ROW values with =, <>, <, >, IN or BETWEEN is not supported yet (IS [NOT] DISTINCT "
+               "FROM is)");
   // Integers and decimals compare exactly whatever their scales (the evaluator aligns them in
   // 128 bits), so no cast to a common DECIMAL(18, s) can overflow: BIGINT 10^18 > 1.5 is TRUE.
   if (ta.IsExactNumeric() && tb.IsExactNumeric() && op != ExprOp::kIsDistinct) {
@@ -275,31 +295,95 @@ BoundExprPtr Binder::BindPredicate(const Expr& e, const Scope& scope) {
 }
 
 BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
+  static const std::pair<std::string_view, AggKind> kKinds[] = {
+      {"COUNT", AggKind::kCount},
+      {"SUM", AggKind::kSum},
+      {"AVG", AggKind::kAvg},
+      {"MIN", AggKind::kMin},
+      {"MAX", AggKind::kMax},
+      {"ARG_MIN", AggKind::kArgMin},
+      {"ARG_MAX", AggKind::kArgMax},
+      {"STDDEV", AggKind::kStddevSamp},
+      {"STDDEV_SAMP", AggKind::kStddevSamp},
+      {"STDDEV_POP", AggKind::kStddevPop},
+      {"VARIANCE", AggKind::kVarSamp},
+      {"VAR_SAMP", AggKind::kVarSamp},
+      {"VAR_POP", AggKind::kVarPop},
+      {"BIT_AND", AggKind::kBitAnd},
+      {"BIT_OR", AggKind::kBitOr},
+      {"BIT_XOR", AggKind::kBitXor},
+      // EVERY/BOOL_AND is MIN over BOOLEAN (FALSE < TRUE), SOME/BOOL_OR is MAX.
+      {"EVERY", AggKind::kMin},
+      {"BOOL_AND", AggKind::kMin},
+      {"SOME", AggKind::kMax},
+      {"BOOL_OR", AggKind::kMax},
+      {"COUNTIF", AggKind::kCountStar},
+  };
   AggSpec spec;
-  if (e.name == "COUNT")
-    spec.kind = e.star_arg ? AggKind::kCountStar : AggKind::kCount;
-  else if (e.name == "SUM")
-    spec.kind = AggKind::kSum;
-  else if (e.name == "AVG")
-    spec.kind = AggKind::kAvg;
-  else if (e.name == "MIN")
-    spec.kind = AggKind::kMin;
-  else
-    spec.kind = AggKind::kMax;
-  spec.distinct = e.distinct;
-  BoundExprPtr arg;
-  if (spec.kind != AggKind::kCountStar) {
-    if (e.args.size() != 1) ctx_.Error(e.pos, fmt::format("{} takes exactly one argument", e.name));
-    if (ContainsAggregate(*e.args[0])) ctx_.Error(e.args[0]->pos, "aggregate calls cannot be nested");
-    arg = Bind(*e.args[0], *agg->input);
-    if (arg->type.id == TypeId::kNull) arg = Coerce(std::move(arg), SqlType::Of(TypeId::kInteger), e.pos);
+  bool known = false;
+  for (const auto& [name, kind] : kKinds)
+    if (e.name == name) {
+      spec.kind = kind;
+      known = true;
+    }
+  if (!known) ctx_.Error(e.pos, fmt::format("{} is not supported yet", e.name));
+  const bool boolean = e.name == "EVERY" || e.name == "BOOL_AND" || e.name == "SOME" || e.name == "BOOL_OR";
+  const bool countif = e.name == "COUNTIF";
+  if (e.name == "COUNT" && e.star_arg)
+    spec.kind = AggKind::kCountStar;
+  else if (e.star_arg)
+    ctx_.Error(e.pos, fmt::format("{}(*) is not valid", e.name));
+  // DISTINCT changes nothing for MIN/MAX-like aggregates.
+  spec.distinct = e.distinct && spec.kind != AggKind::kMin && spec.kind != AggKind::kMax &&
+                  spec.kind != AggKind::kArgMin && spec.kind != AggKind::kArgMax && spec.kind != AggKind::kBitAnd &&
+                  spec.kind != AggKind::kBitOr && spec.kind != AggKind::kCountStar;
+  const bool two = spec.kind == AggKind::kArgMin || spec.kind == AggKind::kArgMax;
+  BoundExprPtr arg, key, filter;
+  auto bind_arg = [&](const Expr& a) {
+    if (ContainsAggregate(a)) ctx_.Error(a.pos, "aggregate calls cannot be nested");
+    BoundExprPtr b = Bind(a, *agg->input);
+    if (b->type.id == TypeId::kNull) b = Coerce(std::move(b), SqlType::Of(TypeId::kInteger), a.pos);
+    return b;
+  };
+  if (spec.kind != AggKind::kCountStar || countif) {
+    const size_t want = two ? 2 : 1;
+    if (e.args.size() != want)
+      ctx_.Error(e.pos, fmt::format("{} takes exactly {} argument{}", e.name, want, want == 1 ? "" : "s"));
+    arg = bind_arg(*e.args[0]);
+    if (two) {
+      key = bind_arg(*e.args[1]);
+      spec.key_type = key->type;
+    }
+  }
+  if (countif) {
+    // COUNTIF(c) is COUNT(*) FILTER (WHERE c).
+    filter = RequireBool(std::move(arg), e.args[0]->pos);
+  } else if (arg) {
     spec.arg_type = arg->type;
-    if ((spec.kind == AggKind::kSum || spec.kind == AggKind::kAvg) && !arg->type.IsNumeric())
-      ctx_.Error(e.args[0]->pos,
-                 fmt::format("{} needs a numeric argument, not {}", e.name, arg->type.WithNullable(true).ToString()));
+  }
+  const std::string type_name = spec.arg_type.WithNullable(true).ToString();
+  switch (spec.kind) {
+    case AggKind::kSum:
+    case AggKind::kAvg:
+    case AggKind::kStddevPop:
+    case AggKind::kStddevSamp:
+    case AggKind::kVarPop:
+    case AggKind::kVarSamp:
+      if (!spec.arg_type.IsNumeric())
+        ctx_.Error(e.args[0]->pos, fmt::format("{} needs a numeric argument, not {}", e.name, type_name));
+      break;
+    case AggKind::kBitAnd:
+    case AggKind::kBitOr:
+    case AggKind::kBitXor:
+      if (!spec.arg_type.IsInteger())
+        ctx_.Error(e.args[0]->pos, fmt::format("{} needs an integer argument, not {}", e.name, type_name));
+      break;
+    default:
+      if (boolean && spec.arg_type.id != TypeId::kBoolean)
+        ctx_.Error(e.args[0]->pos, fmt::format("{} needs a BOOLEAN argument, not {}", e.name, type_name));
+      break;
   }
   if (spec.kind == AggKind::kCountStar || spec.kind == AggKind::kCount) {
-    spec.distinct = spec.kind == AggKind::kCount && e.distinct;
     spec.result_type = SqlType::Of(TypeId::kBigInt, false);
   } else if (spec.kind == AggKind::kSum) {
     if (spec.arg_type.IsInteger())
@@ -308,21 +392,27 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
       spec.result_type = SqlType::Decimal(18, spec.arg_type.scale);
     else
       spec.result_type = SqlType::Of(TypeId::kDouble);
-  } else if (spec.kind == AggKind::kAvg) {
-    spec.result_type = SqlType::Of(TypeId::kDouble);
   } else {
+    // AVG, STDDEV, VARIANCE (as in Feldera), MIN/MAX, ARG_MIN/ARG_MAX, BIT_*: the argument's type.
     spec.result_type = spec.arg_type.WithNullable(true);
   }
+  if (e.filter) {
+    if (ContainsAggregate(*e.filter)) ctx_.Error(e.filter->pos, "aggregate calls cannot be nested");
+    BoundExprPtr f = BindPredicate(*e.filter, *agg->input);
+    filter = filter ? Logic(ExprOp::kAnd, std::move(filter), std::move(f), e.filter->pos) : std::move(f);
+  }
   // Reuse an identical aggregate already in the block.
+  auto same = [](const BoundExprPtr& a, const BoundExprPtr& b) { return a ? (b && a->Equals(*b)) : !b; };
   for (size_t i = 0; i < agg->aggs.size(); ++i) {
     const AggSpec& o = agg->aggs[i];
     if (o.kind != spec.kind || o.distinct != spec.distinct) continue;
-    if ((arg == nullptr) != (agg->args[i] == nullptr)) continue;
-    if (arg && !arg->Equals(*agg->args[i])) continue;
+    if (!same(arg, agg->args[i]) || !same(key, agg->keys[i]) || !same(filter, agg->filters[i])) continue;
     return MakeColumn(static_cast<int>(agg->group_exprs.size() + i), o.result_type);
   }
   agg->aggs.push_back(spec);
-  agg->args.push_back(std::move(arg));
+  agg->args.push_back(countif ? nullptr : std::move(arg));
+  agg->keys.push_back(std::move(key));
+  agg->filters.push_back(std::move(filter));
   return MakeColumn(static_cast<int>(agg->group_exprs.size() + agg->aggs.size() - 1), spec.result_type);
 }
 
@@ -440,6 +530,15 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       auto need = [&](size_t n) {
         if (args.size() != n) ctx_.Error(e.pos, fmt::format("{} takes {} argument{}", e.name, n, n == 1 ? "" : "s"));
       };
+      if (e.name == "ROW") {
+        if (args.empty()) ctx_.Error(e.pos, "ROW needs at least one field");
+        std::vector<SqlType> types;
+        for (auto& a : args) {
+          if (a->type.id == TypeId::kNull) a = Coerce(std::move(a), SqlType::Of(TypeId::kInteger), e.pos);
+          types.push_back(a->type);
+        }
+        return MakeCall(ExprOp::kRow, SqlType::Row(std::move(types), false), std::move(args));
+      }
       if (e.name == "ABS") {
         need(1);
         if (args[0]->type.id == TypeId::kNull) return std::move(args[0]);
@@ -511,6 +610,21 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
     }
     case ExprKind::kCast: {
       BoundExprPtr a = child(*e.args[0]);
+      if (e.safe_cast) {
+        // SAFE_CAST: NULL where the value does not convert.
+        SqlType t = e.cast_type.WithNullable(true);
+        if (a->type.SameAs(t) || a->type.id == TypeId::kNull) return Coerce(std::move(a), t, e.pos);
+        if (a->op == ExprOp::kLiteral) {
+          try {
+            return MakeLiteral(CastValue(a->literal, a->type, t), t);
+          } catch (const fld::Error&) {
+            return MakeLiteral(Value::Null(), t);
+          }
+        }
+        std::vector<BoundExprPtr> args;
+        args.push_back(std::move(a));
+        return MakeCall(ExprOp::kSafeCast, t, std::move(args));
+      }
       SqlType t = e.cast_type.WithNullable(a->type.nullable);
       return Coerce(std::move(a), t, e.pos);
     }

@@ -51,8 +51,10 @@ struct SqlContext {
 struct AggContext {
   const Scope* input = nullptr;           // the FROM scope
   std::vector<BoundExprPtr> group_exprs;  // bound over `input`
-  std::vector<AggSpec> aggs;              // arg = index into `args` (fixed up by the planner)
-  std::vector<BoundExprPtr> args;         // aggregate arguments bound over `input`
+  std::vector<AggSpec> aggs;              // arg/key/filter: indices fixed up by the planner
+  std::vector<BoundExprPtr> args;         // per aggregate, bound over `input`: its argument (or null),
+  std::vector<BoundExprPtr> keys;         // the ARG_MIN/ARG_MAX ordering argument (or null),
+  std::vector<BoundExprPtr> filters;      // the FILTER (WHERE ...) condition (or null)
 };
 
 bool IsAggregateName(std::string_view upper_name);

@@ -13,6 +13,7 @@
 #include "core/operators/join.h"
 #include "core/operators/map.h"
 #include "core/operators/source.h"
+#include "core/operators/topk.h"
 #include "core/operators/union_all.h"
 #include "core/operators/upsert.h"
 
@@ -90,7 +91,21 @@ int Planner::AddTable(const sql::Statement& stmt) {
   r.properties = ct.properties;
   for (const auto& c : ct.columns) {
     if (r.schema.IndexOf(c.name) >= 0) ctx_.Error(c.pos, fmt::format("column '{}' is declared twice", c.name));
-    r.schema.fields.push_back({c.name, c.type});
+    Field f{c.name, c.type, std::nullopt};
+    if (c.default_value) {
+      Scope none;
+      BoundExprPtr d = binder_.Bind(*c.default_value, none);
+      if (!d->IsConstant()) ctx_.Error(c.default_value->pos, "a DEFAULT must be a constant");
+      d = binder_.Coerce(std::move(d), c.type.WithNullable(true), c.default_value->pos);
+      try {
+        f.default_value = EvaluateConstant(*d);
+      } catch (const fld::Error& e) {
+        ctx_.Error(c.default_value->pos, e.what());
+      }
+      if (f.default_value->IsNull() && !c.type.nullable)
+        ctx_.Error(c.default_value->pos, fmt::format("DEFAULT NULL for NOT NULL column '{}'", c.name));
+    }
+    r.schema.fields.push_back(std::move(f));
   }
   for (const auto& k : ct.primary_key) {
     int i = r.schema.IndexOf(k);
@@ -124,8 +139,6 @@ int Planner::AddView(const sql::Statement& stmt) {
     ctx_.Error(stmt.pos, fmt::format("a table or view named '{}' already exists", cv.name));
   for (const auto& p : cv.properties)
     if (p.key != "connectors") ctx_.Error(p.pos, fmt::format("unknown view property '{}' (known: connectors)", p.key));
-  if (cv.query->limit || cv.query->offset)
-    ctx_.Error(cv.query->pos, "LIMIT/OFFSET are not allowed in a view (use them in `fld query`)");
   Relation r;
   r.kind = Relation::Kind::kView;
   r.name = cv.name;
@@ -135,6 +148,7 @@ int Planner::AddView(const sql::Statement& stmt) {
   r.local = cv.local;
   r.query_text = std::string(ctx_.sql.substr(cv.query_begin, cv.query_end - cv.query_begin));
   r.node = PlanQuery(*cv.query, &r.schema);
+  if (cv.query->limit || cv.query->offset) r.node = TopK(r.node, r.schema, *cv.query);
   if (!cv.column_names.empty()) {
     if (cv.column_names.size() != r.schema.size())
       ctx_.Error(stmt.pos, fmt::format("view '{}' names {} columns but its query has {}", cv.name,
@@ -143,6 +157,59 @@ int Planner::AddView(const sql::Statement& stmt) {
   }
   if (r.materialized) r.integrate_node = Materialize(r.node, r.schema.PhysTypes());
   return circuit_->AddRelation(std::move(r));
+}
+
+// ORDER BY ... LIMIT / OFFSET of a view: the order keys are bound over the view's output columns
+// (names, positions or expressions over them); keys that are not plain columns become extra
+// columns, dropped after the top-K operator. Without LIMIT, a view's ORDER BY means nothing (its
+// contents are a set) and is ignored, as in Feldera.
+int Planner::TopK(int node, const Schema& schema, const sql::Query& q) {
+  if (q.limit && *q.limit < 0) ctx_.Error(q.pos, "LIMIT must not be negative");
+  if (q.offset && *q.offset < 0) ctx_.Error(q.pos, "OFFSET must not be negative");
+  Scope scope;
+  for (const auto& f : schema.fields) scope.cols.push_back({"", f.name, f.type, false});
+  std::vector<BoundExprPtr> proj;
+  for (size_t i = 0; i < schema.size(); ++i) proj.push_back(MakeColumn(static_cast<int>(i), schema.fields[i].type));
+  std::vector<SortKey> keys;
+  for (const auto& o : q.order_by) {
+    const Expr& e = *o.expr;
+    SortKey k;
+    k.desc = o.desc;
+    // NULL is the smallest value unless NULLS FIRST / LAST says otherwise (Feldera's rule).
+    k.nulls_first = o.nulls_first.value_or(!o.desc);
+    if (e.kind == ExprKind::kLiteral && e.lit_kind == sql::LiteralKind::kInteger) {
+      int64_t pos = e.text.size() > 18 ? 0 : std::stoll(e.text);
+      if (pos < 1 || pos > static_cast<int64_t>(schema.size()))
+        ctx_.Error(e.pos, fmt::format("ORDER BY position {} is not in the select list (1..{})", e.text, schema.size()));
+      k.column = static_cast<int>(pos - 1);
+    } else {
+      if (ContainsAggregate(e))
+        ctx_.Error(e.pos,
+                   "ORDER BY ... LIMIT in a view sorts by the view's columns only (aggregates: not supported yet)");
+      BoundExprPtr b = binder_.Bind(e, scope);
+      if (b->op == ExprOp::kColumn) {
+        k.column = b->column_index;
+      } else {
+        k.column = static_cast<int>(proj.size());
+        proj.push_back(std::move(b));
+      }
+    }
+    keys.push_back(k);
+  }
+  std::vector<PhysType> types;
+  for (const auto& e : proj) types.push_back(e->type.phys());
+  const size_t width = schema.size();
+  if (proj.size() > width) node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {node}, types);
+  node = circuit_->AddNode(
+      std::make_unique<TopKOp>(types, std::move(keys), q.limit.value_or(INT64_MAX), q.offset.value_or(0)), {node},
+      types);
+  if (types.size() > width) {
+    std::vector<BoundExprPtr> keep;
+    for (size_t i = 0; i < width; ++i) keep.push_back(MakeColumn(static_cast<int>(i), schema.fields[i].type));
+    types.resize(width);
+    node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(keep)), {node}, types);
+  }
+  return node;
 }
 
 int Planner::PlanQuery(const sql::Query& q, Schema* schema) {
@@ -751,11 +818,16 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
       pre_types.push_back(g->type.phys());
       pre.push_back(g->Clone());
     }
+    auto add_pre = [&](BoundExprPtr& e, int* index) {
+      if (!e) return;
+      *index = static_cast<int>(pre.size());
+      pre_types.push_back(e->type.phys());
+      pre.push_back(std::move(e));
+    };
     for (size_t a = 0; a < agg.aggs.size(); ++a) {
-      if (!agg.args[a]) continue;
-      agg.aggs[a].arg = static_cast<int>(pre.size());
-      pre_types.push_back(agg.args[a]->type.phys());
-      pre.push_back(std::move(agg.args[a]));
+      add_pre(agg.args[a], &agg.aggs[a].arg);
+      add_pre(agg.keys[a], &agg.aggs[a].key);
+      add_pre(agg.filters[a], &agg.aggs[a].filter);
     }
     int pre_node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(pre)), {from.node}, pre_types);
     std::vector<PhysType> agg_types;
@@ -791,6 +863,8 @@ std::unique_ptr<Circuit> CompileProgram(const std::vector<sql::Statement>& progr
         planner.AddView(st);
         break;
       case sql::Statement::Kind::kCreateIndex:
+      case sql::Statement::Kind::kSet:
+      case sql::Statement::Kind::kLateness:
         break;
       default:
         ctx.Error(st.pos, "a pipeline's program holds only CREATE TABLE and CREATE [MATERIALIZED] VIEW statements");

@@ -52,6 +52,8 @@ class Planner {
   Plan Filter(Plan p, BoundExprPtr pred);
   Plan ExceptOrIntersect(Plan l, Plan r, sql::SetOp op, sql::Pos pos);
   Plan Cast(Plan p, const std::vector<SqlType>& types, sql::Pos pos);
+  // Adds ORDER BY ... LIMIT / OFFSET of a view's query over `node` (whose columns are `schema`).
+  int TopK(int node, const Schema& schema, const sql::Query& q);
   int Materialize(int node, const std::vector<PhysType>& types);
   std::vector<PhysType> Types(const Scope& s) const;
 

@@ -32,9 +32,9 @@ enum class ExprKind : uint8_t {
   kStar,        // `*` or `t.*` in a select list (qualifier), or COUNT(*) argument
   kUnary,       // op in {kNeg, kPlus, kNot}; args[0]
   kBinary,      // op; args[0], args[1]
-  kFunction,    // name (upper case), args; distinct; star_arg for COUNT(*)
+  kFunction,    // name (upper case), args; distinct; star_arg for COUNT(*); filter
   kCase,        // args: [operand if has_operand] then WHEN, THEN pairs, then ELSE if has_else
-  kCast,        // args[0] AS cast_type
+  kCast,        // args[0] AS cast_type; safe_cast for SAFE_CAST
   kBetween,     // args[0] [NOT] BETWEEN args[1] AND args[2]; negated
   kInList,      // args[0] [NOT] IN (args[1..]); negated
   kInQuery,     // args[0] [NOT] IN (subquery); negated
@@ -56,6 +56,7 @@ enum class LiteralKind : uint8_t {
   kDate,       // DATE '2024-01-01': text is the quoted part
   kTime,       // TIME '12:00:00'
   kTimestamp,  // TIMESTAMP '2024-01-01 12:00:00'
+  kBinary,     // X'0A1b': text is the hex digits
 };
 
 enum class Op : uint8_t {
@@ -99,7 +100,9 @@ struct Expr {
   bool has_else = false;
   bool bool_value = false;  // IS [NOT] TRUE / FALSE
   SqlType cast_type;        // CAST target (nullable = true)
+  bool safe_cast = false;   // SAFE_CAST: NULL instead of an error when the value does not convert
   std::unique_ptr<Query> subquery;
+  ExprPtr filter;  // aggregate call: FILTER (WHERE filter)
 };
 
 enum class JoinType : uint8_t { kInner, kLeft, kRight, kFull, kCross };
@@ -161,6 +164,8 @@ struct ColumnDef {
   std::string name;
   SqlType type;  // nullable = false when NOT NULL or PRIMARY KEY was given
   bool primary_key = false;
+  ExprPtr default_value;  // DEFAULT <constant expression>, or null
+  std::string lateness;   // LATENESS <expression> as written (accepted; state is not yet discarded)
 };
 
 // 'key' = 'value' in WITH (...). value is the unquoted string.
@@ -210,6 +215,8 @@ struct Statement {
     kDropTable,
     kDropView,
     kCreateIndex,  // parsed and ignored
+    kSet,          // SET key = value: accepted and ignored (Feldera's compiler options)
+    kLateness,     // LATENESS view.column <expression>: accepted and ignored
   };
   Kind kind = Kind::kQuery;
   Pos pos;

@@ -153,7 +153,7 @@ class Lexer {
 
   void LexSymbol(Token* t) {
     static constexpr std::string_view kTwo[] = {"||", "<=", ">=", "<>", "!=", "=="};
-    static constexpr std::string_view kOne = "+-*/%=<>(),.;";
+    static constexpr std::string_view kOne = "+-*/%=<>(),.;[]";
     t->kind = TokenKind::kSymbol;
     std::string_view rest = sql_.substr(i_);
     for (std::string_view two : kTwo) {

@@ -23,7 +23,7 @@ enum class TokenKind : uint8_t {
   kInteger,      // 123
   kDecimal,      // 1.5, .5, 5.
   kDouble,       // 1e3, 2.5E-3
-  kSymbol,       // + - * / % || = == <> != < <= > >= ( ) , . ;
+  kSymbol,       // [ ] + - * / % || = == <> != < <= > >= ( ) , . ;
 };
 
 struct Token {

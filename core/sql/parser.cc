@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 #include <unordered_set>
 
@@ -238,8 +239,22 @@ class Parser {
     } else if (IsKw(first, "SELECT") || IsKw(first, "VALUES") || IsSym(first, "(")) {
       st.kind = Statement::Kind::kQuery;
       st.query = ParseQueryExpr();
+    } else if (IsKw(first, "SET") || IsKw(first, "LATENESS")) {
+      // SET key = value (Feldera's compiler options) and LATENESS view.column <expression>:
+      // accepted and ignored, so skip to the end of the statement.
+      st.kind = IsKw(first, "SET") ? Statement::Kind::kSet : Statement::Kind::kLateness;
+      Take();
+      if (st.kind == Statement::Kind::kSet) {
+        if (Peek().kind == TokenKind::kString)
+          Take();
+        else
+          ParseName("an option name");
+        ExpectSym("=");
+      }
+      if (AtEnd() || IsSym(Peek(), ";")) Expected(st.kind == Statement::Kind::kSet ? "a value" : "a column");
+      while (!AtEnd() && !IsSym(Peek(), ";")) Take();
     } else {
-      Expected("a statement (CREATE, INSERT, DELETE, DROP or SELECT)");
+      Expected("a statement (CREATE, INSERT, DELETE, DROP, SELECT, SET or LATENESS)");
     }
     st.end = last_end_;
     return st;
@@ -296,6 +311,12 @@ class Parser {
       } else if (IsKw(Peek(), "UNIQUE") && IsSym(Peek(1), "(")) {
         Take();
         ParseNameList("a column name");  // UNIQUE (a, b): not enforced, ignored
+      } else if (IsKw(Peek(), "FOREIGN") && IsKw(Peek(1), "KEY")) {
+        // FOREIGN KEY (a) REFERENCES t (b): accepted and not enforced, as in Feldera.
+        Take();
+        Take();
+        ParseNameList("a column name");
+        ParseReferences();
       } else {
         table->columns.push_back(ParseColumnDef(table.get()));
       }
@@ -332,12 +353,38 @@ class Parser {
       } else if (AcceptKw("UNIQUE")) {
         // Not enforced: ignored.
       } else if (AcceptKw("DEFAULT")) {
-        ParseUnary();  // a literal, possibly signed; ignored
+        col.default_value = ParseUnary();
+      } else if (IsKw(Peek(), "FOREIGN") && IsKw(Peek(1), "KEY")) {
+        Take();
+        Take();
+        ParseReferences();
+      } else if (IsKw(Peek(), "REFERENCES")) {
+        ParseReferences();
+      } else if (IsKw(Peek(), "LATENESS")) {
+        // LATENESS <expression> (often an INTERVAL, which fld does not parse): kept as text up to
+        // the next ',' or ')' outside parentheses.
+        Pos at = Take().pos;
+        size_t begin = Peek().pos.offset;
+        int depth = 0;
+        while (!AtEnd() && !(depth == 0 && (IsSym(Peek(), ",") || IsSym(Peek(), ")")))) {
+          if (IsSym(Peek(), "(")) ++depth;
+          if (IsSym(Peek(), ")")) --depth;
+          Take();
+        }
+        if (last_end_ <= begin) FailAt(at, "LATENESS needs an expression");
+        col.lateness = std::string(sql_.substr(begin, last_end_ - begin));
       } else {
         break;
       }
     }
     return col;
+  }
+
+  // REFERENCES table [(columns)]: accepted and not enforced.
+  void ParseReferences() {
+    ExpectKw("REFERENCES");
+    ParseName("a table name");
+    if (IsSym(Peek(), "(")) ParseNameList("a column name");
   }
 
   // WITH ('key' = 'value', ...); the WITH is already consumed.
@@ -407,14 +454,20 @@ class Parser {
   SqlType ParseType(bool for_cast) {
     const Token& name = Peek();
     if (name.kind != TokenKind::kIdent) Expected("a type name");
+    Take();
+    SqlType t = ParseBaseType(name, for_cast);
+    if (IsKw(Peek(), "ARRAY") || IsKw(Peek(), "MULTISET")) FailAt(Peek().pos, "ARRAY types are not supported yet");
+    return t;
+  }
+
+  SqlType ParseBaseType(const Token& name, bool for_cast) {
     std::string u = name.upper;
     Pos pos = name.pos;
-    Take();
     if (u == "BOOLEAN" || u == "BOOL") return SqlType::Of(TypeId::kBoolean);
-    if (u == "TINYINT") return SqlType::Of(TypeId::kTinyInt);
-    if (u == "SMALLINT") return SqlType::Of(TypeId::kSmallInt);
-    if (u == "INT" || u == "INTEGER") return SqlType::Of(TypeId::kInteger);
-    if (u == "BIGINT") return SqlType::Of(TypeId::kBigInt);
+    if (u == "TINYINT" || u == "INT1") return SqlType::Of(TypeId::kTinyInt);
+    if (u == "SMALLINT" || u == "INT2") return SqlType::Of(TypeId::kSmallInt);
+    if (u == "INT" || u == "INTEGER" || u == "INT4") return SqlType::Of(TypeId::kInteger);
+    if (u == "BIGINT" || u == "INT8") return SqlType::Of(TypeId::kBigInt);
     if (u == "DECIMAL" || u == "NUMERIC" || u == "DEC") return ParseDecimalArgs();
     if (u == "REAL" || u == "FLOAT4") return SqlType::Of(TypeId::kReal);
     if (u == "DOUBLE") {
@@ -441,8 +494,31 @@ class Parser {
       return t;
     }
     if (u == "DATE") return SqlType::Of(TypeId::kDate);
-    if (u == "TIME") return SqlType::Of(TypeId::kTime);
-    if (u == "TIMESTAMP") return SqlType::Of(TypeId::kTimestamp);
+    if (u == "TIME" || u == "TIMESTAMP") {
+      // TIME(p) / TIMESTAMP(p): fld keeps microseconds whatever the precision.
+      if (AcceptSym("(")) {
+        ParseTypeParam("a precision");
+        ExpectSym(")");
+      }
+      if (IsKw(Peek(), "WITHOUT") && IsKw(Peek(1), "TIME") && IsKw(Peek(2), "ZONE")) {
+        Take();
+        Take();
+        Take();
+      } else if (IsKw(Peek(), "WITH") && IsKw(Peek(1), "TIME") && IsKw(Peek(2), "ZONE")) {
+        FailAt(Peek().pos, "time zones (WITH TIME ZONE) are not supported yet");
+      }
+      return SqlType::Of(u == "TIME" ? TypeId::kTime : TypeId::kTimestamp);
+    }
+    if (u == "BINARY" || u == "VARBINARY") {
+      if (u == "BINARY" && AcceptKw("VARYING")) u = "VARBINARY";
+      SqlType t = SqlType::Of(u == "BINARY" ? TypeId::kBinary : TypeId::kVarbinary);
+      t.length = ParseOptionalLength(u == "BINARY" ? 1 : -1);
+      return t;
+    }
+    if (u == "ROW") FailAt(pos, "ROW types are not supported yet");
+    if (u == "MAP") FailAt(pos, "MAP types are not supported yet");
+    if (u == "VARIANT") FailAt(pos, "VARIANT is not supported yet");
+    if (u == "INTERVAL") FailAt(pos, "INTERVAL types are not supported yet");
     if (for_cast && (u == "SIGNED" || u == "UNSIGNED")) {
       AcceptKw("INTEGER") || AcceptKw("INT");
       return SqlType::Of(TypeId::kBigInt);
@@ -951,7 +1027,21 @@ class Parser {
       return e;
     }
     if (u == "CASE") return ParseCase();
-    if (u == "CAST") return ParseCast();
+    if (u == "CAST" || u == "SAFE_CAST") return ParseCast();
+    if (u == "X" && Peek(1).kind == TokenKind::kString && Peek(1).pos.offset == t.end.offset) {
+      Pos pos = Take().pos;
+      const Token& hex = Peek();
+      for (char c : hex.text)
+        if (!std::isxdigit(static_cast<unsigned char>(c))) FailAt(hex.pos, "a binary literal X'...' holds hex digits");
+      if (hex.text.size() % 2 != 0) FailAt(hex.pos, "a binary literal X'...' needs an even number of hex digits");
+      auto e = ParseLiteral(LiteralKind::kBinary, Take());
+      e->pos = pos;
+      return e;
+    }
+    if (u == "ARRAY" && (IsSym(Peek(1), "[") || IsSym(Peek(1), "(")))
+      FailAt(t.pos, "ARRAY values are not supported yet");
+    if (u == "MAP" && IsSym(Peek(1), "[")) FailAt(t.pos, "MAP values are not supported yet");
+    if (u == "INTERVAL") FailAt(t.pos, "INTERVAL values are not supported yet");
     if (u == "EXISTS") {
       auto e = NewExpr(ExprKind::kExists, Take().pos);
       if (!IsSym(Peek(), "(") || !ParenStartsQuery(1)) Expected("'(' and a query");
@@ -993,9 +1083,13 @@ class Parser {
       Take();
       Take();
       e->star_arg = true;
+      ParseCallTail(e.get());
       return e;
     }
-    if (AcceptSym(")")) return e;
+    if (AcceptSym(")")) {
+      ParseCallTail(e.get());
+      return e;
+    }
     if (AcceptKw("DISTINCT")) {
       e->distinct = true;
     } else {
@@ -1005,7 +1099,20 @@ class Parser {
       e->args.push_back(ParseExpr());
     } while (AcceptSym(","));
     ExpectSym(")");
+    ParseCallTail(e.get());
     return e;
+  }
+
+  // After an aggregate call: FILTER (WHERE condition); OVER (...) is refused by name.
+  void ParseCallTail(Expr* e) {
+    if (IsKw(Peek(), "FILTER") && IsSym(Peek(1), "(")) {
+      Take();
+      Take();
+      ExpectKw("WHERE");
+      e->filter = ParseExpr();
+      ExpectSym(")");
+    }
+    if (IsKw(Peek(), "OVER")) FailAt(Peek().pos, "window functions (OVER) are not supported yet");
   }
 
   ExprPtr ParseCase() {
@@ -1029,7 +1136,9 @@ class Parser {
   }
 
   ExprPtr ParseCast() {
+    bool safe = Peek().upper == "SAFE_CAST";
     auto e = NewExpr(ExprKind::kCast, Take().pos);
+    e->safe_cast = safe;
     ExpectSym("(");
     e->args.push_back(ParseExpr());
     ExpectKw("AS");

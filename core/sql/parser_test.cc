@@ -651,7 +651,8 @@ TEST_CASE("syntax errors point at the token", "[parser]") {
         "    1 | SELECT a b c FROM t\n"
         "      |            ^");
   CHECK(ErrorOf("UPDATE t SET a = 1") ==
-        "<sql>:1:1: error: expected a statement (CREATE, INSERT, DELETE, DROP or SELECT) but found 'UPDATE'\n"
+        "<sql>:1:1: error: expected a statement (CREATE, INSERT, DELETE, DROP, SELECT, SET or LATENESS) "
+        "but found 'UPDATE'\n"
         "    1 | UPDATE t SET a = 1\n"
         "      | ^");
   CHECK(ErrorOf("SELECT CASE a END") ==
@@ -736,6 +737,61 @@ TEST_CASE("malformed and truncated input never crashes", "[parser]") {
   // Moderate nesting is fine.
   std::string ok = "SELECT " + std::string(200, '(') + "1" + std::string(200, ')');
   CHECK(ShowQuery(ok) == "SELECT 1");
+}
+
+TEST_CASE("Feldera's type names and column attributes", "[parser]") {
+  auto stmts = ParseProgram(
+      "SET 'optimize' = 'true';\n"
+      "CREATE TABLE t (a INT2 NOT NULL, b INT4 DEFAULT -1, c INT8 REFERENCES u(x), d INT1,\n"
+      "  e FLOAT, f FLOAT4, g FLOAT8, h DOUBLE PRECISION, i DEC(5, 2), j NUMERIC, k STRING,\n"
+      "  l CHARACTER VARYING(9), m TIMESTAMP(3) LATENESS INTERVAL '1' HOUR, n TIME(6),\n"
+      "  o BINARY(4), p VARBINARY, q VARCHAR DEFAULT 'x',\n"
+      "  FOREIGN KEY (a) REFERENCES u (y));\n"
+      "LATENESS v.m INTERVAL 1 HOUR;");
+  REQUIRE(stmts.size() == 3);
+  CHECK(stmts[0].kind == Statement::Kind::kSet);
+  CHECK(stmts[2].kind == Statement::Kind::kLateness);
+  const auto& c = stmts[1].create_table->columns;
+  REQUIRE(c.size() == 17);
+  TypeId want[] = {TypeId::kSmallInt,  TypeId::kInteger, TypeId::kBigInt,    TypeId::kTinyInt, TypeId::kDouble,
+                   TypeId::kReal,      TypeId::kDouble,  TypeId::kDouble,    TypeId::kDecimal, TypeId::kDecimal,
+                   TypeId::kVarchar,   TypeId::kVarchar, TypeId::kTimestamp, TypeId::kTime,    TypeId::kBinary,
+                   TypeId::kVarbinary, TypeId::kVarchar};
+  for (size_t i = 0; i < c.size(); ++i) CHECK(c[i].type.id == want[i]);
+  CHECK_FALSE(c[0].type.nullable);
+  REQUIRE(c[1].default_value);
+  CHECK(Show(*c[1].default_value) == "(neg 1)");
+  CHECK(c[8].type.scale == 2);
+  CHECK(c[11].type.length == 9);
+  CHECK(c[12].lateness == "INTERVAL '1' HOUR");
+  CHECK(c[14].type.length == 4);
+  CHECK(c[15].type.length == -1);
+}
+
+TEST_CASE("binary literals, SAFE_CAST and FILTER", "[parser]") {
+  auto q =
+      ParseQuery("SELECT X'0a1B', SAFE_CAST(a AS INT), COUNT(*) FILTER (WHERE a > 1), SUM(b) FILTER(WHERE c) FROM t");
+  const auto& items = q->select->items;
+  REQUIRE(items.size() == 4);
+  CHECK(items[0].expr->lit_kind == LiteralKind::kBinary);
+  CHECK(items[0].expr->text == "0a1B");
+  CHECK(items[1].expr->safe_cast);
+  REQUIRE(items[2].expr->filter);
+  CHECK(items[2].expr->star_arg);
+  CHECK(Show(*items[2].expr->filter) == "(> a 1)");
+  REQUIRE(items[3].expr->filter);
+  CHECK(ErrorOf("SELECT X'0g'").find("hex digits") != std::string::npos);
+  CHECK(ErrorOf("SELECT X'abc'").find("even number") != std::string::npos);
+}
+
+TEST_CASE("what is not supported yet is refused by name", "[parser]") {
+  CHECK(ErrorOf("SELECT ARRAY[1, 2]").find("ARRAY values are not supported yet") != std::string::npos);
+  CHECK(ErrorOf("SELECT INTERVAL '1' HOUR").find("INTERVAL values are not supported yet") != std::string::npos);
+  CHECK(ErrorOf("SELECT SUM(a) OVER (PARTITION BY b) FROM t").find("window functions (OVER)") != std::string::npos);
+  CHECK_THROWS_WITH(ParseProgram("CREATE TABLE t (a INT ARRAY)"), Catch::Contains("ARRAY types are not supported yet"));
+  CHECK_THROWS_WITH(ParseProgram("CREATE TABLE t (a ROW(x INT))"), Catch::Contains("ROW types are not supported yet"));
+  CHECK_THROWS_WITH(ParseProgram("CREATE TABLE t (a MAP<INT, INT>)"),
+                    Catch::Contains("MAP types are not supported yet"));
 }
 
 }  // namespace fld::sql

@@ -2,8 +2,10 @@
 // (SQL identifiers are folded to lower case unless quoted; fld keeps them as declared).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/types/types.h"
@@ -11,8 +13,15 @@
 namespace fld {
 
 struct Field {
+  Field() = default;
+  Field(std::string n, SqlType t, std::optional<Value> d = std::nullopt)
+      : name(std::move(n)), type(t), default_value(std::move(d)) {}
+
   std::string name;
   SqlType type;
+  // DEFAULT of a table column: what an input record that omits the column gets (without one, a
+  // nullable column gets NULL and a NOT NULL column is an error).
+  std::optional<Value> default_value;
 };
 
 struct Schema {

@@ -5,6 +5,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+
+#include "core/common/error.h"
 
 namespace fld {
 
@@ -53,6 +56,19 @@ std::string SqlType::ToString() const {
     case TypeId::kTimestamp:
       s = "TIMESTAMP";
       break;
+    case TypeId::kBinary:
+      s = length >= 0 ? fmt::format("BINARY({})", length) : "BINARY";
+      break;
+    case TypeId::kVarbinary:
+      s = length >= 0 ? fmt::format("VARBINARY({})", length) : "VARBINARY";
+      break;
+    case TypeId::kRow: {
+      s = "ROW(";
+      for (size_t i = 0; i < fields->size(); ++i)
+        s += fmt::format("{}EXPR${} {}", i ? ", " : "", i, (*fields)[i].ToString());
+      s += ")";
+      break;
+    }
   }
   if (!nullable) s += " NOT NULL";
   return s;
@@ -231,6 +247,13 @@ bool ParseDecimal(std::string_view t, int scale, int64_t* out) {
   return true;
 }
 
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 }  // namespace
 
 bool ParseValue(std::string_view text, const SqlType& type, Value* out) {
@@ -312,8 +335,105 @@ bool ParseValue(std::string_view text, const SqlType& type, Value* out) {
       *out = Value::Int(d * kMicrosPerDay + us);
       return true;
     }
+    case TypeId::kBinary:
+    case TypeId::kVarbinary: {
+      if (t.size() % 2 != 0) return false;
+      std::string bytes;
+      for (size_t i = 0; i < t.size(); i += 2) {
+        int hi = HexDigit(t[i]), lo = HexDigit(t[i + 1]);
+        if (hi < 0 || lo < 0) return false;
+        bytes.push_back(static_cast<char>(hi * 16 + lo));
+      }
+      *out = Value::String(std::move(bytes));
+      return true;
+    }
+    case TypeId::kRow:
+      return false;
   }
   return false;
+}
+
+std::string EncodeRowValue(const std::vector<Value>& fields, const std::vector<SqlType>& types) {
+  std::string out;
+  auto put64 = [&](uint64_t u) {
+    for (int b = 7; b >= 0; --b) out.push_back(static_cast<char>((u >> (8 * b)) & 0xff));
+  };
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const Value& v = fields[i];
+    if (v.IsNull()) {
+      out.push_back('\0');
+      continue;
+    }
+    out.push_back('\1');
+    switch (types[i].phys()) {
+      case PhysType::kI64:
+        put64(static_cast<uint64_t>(v.i) ^ (uint64_t{1} << 63));
+        break;
+      case PhysType::kF64: {
+        double d = v.d == 0 ? 0.0 : v.d;
+        uint64_t u;
+        std::memcpy(&u, &d, 8);
+        put64((u >> 63) ? ~u : u ^ (uint64_t{1} << 63));
+        break;
+      }
+      case PhysType::kStr:
+        for (char c : v.s) {
+          out.push_back(c);
+          if (c == '\0') out.push_back('\xff');
+        }
+        out.push_back('\0');
+        out.push_back('\0');
+        break;
+    }
+  }
+  return out;
+}
+
+std::vector<Value> DecodeRowValue(std::string_view in, const std::vector<SqlType>& types) {
+  std::vector<Value> out;
+  size_t p = 0;
+  auto need = [&](size_t n) {
+    if (p + n > in.size()) Fail(ErrorKind::kCorruption, "a ROW value is cut short");
+  };
+  auto get64 = [&] {
+    need(8);
+    uint64_t u = 0;
+    for (int b = 0; b < 8; ++b) u = (u << 8) | static_cast<unsigned char>(in[p++]);
+    return u;
+  };
+  for (const SqlType& t : types) {
+    need(1);
+    if (in[p++] == '\0') {
+      out.push_back(Value::Null());
+      continue;
+    }
+    switch (t.phys()) {
+      case PhysType::kI64:
+        out.push_back(Value::Int(static_cast<int64_t>(get64() ^ (uint64_t{1} << 63))));
+        break;
+      case PhysType::kF64: {
+        uint64_t u = get64();
+        u = (u >> 63) ? u ^ (uint64_t{1} << 63) : ~u;
+        double d;
+        std::memcpy(&d, &u, 8);
+        out.push_back(Value::Double(d));
+        break;
+      }
+      case PhysType::kStr: {
+        std::string s;
+        for (;;) {
+          need(2);
+          if (in[p] == '\0' && in[p + 1] == '\0') break;
+          s.push_back(in[p]);
+          p += in[p] == '\0' ? 2 : 1;
+        }
+        p += 2;
+        out.push_back(Value::String(std::move(s)));
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 namespace {
@@ -341,11 +461,30 @@ std::string FormatDate(int64_t days) {
 
 std::string FormatValue(const Value& v, const SqlType& type) {
   if (v.IsNull()) return "NULL";
+  if (type.id == TypeId::kRow) {
+    // {EXPR$0: 3, EXPR$1: 'x'}: strings quoted so that a field's text cannot be mistaken.
+    std::vector<Value> f = DecodeRowValue(v.s, *type.fields);
+    std::string out = "{";
+    for (size_t i = 0; i < f.size(); ++i) {
+      const SqlType& ft = (*type.fields)[i];
+      std::string text = FormatValue(f[i], ft);
+      if (!f[i].IsNull() && ft.IsString()) text = "'" + text + "'";
+      out += fmt::format("{}EXPR${}: {}", i ? ", " : "", i, text);
+    }
+    return out + "}";
+  }
+  if (v.kind == Value::Kind::kString && type.IsBinary()) {
+    std::string hex;
+    for (unsigned char c : v.s) hex += fmt::format("{:02x}", c);
+    return hex;
+  }
   if (v.kind == Value::Kind::kString) return v.s;
   if (v.kind == Value::Kind::kDouble) {
     if (v.d == 0) return "0";  // -0.0 and 0.0 are the same value (and encode the same)
     if (std::isnan(v.d)) return "NaN";
     if (std::isinf(v.d)) return v.d > 0 ? "Infinity" : "-Infinity";
+    // REAL in its shortest single-precision form (57681.18, not 57681.1796875), as Feldera.
+    if (type.id == TypeId::kReal) return fmt::format("{}", static_cast<float>(v.d));
     return fmt::format("{}", v.d);
   }
   int64_t x = v.i;

@@ -6,15 +6,21 @@
 //         DATE (days since 1970-01-01), TIME (microseconds since midnight),
 //         TIMESTAMP (microseconds since 1970-01-01 00:00:00, no time zone)
 //   kF64: REAL, DOUBLE
-//   kStr: CHAR(n), VARCHAR(n), VARCHAR
+//   kStr: CHAR(n), VARCHAR(n), VARCHAR; BINARY(n), VARBINARY(n) (the bytes themselves; text
+//         forms are lower-case hex, JSON forms arrays of byte values, as Feldera writes them);
+//         ROW(t1, t2, ...) (the fields in an order-preserving encoding, EncodeRowValue: comparing
+//         two encodings as byte strings compares the rows field by field, NULL first, so MIN,
+//         MAX, DISTINCT, GROUP BY and IS DISTINCT FROM work on them unchanged)
 // `Value` is a scalar in that physical form plus NULL; it is used for literals, keys of
 // operator state and query results, never on the per-row path of an expression.
 #pragma once
 
 #include <compare>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fld {
 
@@ -33,6 +39,9 @@ enum class TypeId : uint8_t {
   kDate,
   kTime,
   kTimestamp,
+  kBinary,     // BINARY(n): bytes (not padded to n)
+  kVarbinary,  // VARBINARY(n), VARBINARY
+  kRow,        // ROW(t1, t2, ...): `fields` holds the field types; fields are named EXPR$0, EXPR$1 ...
 };
 
 enum class PhysType : uint8_t { kI64 = 0, kF64 = 1, kStr = 2 };
@@ -41,8 +50,9 @@ struct SqlType {
   TypeId id = TypeId::kNull;
   int32_t precision = 0;  // DECIMAL precision
   int32_t scale = 0;      // DECIMAL scale
-  int32_t length = -1;    // CHAR/VARCHAR length; -1 = unbounded
+  int32_t length = -1;    // CHAR/VARCHAR/BINARY/VARBINARY length; -1 = unbounded
   bool nullable = true;
+  std::shared_ptr<const std::vector<SqlType>> fields;  // ROW: the field types
 
   static SqlType Of(TypeId id, bool nullable = true) {
     SqlType t;
@@ -64,6 +74,9 @@ struct SqlType {
         return PhysType::kF64;
       case TypeId::kChar:
       case TypeId::kVarchar:
+      case TypeId::kBinary:
+      case TypeId::kVarbinary:
+      case TypeId::kRow:
         return PhysType::kStr;
       default:
         return PhysType::kI64;
@@ -74,6 +87,7 @@ struct SqlType {
   bool IsNumeric() const { return IsExactNumeric() || IsFloat(); }
   bool IsFloat() const { return id == TypeId::kReal || id == TypeId::kDouble; }
   bool IsString() const { return id == TypeId::kChar || id == TypeId::kVarchar; }
+  bool IsBinary() const { return id == TypeId::kBinary || id == TypeId::kVarbinary; }
   bool IsTemporal() const { return id == TypeId::kDate || id == TypeId::kTime || id == TypeId::kTimestamp; }
   SqlType WithNullable(bool n) const {
     SqlType t = *this;
@@ -82,7 +96,17 @@ struct SqlType {
   }
   // Same type ignoring nullability.
   bool SameAs(const SqlType& o) const {
-    return id == o.id && precision == o.precision && scale == o.scale && length == o.length;
+    if (id != o.id || precision != o.precision || scale != o.scale || length != o.length) return false;
+    if (id != TypeId::kRow) return true;
+    if (fields->size() != o.fields->size()) return false;
+    for (size_t i = 0; i < fields->size(); ++i)
+      if (!(*fields)[i].SameAs((*o.fields)[i]) || (*fields)[i].nullable != (*o.fields)[i].nullable) return false;
+    return true;
+  }
+  static SqlType Row(std::vector<SqlType> field_types, bool nullable = true) {
+    SqlType t = Of(TypeId::kRow, nullable);
+    t.fields = std::make_shared<const std::vector<SqlType>>(std::move(field_types));
+    return t;
   }
   // "INT NOT NULL", "DECIMAL(10, 2)", "VARCHAR(40)" ...
   std::string ToString() const;
@@ -129,14 +153,22 @@ constexpr int64_t kMicrosPerDay = 86400LL * kMicrosPerSecond;
 // Parse text into the physical value of `type`. Returns false (and leaves *out untouched) when the
 // text is not a valid literal of that type. Accepted forms: integers "-12"; decimals "12.50",
 // "1e3" for DOUBLE; booleans true/false/t/f/1/0 (any case); DATE "2024-03-01";
-// TIME "12:30:00[.ffffff]"; TIMESTAMP "2024-03-01 12:30:00[.ffffff]" or with 'T' and optional 'Z'.
+// TIME "12:30:00[.ffffff]"; TIMESTAMP "2024-03-01 12:30:00[.ffffff]" or with 'T' and optional 'Z';
+// BINARY/VARBINARY as hex digits "0a1B" (an even number of them).
 bool ParseValue(std::string_view text, const SqlType& type, Value* out);
 
 // Text form of a value of `type` as written to CSV/JSON/tables: booleans true/false, decimals
 // with exactly `scale` digits, dates ISO-8601, timestamps "YYYY-MM-DD HH:MM:SS[.ffffff]",
-// doubles in shortest round-trip form. NULL is "NULL" (callers that need another spelling check
-// IsNull first).
+// doubles in shortest round-trip form, binary strings as lower-case hex. NULL is "NULL" (callers that need another
+// spelling check IsNull first).
 std::string FormatValue(const Value& v, const SqlType& type);
+
+// ROW values: the fields' values (physical form, NULL allowed) <-> the order-preserving
+// encoding stored in a kStr column. Per field: 0x00 for NULL, else 0x01 then the value: integers
+// as 8 big-endian bytes with the sign bit flipped, doubles as their IEEE bits made monotonic,
+// strings (and nested rows) with 0x00 escaped as 0x00 0xFF and ended by 0x00 0x00.
+std::string EncodeRowValue(const std::vector<Value>& fields, const std::vector<SqlType>& types);
+std::vector<Value> DecodeRowValue(std::string_view encoded, const std::vector<SqlType>& types);
 
 // 10^n for 0 <= n <= 18.
 int64_t Pow10(int n);

@@ -83,7 +83,9 @@ conn.executemany("INSERT INTO u VALUES (?, ?, ?)", [(k, w, n) for k, (w, n) in u
 
 CASES = {
     "agg": ("SELECT g, n, nv, sv, mn, mx, av, dk FROM agg",
-            "SELECT g, COUNT(*), COUNT(v), SUM(v), MIN(v), MAX(v), AVG(v), COUNT(DISTINCT k) FROM t GROUP BY g"),
+            # AVG of an INT column is an INT that truncates (Feldera's rule); SQLite's CAST truncates too.
+            "SELECT g, COUNT(*), COUNT(v), SUM(v), MIN(v), MAX(v), CAST(AVG(v) AS INTEGER), COUNT(DISTINCT k) "
+            "FROM t GROUP BY g"),
     "tot": ("SELECT n, sv, ms FROM tot", "SELECT COUNT(*), SUM(v), MAX(s) FROM t WHERE v > 40"),
     "j": ("SELECT k, v, w FROM j", "SELECT t.k, t.v, u.w FROM t JOIN u ON t.k = u.k WHERE u.w > 20"),
     "lj": ("SELECT k, g, name FROM lj", "SELECT t.k, t.g, u.name FROM t LEFT JOIN u ON t.k = u.k"),

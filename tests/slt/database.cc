@@ -147,6 +147,48 @@ std::string Unquote(std::string s) {
   return s;
 }
 
+// SQLite's AVG is a floating-point average; fld follows Feldera, whose AVG keeps the argument's
+// type (integer averages truncate). The corpus is SQLite's dialect, so its queries ask for
+// SQLite's meaning explicitly: every AVG(x) becomes AVG(CAST(x AS DOUBLE)).
+void FloatAverages(sql::Query* q);
+
+void FloatAverages(sql::Expr* e) {
+  if (!e) return;
+  for (auto& a : e->args) FloatAverages(a.get());
+  FloatAverages(e->filter.get());
+  if (e->subquery) FloatAverages(e->subquery.get());
+  if (e->kind == sql::ExprKind::kFunction && e->name == "AVG" && e->args.size() == 1) {
+    auto cast = std::make_unique<sql::Expr>();
+    cast->kind = sql::ExprKind::kCast;
+    cast->pos = e->args[0]->pos;
+    cast->cast_type = SqlType::Of(TypeId::kDouble);
+    cast->args.push_back(std::move(e->args[0]));
+    e->args[0] = std::move(cast);
+  }
+}
+
+void FloatAverages(sql::TableRef* t) {
+  if (!t) return;
+  if (t->subquery) FloatAverages(t->subquery.get());
+  FloatAverages(t->left.get());
+  FloatAverages(t->right.get());
+  FloatAverages(t->on.get());
+}
+
+void FloatAverages(sql::Query* q) {
+  if (!q) return;
+  FloatAverages(q->left.get());
+  FloatAverages(q->right.get());
+  for (auto& o : q->order_by) FloatAverages(o.expr.get());
+  if (!q->select) return;
+  sql::Select& s = *q->select;
+  for (auto& item : s.items) FloatAverages(item.expr.get());
+  for (auto& f : s.from) FloatAverages(f.get());
+  FloatAverages(s.where.get());
+  for (auto& g : s.group_by) FloatAverages(g.get());
+  FloatAverages(s.having.get());
+}
+
 }  // namespace
 
 Database::Entry* Database::Find(std::string_view name) {
@@ -220,6 +262,7 @@ Batch Database::Evaluate(std::unique_ptr<sql::Query> q, const std::string& sql, 
   st.create_view = std::make_unique<sql::CreateView>();
   st.create_view->name = "slt_q";
   st.create_view->materialized = true;
+  FloatAverages(q.get());
   st.create_view->query = std::move(q);
   st.create_view->query_begin = 0;
   st.create_view->query_end = sql.size();
@@ -311,6 +354,7 @@ void Database::Execute(const std::string& sql, const sql::SourceInfo& src) {
       auto e = std::make_unique<Entry>();
       e->is_table = false;
       e->name = st.create_view->name;
+      FloatAverages(st.create_view->query.get());
       e->sql = sql;
       e->src = src;
       e->stmt = std::move(st);
@@ -325,6 +369,8 @@ void Database::Execute(const std::string& sql, const sql::SourceInfo& src) {
       return;
     }
     case Kind::kCreateIndex:
+    case Kind::kSet:
+    case Kind::kLateness:
       return;
     case Kind::kInsert: {
       sql::Insert& ins = *st.insert;
