@@ -128,6 +128,15 @@ bool Convert(const Json& j, const SqlType& type, Value* out, std::string* why) {
       *out = Value::String(std::move(bytes));
       return true;
     }
+    case TypeId::kArray: {
+      if (!j.is_array()) return fail();
+      const SqlType& et = (*type.fields)[0];
+      std::vector<Value> elements(j.size());
+      for (size_t i = 0; i < j.size(); ++i)
+        if (!Convert(j[i], et.WithNullable(true), &elements[i], why)) return false;
+      *out = Value::String(EncodeArrayValue(elements, et));
+      return true;
+    }
     case TypeId::kRow:
     case TypeId::kNull:
       return fail();
@@ -187,6 +196,16 @@ void AppendJson(const Value& v, const SqlType& type, std::string* out) {
         fmt::format_to(std::back_inserter(*out), "{}{}", i ? "," : "", static_cast<unsigned char>(v.s[i]));
       out->push_back(']');
       return;
+    case TypeId::kArray: {
+      std::vector<Value> elements = DecodeArrayValue(v.s, (*type.fields)[0]);
+      out->push_back('[');
+      for (size_t i = 0; i < elements.size(); ++i) {
+        if (i) out->push_back(',');
+        AppendJson(elements[i], (*type.fields)[0], out);
+      }
+      out->push_back(']');
+      return;
+    }
     case TypeId::kRow: {
       // An object keyed EXPR$0, EXPR$1, ... (Feldera's names for the fields of ROW(...)).
       std::vector<Value> fields = DecodeRowValue(v.s, *type.fields);
@@ -332,6 +351,7 @@ void JsonWriter::AppendRow(const Batch& b, size_t r, std::string* out) const {
       case TypeId::kBinary:
       case TypeId::kVarbinary:
       case TypeId::kRow:
+      case TypeId::kArray:
         AppendJson(col.Get(r), type, out);
         break;
       default: {

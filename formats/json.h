@@ -7,12 +7,12 @@
 // JSON type is an error naming the field, and the builder is left unchanged. Accepted JSON types per column: numbers
 // for numeric columns (DECIMAL also as a string "12.50", DOUBLE/REAL also as "NaN", "Infinity"), strings for
 // CHAR/VARCHAR/DATE/TIME/TIMESTAMP (text parsed with ParseValue), true/false for BOOLEAN, arrays of byte values (or hex
-// strings) for BINARY/VARBINARY, null for any nullable column.
+// strings) for BINARY/VARBINARY, arrays for ARRAY columns, null for any nullable column.
 //
 // Output: a row of weight w becomes |w| lines {"insert": {...}} (w > 0) or {"delete": {...}}
 // (w < 0); keys are the schema's column names in order; numbers are JSON numbers (DECIMAL with
 // its scale: 12.50), dates and times strings as FormatValue writes them, booleans true/false,
-// binary strings arrays of byte values.
+// binary strings arrays of byte values, ARRAY values arrays, ROW values objects keyed EXPR$0, EXPR$1...
 // All JSON text goes through nlohmann-json (parsing and string escaping).
 #pragma once
 

@@ -16,9 +16,9 @@ AggregateOp::AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vect
 }
 
 const char* AggName(AggKind kind) {
-  static const char* kNames[] = {"COUNT(*)", "COUNT",    "SUM",     "AVG",        "MIN",
-                                 "MAX",      "ARG_MIN",  "ARG_MAX", "STDDEV_POP", "STDDEV_SAMP",
-                                 "VAR_POP",  "VAR_SAMP", "BIT_AND", "BIT_OR",     "BIT_XOR"};
+  static const char* kNames[] = {"COUNT(*)", "COUNT",   "SUM",        "AVG",         "MIN",     "MAX",
+                                 "ARG_MIN",  "ARG_MAX", "STDDEV_POP", "STDDEV_SAMP", "VAR_POP", "VAR_SAMP",
+                                 "BIT_AND",  "BIT_OR",  "BIT_XOR",    "ARRAY_AGG"};
   return kNames[static_cast<int>(kind)];
 }
 
@@ -29,7 +29,7 @@ std::string AggregateOp::Describe() const {
     s += fmt::format(" {}", AggName(a.kind));
     if (a.kind != AggKind::kCountStar) {
       s += fmt::format("({}${}", a.distinct ? "DISTINCT " : "", a.arg);
-      if (IsArg(a)) s += fmt::format(", ${}", a.key);
+      if (IsPairs(a)) s += fmt::format(", ${}", a.key);
       s += ")";
     }
     if (a.filter >= 0) s += fmt::format(" FILTER(${})", a.filter);
@@ -110,9 +110,14 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
     __int128 isumsq = 0;
     double dsum = 0, dsumsq = 0;
     uint64_t bxor = 0;
+    std::vector<Value> distinct;
     for (const auto& [v, w] : acc.values) {
       if (w <= 0) continue;
       ++n;
+      if (a.kind == AggKind::kArrayAgg) {
+        distinct.push_back(v);
+        continue;
+      }
       if (exact) {
         if (__builtin_add_overflow(isum, v.i, &isum)) SumOverflow();
         isumsq += static_cast<__int128>(v.i) * v.i;
@@ -137,6 +142,8 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
         return Moment(a.kind, n, isum, isumsq, dsum, dsumsq, exact, a.arg_type);
       case AggKind::kBitXor:
         return n == 0 ? Value::Null() : Value::Int(static_cast<int64_t>(bxor));
+      case AggKind::kArrayAgg:
+        return Value::String(EncodeArrayValue(distinct, a.arg_type));
       default:
         break;
     }
@@ -182,6 +189,12 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
     case AggKind::kBitOr:
     case AggKind::kBitXor:
       return BitsResult(a.kind, acc.count, acc.bits);
+    case AggKind::kArrayAgg: {
+      std::vector<Value> elements;
+      for (const auto& [kv, w] : acc.pairs)
+        for (int64_t k = 0; k < w; ++k) elements.push_back(kv.second);
+      return Value::String(EncodeArrayValue(elements, a.arg_type));
+    }
   }
   return Value::Null();
 }
@@ -321,7 +334,7 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
     return;
   }
   const Column& col = *in.cols[spec.arg];
-  if (IsArg(spec)) {
+  if (IsPairs(spec)) {
     const Column& key = *in.cols[spec.key];
     for (size_t i = 0; i < n; ++i) {
       if (skipped(i)) continue;
@@ -333,8 +346,9 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
     return;
   }
   if (UsesMultiset(spec)) {
+    const bool keep_nulls = spec.kind == AggKind::kArrayAgg;  // ARRAY_AGG lists NULLs too
     for (size_t i = 0; i < n; ++i) {
-      if (skipped(i) || col.IsNull(i)) continue;
+      if (skipped(i) || (col.IsNull(i) && !keep_nulls)) continue;
       auto& vals = partial[gid[i]].accs[a].values;
       auto it = vals.try_emplace(col.Get(i), 0).first;
       it->second += w[i];
@@ -552,7 +566,7 @@ void AggregateOp::SaveState(StateWriter& w) const {
         w.U64(acc.bits.size());
         for (int64_t b : acc.bits) w.I64(b);
       }
-      if (IsArg(aggs_[a])) {
+      if (IsPairs(aggs_[a])) {
         w.U64(acc.pairs.size());
         for (const auto& [kv, wt] : acc.pairs) {
           std::string enc;
@@ -597,7 +611,7 @@ void AggregateOp::RestoreState(StateReader& r) {
         acc.bits.resize(nb);
         for (uint64_t b = 0; b < nb; ++b) acc.bits[b] = r.I64();
       }
-      if (IsArg(aggs_[a])) {
+      if (IsPairs(aggs_[a])) {
         uint64_t np = r.U64();
         for (uint64_t j = 0; j < np; ++j) {
           std::string enc = r.Str();

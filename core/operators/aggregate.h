@@ -17,7 +17,11 @@
 //     aggregate keep per group an ordered multiset value -> weight;
 //   - ARG_MIN(v, k) / ARG_MAX(v, k) keep an ordered multiset of (k, v) pairs and answer with the v
 //     of the smallest / largest pair (ties on k go to the smallest / largest v, NULL smallest);
-//     rows whose k is NULL count only when no row of the group has a non-NULL k (Feldera's rule).
+//     rows whose k is NULL count only when no row of the group has a non-NULL k (Feldera's rule);
+//   - ARRAY_AGG(v) keeps (k, v) pairs too, k being ROW(every aggregate argument of the block):
+//     the array lists v (NULL included) in the order of k, which is the order Feldera's
+//     arrays come out in; ARRAY_AGG(DISTINCT v) lists the distinct values in order. Over no
+//     rows it is the empty array.
 // An aggregate with FILTER (WHERE c) sees only the rows where input column `filter` is TRUE.
 // A group whose row weight returns to 0 disappears. Without GROUP BY (global) the output always
 // has exactly one row, emitted at the first step even when the input is empty.
@@ -55,6 +59,7 @@ enum class AggKind : uint8_t {
   kBitAnd,
   kBitOr,
   kBitXor,
+  kArrayAgg,
 };
 
 // The SQL name of an aggregate kind ("COUNT(*)", "ARG_MIN", "STDDEV_POP", ...).
@@ -64,7 +69,7 @@ struct AggSpec {
   AggKind kind = AggKind::kCountStar;
   bool distinct = false;
   int arg = -1;     // input column (not for COUNT(*))
-  int key = -1;     // ARG_MIN/ARG_MAX: the input column ordered by
+  int key = -1;     // ARG_MIN/ARG_MAX, ARRAY_AGG: the input column ordered by
   int filter = -1;  // FILTER (WHERE ...): a BOOLEAN input column; -1 = every row
   SqlType arg_type;
   SqlType key_type;
@@ -100,9 +105,12 @@ class AggregateOp : public Operator {
     std::vector<Acc> accs;
   };
   static bool UsesMultiset(const AggSpec& a) {
-    return !IsArg(a) && (a.distinct || a.kind == AggKind::kMin || a.kind == AggKind::kMax);
+    return !IsPairs(a) &&
+           (a.distinct || a.kind == AggKind::kMin || a.kind == AggKind::kMax || a.kind == AggKind::kArrayAgg);
   }
   static bool IsArg(const AggSpec& a) { return a.kind == AggKind::kArgMin || a.kind == AggKind::kArgMax; }
+  // Keeps (key, value) pairs: ARG_MIN/ARG_MAX, and ARRAY_AGG (key: the order of its elements).
+  static bool IsPairs(const AggSpec& a) { return IsArg(a) || (a.kind == AggKind::kArrayAgg && !a.distinct); }
   static bool IsBits(const AggSpec& a) {
     return a.kind == AggKind::kBitAnd || a.kind == AggKind::kBitOr || a.kind == AggKind::kBitXor;
   }

@@ -621,6 +621,17 @@ Value NaiveAgg(const AggSpec& a, const std::vector<std::pair<Row, int64_t>>& all
     auto [lo, hi] = std::minmax_element(pairs.begin(), pairs.end());
     return a.kind == AggKind::kArgMin ? lo->second : hi->second;
   }
+  if (a.kind == AggKind::kArrayAgg) {
+    // Every value (NULL too), in the order of (key, value); DISTINCT: the distinct values in order.
+    std::vector<std::pair<Value, Value>> pairs;
+    for (const auto& [r, w] : rows)
+      for (int64_t k = 0; k < w; ++k) pairs.emplace_back(a.distinct ? Value::Null() : r[a.key], r[a.arg]);
+    std::sort(pairs.begin(), pairs.end());
+    if (a.distinct) pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    std::vector<Value> elements;
+    for (const auto& p : pairs) elements.push_back(p.second);
+    return Value::String(EncodeArrayValue(elements, a.arg_type));
+  }
   // The non-NULL argument values, each repeated by its multiplicity (once for DISTINCT).
   std::vector<Value> vals;
   for (const auto& [r, w] : rows)
@@ -795,6 +806,18 @@ std::vector<AggSpec> MoreAggs(int base) {
     out.push_back(ArgAgg(k, i, kBigInt, d, kDouble));
     out.push_back(ArgAgg(k, c, kDec, s, kVarchar));
     out.push_back(Filtered(ArgAgg(k, d, kDouble, c, kDec), b));
+  }
+  {
+    AggSpec arr = ArgAgg(AggKind::kArrayAgg, s, kVarchar, i, kBigInt);
+    arr.result_type = SqlType::Array(kVarchar, false);
+    out.push_back(arr);
+    out.push_back(Filtered(arr, b));
+    arr.distinct = true;
+    arr.key = -1;
+    out.push_back(arr);
+    AggSpec arr_d = ArgAgg(AggKind::kArrayAgg, d, kDouble, c, kDec);
+    arr_d.result_type = SqlType::Array(kDouble, false);
+    out.push_back(arr_d);
   }
   out.push_back(Agg(AggKind::kMin, b, kBoolean));  // EVERY
   out.push_back(Agg(AggKind::kMax, b, kBoolean));  // SOME

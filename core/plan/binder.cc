@@ -19,8 +19,9 @@ bool IsAggregateName(std::string_view n) {
   static const std::string_view kNames[] = {"COUNT", "SUM", "AVG", "MIN", "MAX", "ARG_MIN", "ARG_MAX", "STDDEV",
                                             "STDDEV_POP", "STDDEV_SAMP", "VARIANCE", "VAR_POP", "VAR_SAMP", "BIT_AND",
                                             "BIT_OR", "BIT_XOR", "EVERY", "SOME", "BOOL_AND", "BOOL_OR", "COUNTIF",
-                                            // Known to Feldera, refused by name ("ARRAY_AGG is not supported yet").
-                                            "ARRAY_AGG", "MAP_AGG"};
+                                            "ARRAY_AGG",
+                                            // Known to Feldera, refused by name ("MAP_AGG is not supported yet").
+                                            "MAP_AGG"};
   for (std::string_view k : kNames)
     if (n == k) return true;
   return false;
@@ -312,6 +313,7 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
       {"BIT_AND", AggKind::kBitAnd},
       {"BIT_OR", AggKind::kBitOr},
       {"BIT_XOR", AggKind::kBitXor},
+      {"ARRAY_AGG", AggKind::kArrayAgg},
       // EVERY/BOOL_AND is MIN over BOOLEAN (FALSE < TRUE), SOME/BOOL_OR is MAX.
       {"EVERY", AggKind::kMin},
       {"BOOL_AND", AggKind::kMin},
@@ -395,6 +397,8 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
   } else {
     // AVG, STDDEV, VARIANCE (as in Feldera), MIN/MAX, ARG_MIN/ARG_MAX, BIT_*: the argument's type.
     spec.result_type = spec.arg_type.WithNullable(true);
+    // ARRAY_AGG: an array of it, empty (not NULL) over no rows.
+    if (spec.kind == AggKind::kArrayAgg) spec.result_type = SqlType::Array(spec.arg_type, false);
   }
   if (e.filter) {
     if (ContainsAggregate(*e.filter)) ctx_.Error(e.filter->pos, "aggregate calls cannot be nested");

@@ -824,6 +824,20 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
       pre_types.push_back(e->type.phys());
       pre.push_back(std::move(e));
     };
+    // ARRAY_AGG lists its values in the order of ROW(every aggregate argument of the block), the
+    // order Feldera's arrays come out in.
+    for (size_t a = 0; a < agg.aggs.size(); ++a) {
+      if (agg.aggs[a].kind != AggKind::kArrayAgg || agg.aggs[a].distinct) continue;
+      std::vector<BoundExprPtr> fields;
+      std::vector<SqlType> types;
+      for (const auto& arg : agg.args) {
+        if (!arg) continue;
+        types.push_back(arg->type);
+        fields.push_back(arg->Clone());
+      }
+      agg.keys[a] = MakeCall(ExprOp::kRow, SqlType::Row(std::move(types), false), std::move(fields));
+      agg.aggs[a].key_type = agg.keys[a]->type;
+    }
     for (size_t a = 0; a < agg.aggs.size(); ++a) {
       add_pre(agg.args[a], &agg.aggs[a].arg);
       add_pre(agg.keys[a], &agg.aggs[a].key);

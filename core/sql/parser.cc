@@ -456,7 +456,12 @@ class Parser {
     if (name.kind != TokenKind::kIdent) Expected("a type name");
     Take();
     SqlType t = ParseBaseType(name, for_cast);
-    if (IsKw(Peek(), "ARRAY") || IsKw(Peek(), "MULTISET")) FailAt(Peek().pos, "ARRAY types are not supported yet");
+    // t ARRAY [ARRAY ...]; NOT NULL right after the element type belongs to the elements.
+    while (IsKw(Peek(), "ARRAY")) {
+      Take();
+      t = SqlType::Array(t);
+    }
+    if (IsKw(Peek(), "MULTISET")) FailAt(Peek().pos, "MULTISET types are not supported yet");
     return t;
   }
 

@@ -62,6 +62,9 @@ std::string SqlType::ToString() const {
     case TypeId::kVarbinary:
       s = length >= 0 ? fmt::format("VARBINARY({})", length) : "VARBINARY";
       break;
+    case TypeId::kArray:
+      s = (*fields)[0].WithNullable(true).ToString() + " ARRAY";
+      break;
     case TypeId::kRow: {
       s = "ROW(";
       for (size_t i = 0; i < fields->size(); ++i)
@@ -348,52 +351,90 @@ bool ParseValue(std::string_view text, const SqlType& type, Value* out) {
       return true;
     }
     case TypeId::kRow:
+    case TypeId::kArray:
       return false;
   }
   return false;
 }
 
+namespace {
+
+void EncodeField(std::string& out, const Value& v, const SqlType& type);
+Value DecodeField(std::string_view in, size_t* pos, const SqlType& type);
+
+}  // namespace
+
 std::string EncodeRowValue(const std::vector<Value>& fields, const std::vector<SqlType>& types) {
   std::string out;
-  auto put64 = [&](uint64_t u) {
-    for (int b = 7; b >= 0; --b) out.push_back(static_cast<char>((u >> (8 * b)) & 0xff));
-  };
-  for (size_t i = 0; i < fields.size(); ++i) {
-    const Value& v = fields[i];
-    if (v.IsNull()) {
-      out.push_back('\0');
-      continue;
-    }
-    out.push_back('\1');
-    switch (types[i].phys()) {
-      case PhysType::kI64:
-        put64(static_cast<uint64_t>(v.i) ^ (uint64_t{1} << 63));
-        break;
-      case PhysType::kF64: {
-        double d = v.d == 0 ? 0.0 : v.d;
-        uint64_t u;
-        std::memcpy(&u, &d, 8);
-        put64((u >> 63) ? ~u : u ^ (uint64_t{1} << 63));
-        break;
-      }
-      case PhysType::kStr:
-        for (char c : v.s) {
-          out.push_back(c);
-          if (c == '\0') out.push_back('\xff');
-        }
-        out.push_back('\0');
-        out.push_back('\0');
-        break;
-    }
-  }
+  for (size_t i = 0; i < fields.size(); ++i) EncodeField(out, fields[i], types[i]);
   return out;
 }
 
 std::vector<Value> DecodeRowValue(std::string_view in, const std::vector<SqlType>& types) {
   std::vector<Value> out;
   size_t p = 0;
+  for (const SqlType& t : types) out.push_back(DecodeField(in, &p, t));
+  return out;
+}
+
+std::string EncodeArrayValue(const std::vector<Value>& elements, const SqlType& element_type) {
+  std::string out;
+  for (const Value& v : elements) {
+    out.push_back('\1');
+    EncodeField(out, v, element_type);
+  }
+  out.push_back('\0');
+  return out;
+}
+
+std::vector<Value> DecodeArrayValue(std::string_view in, const SqlType& element_type) {
+  std::vector<Value> out;
+  size_t p = 0;
+  while (p < in.size() && in[p] == '\1') {
+    ++p;
+    out.push_back(DecodeField(in, &p, element_type));
+  }
+  if (p >= in.size() || in[p] != '\0') Fail(ErrorKind::kCorruption, "an ARRAY value is malformed");
+  return out;
+}
+
+namespace {
+
+void EncodeField(std::string& out, const Value& v, const SqlType& type) {
+  auto put64 = [&](uint64_t u) {
+    for (int b = 7; b >= 0; --b) out.push_back(static_cast<char>((u >> (8 * b)) & 0xff));
+  };
+  if (v.IsNull()) {
+    out.push_back('\0');
+    return;
+  }
+  out.push_back('\1');
+  switch (type.phys()) {
+    case PhysType::kI64:
+      put64(static_cast<uint64_t>(v.i) ^ (uint64_t{1} << 63));
+      break;
+    case PhysType::kF64: {
+      double d = v.d == 0 ? 0.0 : v.d;
+      uint64_t u;
+      std::memcpy(&u, &d, 8);
+      put64((u >> 63) ? ~u : u ^ (uint64_t{1} << 63));
+      break;
+    }
+    case PhysType::kStr:
+      for (char c : v.s) {
+        out.push_back(c);
+        if (c == '\0') out.push_back('\xff');
+      }
+      out.push_back('\0');
+      out.push_back('\0');
+      break;
+  }
+}
+
+Value DecodeField(std::string_view in, size_t* pos, const SqlType& t) {
+  size_t& p = *pos;
   auto need = [&](size_t n) {
-    if (p + n > in.size()) Fail(ErrorKind::kCorruption, "a ROW value is cut short");
+    if (p + n > in.size()) Fail(ErrorKind::kCorruption, "a ROW or ARRAY value is cut short");
   };
   auto get64 = [&] {
     need(8);
@@ -401,40 +442,34 @@ std::vector<Value> DecodeRowValue(std::string_view in, const std::vector<SqlType
     for (int b = 0; b < 8; ++b) u = (u << 8) | static_cast<unsigned char>(in[p++]);
     return u;
   };
-  for (const SqlType& t : types) {
-    need(1);
-    if (in[p++] == '\0') {
-      out.push_back(Value::Null());
-      continue;
+  need(1);
+  if (in[p++] == '\0') return Value::Null();
+  switch (t.phys()) {
+    case PhysType::kI64:
+      return Value::Int(static_cast<int64_t>(get64() ^ (uint64_t{1} << 63)));
+    case PhysType::kF64: {
+      uint64_t u = get64();
+      u = (u >> 63) ? u ^ (uint64_t{1} << 63) : ~u;
+      double d;
+      std::memcpy(&d, &u, 8);
+      return Value::Double(d);
     }
-    switch (t.phys()) {
-      case PhysType::kI64:
-        out.push_back(Value::Int(static_cast<int64_t>(get64() ^ (uint64_t{1} << 63))));
-        break;
-      case PhysType::kF64: {
-        uint64_t u = get64();
-        u = (u >> 63) ? u ^ (uint64_t{1} << 63) : ~u;
-        double d;
-        std::memcpy(&d, &u, 8);
-        out.push_back(Value::Double(d));
-        break;
+    case PhysType::kStr: {
+      std::string s;
+      for (;;) {
+        need(2);
+        if (in[p] == '\0' && in[p + 1] == '\0') break;
+        s.push_back(in[p]);
+        p += in[p] == '\0' ? 2 : 1;
       }
-      case PhysType::kStr: {
-        std::string s;
-        for (;;) {
-          need(2);
-          if (in[p] == '\0' && in[p + 1] == '\0') break;
-          s.push_back(in[p]);
-          p += in[p] == '\0' ? 2 : 1;
-        }
-        p += 2;
-        out.push_back(Value::String(std::move(s)));
-        break;
-      }
+      p += 2;
+      return Value::String(std::move(s));
     }
   }
-  return out;
+  return Value::Null();
 }
+
+}  // namespace
 
 namespace {
 
@@ -461,6 +496,17 @@ std::string FormatDate(int64_t days) {
 
 std::string FormatValue(const Value& v, const SqlType& type) {
   if (v.IsNull()) return "NULL";
+  if (type.id == TypeId::kArray) {
+    const SqlType& et = (*type.fields)[0];
+    std::vector<Value> e = DecodeArrayValue(v.s, et);
+    std::string out = "[";
+    for (size_t i = 0; i < e.size(); ++i) {
+      std::string text = FormatValue(e[i], et);
+      if (!e[i].IsNull() && et.IsString()) text = "'" + text + "'";
+      out += (i ? ", " : "") + text;
+    }
+    return out + "]";
+  }
   if (type.id == TypeId::kRow) {
     // {EXPR$0: 3, EXPR$1: 'x'}: strings quoted so that a field's text cannot be mistaken.
     std::vector<Value> f = DecodeRowValue(v.s, *type.fields);

@@ -10,7 +10,8 @@
 //         forms are lower-case hex, JSON forms arrays of byte values, as Feldera writes them);
 //         ROW(t1, t2, ...) (the fields in an order-preserving encoding, EncodeRowValue: comparing
 //         two encodings as byte strings compares the rows field by field, NULL first, so MIN,
-//         MAX, DISTINCT, GROUP BY and IS DISTINCT FROM work on them unchanged)
+//         MAX, DISTINCT, GROUP BY and IS DISTINCT FROM work on them unchanged); t ARRAY
+//         (EncodeArrayValue, ordered element by element, a prefix first)
 // `Value` is a scalar in that physical form plus NULL; it is used for literals, keys of
 // operator state and query results, never on the per-row path of an expression.
 #pragma once
@@ -42,6 +43,7 @@ enum class TypeId : uint8_t {
   kBinary,     // BINARY(n): bytes (not padded to n)
   kVarbinary,  // VARBINARY(n), VARBINARY
   kRow,        // ROW(t1, t2, ...): `fields` holds the field types; fields are named EXPR$0, EXPR$1 ...
+  kArray,      // t ARRAY: `fields` holds the one element type
 };
 
 enum class PhysType : uint8_t { kI64 = 0, kF64 = 1, kStr = 2 };
@@ -77,6 +79,7 @@ struct SqlType {
       case TypeId::kBinary:
       case TypeId::kVarbinary:
       case TypeId::kRow:
+      case TypeId::kArray:
         return PhysType::kStr;
       default:
         return PhysType::kI64;
@@ -97,11 +100,16 @@ struct SqlType {
   // Same type ignoring nullability.
   bool SameAs(const SqlType& o) const {
     if (id != o.id || precision != o.precision || scale != o.scale || length != o.length) return false;
-    if (id != TypeId::kRow) return true;
+    if (id != TypeId::kRow && id != TypeId::kArray) return true;
     if (fields->size() != o.fields->size()) return false;
     for (size_t i = 0; i < fields->size(); ++i)
       if (!(*fields)[i].SameAs((*o.fields)[i]) || (*fields)[i].nullable != (*o.fields)[i].nullable) return false;
     return true;
+  }
+  static SqlType Array(SqlType element, bool nullable = true) {
+    SqlType t = Row({std::move(element)}, nullable);
+    t.id = TypeId::kArray;
+    return t;
   }
   static SqlType Row(std::vector<SqlType> field_types, bool nullable = true) {
     SqlType t = Of(TypeId::kRow, nullable);
@@ -169,6 +177,9 @@ std::string FormatValue(const Value& v, const SqlType& type);
 // strings (and nested rows) with 0x00 escaped as 0x00 0xFF and ended by 0x00 0x00.
 std::string EncodeRowValue(const std::vector<Value>& fields, const std::vector<SqlType>& types);
 std::vector<Value> DecodeRowValue(std::string_view encoded, const std::vector<SqlType>& types);
+// ARRAY values: per element 0x01 and the element as one ROW field; 0x00 ends the array.
+std::string EncodeArrayValue(const std::vector<Value>& elements, const SqlType& element_type);
+std::vector<Value> DecodeArrayValue(std::string_view encoded, const SqlType& element_type);
 
 // 10^n for 0 <= n <= 18.
 int64_t Pow10(int n);

@@ -57,6 +57,12 @@ std::string Hex(std::string_view bytes) {
 // A value of `type` as compared text.
 std::string Canon(const Value& v, const SqlType& type) {
   if (v.IsNull()) return "NULL";
+  if (type.id == TypeId::kArray) {
+    std::vector<Value> e = DecodeArrayValue(v.s, (*type.fields)[0]);
+    std::string out = "[";
+    for (size_t i = 0; i < e.size(); ++i) out += (i ? ", " : "") + Canon(e[i], (*type.fields)[0]);
+    return out + "]";
+  }
   if (type.id == TypeId::kRow) {
     std::vector<Value> f = DecodeRowValue(v.s, *type.fields);
     std::string out = "{";
@@ -84,6 +90,11 @@ std::string Canon(const Value& v, const SqlType& type) {
 // An expected JSON value as compared text, read as a value of the view column's `type`.
 std::string CanonJson(const Json& j, const SqlType& type) {
   if (j.is_null()) return "NULL";
+  if (type.id == TypeId::kArray && j.is_array()) {
+    std::string out = "[";
+    for (size_t i = 0; i < j.size(); ++i) out += (i ? ", " : "") + CanonJson(j[i], (*type.fields)[0]);
+    return out + "]";
+  }
   if (type.id == TypeId::kRow && j.is_object() && j.size() == type.fields->size()) {
     // Fields are named EXPR$0, EXPR$1, ... in order.
     std::string out = "{";
