@@ -161,7 +161,6 @@ std::string ParseErrorText(const std::string& what) {
   return what;
 }
 
-// One value of `type` as JSON text (what JsonWriter writes for it).
 void AppendJson(const Value& v, const SqlType& type, std::string* out) {
   if (v.IsNull()) {
     out->append("null");
@@ -224,6 +223,10 @@ void AppendJson(const Value& v, const SqlType& type, std::string* out) {
 }
 
 }  // namespace
+
+void AppendJsonValue(const Value& v, const SqlType& type, std::string* out) {
+  AppendJson(v, type, out);
+}
 
 JsonParser::JsonParser(const Schema& schema, JsonUpdateFormat update_format)
     : schema_(schema), update_format_(update_format) {

@@ -45,6 +45,9 @@ class JsonParser {
   std::vector<uint8_t> seen_;
 };
 
+// One value of `type` as the JSON text JsonWriter writes for it.
+void AppendJsonValue(const Value& v, const SqlType& type, std::string* out);
+
 class JsonWriter {
  public:
   explicit JsonWriter(const Schema& schema);

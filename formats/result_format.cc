@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "formats/json.h"
+
 namespace fld {
 
 bool ParseResultFormat(const std::string& name, ResultFormat* out) {
@@ -43,6 +45,12 @@ nlohmann::json JsonValue(const Value& v, const SqlType& t) {
   if (t.IsInteger()) return v.i;
   if (t.IsFloat()) return v.d;
   if (t.id == TypeId::kDecimal) return nlohmann::json::parse(FormatValue(v, t));
+  if (t.IsBinary() || t.id == TypeId::kArray || t.id == TypeId::kRow) {
+    // Byte arrays, arrays and objects, as the JSON output connector writes them.
+    std::string text;
+    AppendJsonValue(v, t, &text);
+    return nlohmann::json::parse(text);
+  }
   return FormatValue(v, t);
 }
 

@@ -469,6 +469,11 @@ TEST_CASE("datagen configuration errors name the key and where it was written", 
   CHECK(e.find("null_percentage") != std::string::npos);
   CHECK(e.find("NOT NULL") != std::string::npos);
 
+  Schema bin;
+  bin.fields = {{"b", SqlType::Of(TypeId::kVarbinary)}, {"a", SqlType::Array(SqlType::Of(TypeId::kInteger))}};
+  e = ErrorOf(Json::object(), bin);
+  CHECK(e.find("datagen does not generate VARBINARY values yet") != std::string::npos);
+
   e = ErrorOf(Json{{"plan", {{{"fields", {{"ts", {{"range", {"2024-01-01", "yesterday"}}}}}}}}}}, bank);
   CHECK(e.find("yesterday") != std::string::npos);
 
