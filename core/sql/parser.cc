@@ -239,6 +239,8 @@ class Parser {
     } else if (IsKw(first, "SELECT") || IsKw(first, "VALUES") || IsSym(first, "(")) {
       st.kind = Statement::Kind::kQuery;
       st.query = ParseQueryExpr();
+    } else if (IsKw(first, "DECLARE")) {
+      FailAt(first.pos, "DECLARE RECURSIVE VIEW (recursive queries) is not supported yet");
     } else if (IsKw(first, "SET") || IsKw(first, "LATENESS")) {
       // SET key = value (Feldera's compiler options) and LATENESS view.column <expression>:
       // accepted and ignored, so skip to the end of the statement.
@@ -274,6 +276,8 @@ class Parser {
       while (!AtEnd() && !IsSym(Peek(), ";")) Take();
       return;
     }
+    for (std::string_view what : {"FUNCTION", "TYPE", "AGGREGATE"})
+      if (IsKw(Peek(), what)) FailAt(Peek().pos, fmt::format("CREATE {} is not supported yet", what));
     auto view = std::make_unique<CreateView>();
     for (;;) {
       if (!view->materialized && AcceptKw("MATERIALIZED")) {
@@ -791,6 +795,8 @@ class Parser {
       }
       return inner;
     }
+    if (IsKw(t, "TABLE") && IsSym(Peek(1), "("))
+      FailAt(t.pos, "table functions (TABLE(TUMBLE(...)), TABLE(HOP(...))) are not supported yet");
     auto ref = std::make_unique<TableRef>();
     ref->kind = TableRef::Kind::kTable;
     ref->pos = t.pos;

@@ -788,6 +788,12 @@ TEST_CASE("what is not supported yet is refused by name", "[parser]") {
   CHECK(ErrorOf("SELECT ARRAY[1, 2]").find("ARRAY values are not supported yet") != std::string::npos);
   CHECK(ErrorOf("SELECT INTERVAL '1' HOUR").find("INTERVAL values are not supported yet") != std::string::npos);
   CHECK(ErrorOf("SELECT SUM(a) OVER (PARTITION BY b) FROM t").find("window functions (OVER)") != std::string::npos);
+  CHECK(ErrorOf("SELECT * FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' HOUR))").find("table functions") !=
+        std::string::npos);
+  CHECK(ErrorOf("CREATE FUNCTION f(x INT) RETURNS INT AS x + 1").find("CREATE FUNCTION is not supported yet") !=
+        std::string::npos);
+  CHECK(ErrorOf("CREATE TYPE p AS (x INT)").find("CREATE TYPE is not supported yet") != std::string::npos);
+  CHECK(ErrorOf("DECLARE RECURSIVE VIEW v (x INT)").find("DECLARE RECURSIVE VIEW") != std::string::npos);
   CHECK(ParseProgram("CREATE TABLE t (a INT ARRAY)")[0].create_table->columns[0].type.id == TypeId::kArray);
   CHECK_THROWS_WITH(ParseProgram("CREATE TABLE t (a ROW(x INT))"), Catch::Contains("ROW types are not supported yet"));
   CHECK_THROWS_WITH(ParseProgram("CREATE TABLE t (a MAP<INT, INT>)"),
