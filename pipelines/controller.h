@@ -11,8 +11,8 @@
 // (exactly_once: a WAL record per step, wal/log_format.h), pushes it through the circuit and
 // hands each output connector its relation's change. Outputs are released (written to their
 // files) only after the journal records of their steps are durable (group commit: an fsync as
-// soon as no input is waiting, else one per ~20 ms of steps). Every checkpoint_interval_secs, at the end, and on a graceful stop, one LMDB
-// transaction stores the operator state, the materialized relations, the input positions and
+// soon as no input is waiting, else one per ~20 ms of steps). Every checkpoint_interval_secs, at the end, and on a
+// graceful stop, one LMDB transaction stores the operator state, the materialized relations, the input positions and
 // the output positions (wal/store.h); log segments it covers are then deleted.
 //
 // Start-up: take the storage lock (one writer), then
