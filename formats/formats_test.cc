@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -204,6 +205,48 @@ TEST_CASE("JSON insert/delete records and raw rows", "[formats]") {
   CHECK(rbatch.weights == std::vector<int64_t>{1});
   CHECK(rbatch.Get(0, 0) == Value::Int(5));
   CHECK(rbatch.Get(4, 0) == Value::Int(0));
+}
+
+TEST_CASE("JSON values at the edges: floats in integer columns, range limits, escapes, duplicate keys", "[formats]") {
+  Schema s;
+  s.fields = {{"i", SqlType::Of(TypeId::kInteger)},
+              {"t", SqlType::Of(TypeId::kTinyInt)},
+              {"v", SqlType::Of(TypeId::kVarchar)},
+              {"d", SqlType::Decimal(10, 2)},
+              {"x", SqlType::Of(TypeId::kDouble)}};
+  JsonParser p(s, JsonUpdateFormat::kRaw);
+  BatchBuilder b(s.PhysTypes());
+  FormatError err;
+  REQUIRE(p.Parse(R"({"i": 2.0, "t": -128, "v": "a\"b\u00e9\n", "d": 1.5, "x": "NaN"})", &b, &err));
+  REQUIRE(
+      p.Parse(R"({"i": 2147483647, "t": 127, "v": "x", "v": "last", "d": -3, "x": 18446744073709551615})", &b, &err));
+  Batch batch = b.Finish();
+  REQUIRE(batch.size() == 2);
+  CHECK(batch.Get(0, 0) == Value::Int(2));
+  CHECK(batch.Get(1, 0) == Value::Int(-128));
+  CHECK(batch.Get(2, 0) == Value::String("a\"b\xC3\xA9\n"));
+  CHECK(batch.Get(3, 0) == Value::Int(150));
+  CHECK(std::isnan(batch.Get(4, 0).d));
+  CHECK(batch.Get(0, 1) == Value::Int(2147483647));
+  CHECK(batch.Get(1, 1) == Value::Int(127));
+  CHECK(batch.Get(2, 1) == Value::String("last"));  // a repeated key: the last one counts
+  CHECK(batch.Get(3, 1) == Value::Int(-300));
+  CHECK(batch.Get(4, 1) == Value::Double(18446744073709551615.0));
+  // Out of range, fractional, or not JSON: errors naming the field, nothing appended.
+  BatchBuilder e(s.PhysTypes());
+  REQUIRE_FALSE(p.Parse(R"({"t": 128})", &e, &err));
+  CHECK(err.message.find("'t'") != std::string::npos);
+  REQUIRE_FALSE(p.Parse(R"({"i": 2147483648})", &e, &err));
+  CHECK(err.message.find("'i'") != std::string::npos);
+  REQUIRE_FALSE(p.Parse(R"({"i": 2.5})", &e, &err));
+  CHECK(err.message.find("'i'") != std::string::npos);
+  REQUIRE_FALSE(p.Parse(R"({"v": "a", "V": "b"})", &e, &err));
+  CHECK(err.message.find("given twice") != std::string::npos);
+  REQUIRE_FALSE(p.Parse(R"({"i": 1} x)", &e, &err));
+  CHECK(err.message.find("invalid JSON") != std::string::npos);
+  REQUIRE_FALSE(p.Parse("{\"v\": \"\xff\"}", &e, &err));
+  CHECK(err.message.find("invalid JSON") != std::string::npos);
+  CHECK(e.size() == 0);
 }
 
 TEST_CASE("JSON errors name the field", "[formats]") {

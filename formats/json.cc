@@ -1,6 +1,7 @@
 #include "formats/json.h"
 
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -235,7 +236,129 @@ JsonParser::JsonParser(const Schema& schema, JsonUpdateFormat update_format)
   seen_.resize(schema_.size());
 }
 
+struct JsonParser::Fast {
+  simdjson::dom::parser parser;
+  std::string lower;
+};
+
+JsonParser::~JsonParser() = default;
+JsonParser::JsonParser(JsonParser&&) noexcept = default;
+
 bool JsonParser::Parse(std::string_view line, BatchBuilder* out, FormatError* error) {
+  return ParseFast(line, out) || ParseSlow(line, out, error);
+}
+
+namespace {
+
+// The plain conversions of the fast path; false for anything else (the slow path decides).
+bool ConvertFast(simdjson::dom::element j, const SqlType& type, Value* out) {
+  using simdjson::dom::element_type;
+  const element_type t = j.type();
+  if (t == element_type::NULL_VALUE) {
+    if (!type.nullable) return false;
+    *out = Value::Null();
+    return true;
+  }
+  switch (type.id) {
+    case TypeId::kBoolean:
+      if (t != element_type::BOOL) return false;
+      *out = Value::Int(bool(j) ? 1 : 0);
+      return true;
+    case TypeId::kTinyInt:
+    case TypeId::kSmallInt:
+    case TypeId::kInteger:
+    case TypeId::kBigInt: {
+      if (t != element_type::INT64) return false;
+      const int64_t v = int64_t(j);
+      const int64_t lim = type.id == TypeId::kTinyInt    ? 127
+                          : type.id == TypeId::kSmallInt ? 32767
+                          : type.id == TypeId::kInteger  ? 2147483647
+                                                         : INT64_MAX;
+      if (v > lim || v < -lim - 1) return false;
+      *out = Value::Int(v);
+      return true;
+    }
+    case TypeId::kDecimal: {
+      if (t != element_type::INT64 && t != element_type::STRING) return false;
+      if (t == element_type::INT64) {
+        const fmt::format_int text{static_cast<int64_t>(j)};
+        return ParseValue(std::string_view(text.data(), text.size()), type, out);
+      }
+      return ParseValue(std::string_view(j), type, out);
+    }
+    case TypeId::kReal:
+    case TypeId::kDouble: {
+      double d;
+      if (t == element_type::DOUBLE)
+        d = double(j);
+      else if (t == element_type::INT64)
+        d = static_cast<double>(int64_t(j));
+      else
+        return false;
+      *out = Value::Double(type.id == TypeId::kReal ? static_cast<double>(static_cast<float>(d)) : d);
+      return true;
+    }
+    case TypeId::kChar:
+    case TypeId::kVarchar:
+      if (t != element_type::STRING) return false;
+      *out = Value::String(std::string(std::string_view(j)));
+      return true;
+    case TypeId::kDate:
+    case TypeId::kTime:
+    case TypeId::kTimestamp:
+      return t == element_type::STRING && ParseValue(std::string_view(j), type, out);
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool JsonParser::ParseFast(std::string_view line, BatchBuilder* out) {
+  if (!fast_) fast_ = std::make_unique<Fast>();
+  simdjson::dom::element doc;
+  if (fast_->parser.parse(line.data(), line.size(), true).get(doc) != simdjson::SUCCESS) return false;
+  simdjson::dom::object row;
+  if (doc.get(row) != simdjson::SUCCESS) return false;
+  int64_t weight = 1;
+  if (update_format_ == JsonUpdateFormat::kInsertDelete) {
+    if (row.size() != 1) return false;
+    auto field = *row.begin();
+    if (field.key == "insert")
+      weight = 1;
+    else if (field.key == "delete")
+      weight = -1;
+    else
+      return false;
+    if (field.value.get(row) != simdjson::SUCCESS) return false;
+  }
+  std::fill(seen_.begin(), seen_.end(), 0);
+  std::string& lower = fast_->lower;
+  for (auto field : row) {
+    lower.assign(field.key);
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    auto found = index_.find(lower);
+    if (found == index_.end()) return false;
+    const int c = found->second;
+    if (seen_[c]) return false;  // a repeated column: the slow path decides
+    if (!ConvertFast(field.value, schema_.fields[c].type, &row_[c])) return false;
+    seen_[c] = 1;
+  }
+  for (size_t c = 0; c < schema_.size(); ++c) {
+    if (seen_[c]) continue;
+    if (schema_.fields[c].default_value)
+      row_[c] = *schema_.fields[c].default_value;
+    else if (schema_.fields[c].type.nullable)
+      row_[c] = Value::Null();
+    else
+      return false;
+  }
+  for (size_t c = 0; c < schema_.size(); ++c) out->col(c).Append(row_[c]);
+  out->AddWeight(weight);
+  return true;
+}
+
+bool JsonParser::ParseSlow(std::string_view line, BatchBuilder* out, FormatError* error) {
   Json doc;
   try {
     doc = Json::parse(line.begin(), line.end());
@@ -279,6 +402,11 @@ bool JsonParser::Parse(std::string_view line, BatchBuilder* out, FormatError* er
       return false;
     }
     int c = found->second;
+    if (seen_[c]) {
+      error->message = fmt::format("field '{}' is given twice (column names ignore case)", it.key());
+      error->column = KeyColumn(line, it.key());
+      return false;
+    }
     if (!Convert(it.value(), schema_.fields[c].type, &row_[c], &why)) {
       error->message = fmt::format("{} in field '{}'", why, schema_.fields[c].name);
       error->column = KeyColumn(line, it.key());

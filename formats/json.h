@@ -13,9 +13,14 @@
 // (w < 0); keys are the schema's column names in order; numbers are JSON numbers (DECIMAL with
 // its scale: 12.50), dates and times strings as FormatValue writes them, booleans true/false,
 // binary strings arrays of byte values, ARRAY values arrays, ROW values objects keyed EXPR$0, EXPR$1...
-// All JSON text goes through nlohmann-json (parsing and string escaping).
+// Input is parsed with simdjson (its DOM parser, reused across lines); a line it rejects, or a
+// value that needs more than a plain conversion (numbers written as floats in integer or DECIMAL
+// columns, binary, arrays), goes through nlohmann-json, which also writes every error message,
+// so both paths accept the same lines with the same values and report errors the same way.
+// Output and string escaping use nlohmann-json.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -32,12 +37,18 @@ enum class JsonUpdateFormat : uint8_t { kInsertDelete, kRaw };
 class JsonParser {
  public:
   explicit JsonParser(const Schema& schema, JsonUpdateFormat update_format = JsonUpdateFormat::kInsertDelete);
+  ~JsonParser();
+  JsonParser(JsonParser&&) noexcept;
 
   // Parses one line and appends its row to `out` (columns in schema order). Returns false and fills
   // *error (message and 1-based character offset) when the line is malformed; `out` is unchanged.
   bool Parse(std::string_view line, BatchBuilder* out, FormatError* error);
 
  private:
+  struct Fast;
+  bool ParseFast(std::string_view line, BatchBuilder* out);  // false: let ParseSlow decide
+  bool ParseSlow(std::string_view line, BatchBuilder* out, FormatError* error);
+  std::unique_ptr<Fast> fast_;
   Schema schema_;
   JsonUpdateFormat update_format_;
   std::unordered_map<std::string, int> index_;  // lower-case column name -> column
