@@ -95,7 +95,8 @@ std::string BoundExpr::ToString() const {
                                  "ABS",
                                  "LIKE",
                                  "SAFE_CAST",
-                                 "ROW"};
+                                 "ROW",
+                                 "SCALAR_SUBQUERY"};
   switch (op) {
     case ExprOp::kColumn:
       return fmt::format("${}", column_index);
@@ -118,7 +119,8 @@ std::string BoundExpr::ToString() const {
     case ExprOp::kCoalesce:
     case ExprOp::kAbs:
     case ExprOp::kLike:
-    case ExprOp::kRow: {
+    case ExprOp::kRow:
+    case ExprOp::kScalarSubquery: {
       std::string s = std::string(kNames[static_cast<int>(op)]) + "(";
       for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i]->ToString();
       return s + ")";
@@ -933,6 +935,13 @@ ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
         out->i64[i] = LikeMatch(s->str[i], p->str[i], ec);
       }
       return out;
+    }
+    case ExprOp::kScalarSubquery: {
+      ColumnPtr count = Evaluate(*e.args[0], b);
+      for (size_t i = 0; i < n; ++i)
+        if (!count->IsNull(i) && count->i64[i] > 1)
+          Fail(ErrorKind::kRuntime, "a scalar subquery returned more than one row");
+      return Evaluate(*e.args[1], b);
     }
   }
   return ConstantColumn(Value::Null(), e.type.phys(), n);

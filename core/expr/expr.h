@@ -52,6 +52,9 @@ enum class ExprOp : uint8_t {
   kLike,      // args[0] LIKE args[1] [ESCAPE args[2]]
   kSafeCast,  // args[0] to `type`, NULL where it does not convert
   kRow,       // ROW(args...): the encoded row (never NULL; see EncodeRowValue)
+  // A scalar subquery's value: args[1], after checking that args[0], the number of rows the
+  // subquery returned, is at most 1 (more is a run-time error, as in PostgreSQL).
+  kScalarSubquery,
 };
 
 struct BoundExpr {

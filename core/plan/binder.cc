@@ -34,8 +34,15 @@ bool ContainsAggregate(const Expr& e) {
   return false;
 }
 
+bool ContainsSubquery(const Expr& e) {
+  if (e.kind == ExprKind::kSubquery || e.kind == ExprKind::kExists || e.kind == ExprKind::kInQuery) return true;
+  for (const auto& a : e.args)
+    if (a && ContainsSubquery(*a)) return true;
+  return false;
+}
+
 bool ScopeColumn::InStar(std::string_view q) const {
-  if (hidden) return false;
+  if (hidden || correlated) return false;
   if (q.empty()) return !qualified_only;
   return EqualsIgnoreCase(qualifier, q);
 }
@@ -106,11 +113,29 @@ BoundExprPtr Binder::Coerce(BoundExprPtr e, const SqlType& target, Pos pos) cons
   return MakeCall(ExprOp::kCast, target.WithNullable(nullable), std::move(args));
 }
 
+void Binder::SetSubqueryColumn(const Expr* e, int index, SqlType type) {
+  for (auto& [k, v] : subquery_columns_)
+    if (k == e) {
+      v = {index, type};
+      return;
+    }
+  subquery_columns_.push_back({e, {index, type}});
+}
+
 int Binder::TryResolve(const Scope& scope, std::string_view qualifier, std::string_view name, Pos pos) const {
+  // The query's own columns first; an enclosing query's (correlated) columns only when none has
+  // the name.
+  int found = TryResolveAmong(scope, qualifier, name, pos, false);
+  return found >= 0 ? found : TryResolveAmong(scope, qualifier, name, pos, true);
+}
+
+int Binder::TryResolveAmong(const Scope& scope, std::string_view qualifier, std::string_view name, Pos pos,
+                            bool correlated) const {
   int found = -1;
   for (size_t i = 0; i < scope.cols.size(); ++i) {
     const ScopeColumn& c = scope.cols[i];
     if (c.hidden || !EqualsIgnoreCase(c.name, name)) continue;
+    if (c.correlated != correlated) continue;
     if (qualifier.empty() && c.qualified_only) continue;
     if (!qualifier.empty() && !EqualsIgnoreCase(c.qualifier, qualifier)) continue;
     if (found >= 0) {
@@ -422,7 +447,7 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
 
 BoundExprPtr Binder::BindAggregate(const Expr& e, AggContext* agg) {
   if (e.kind == ExprKind::kFunction && IsAggregateName(e.name)) return AggregateCall(e, agg);
-  if (!ContainsAggregate(e) && e.kind != ExprKind::kLiteral) {
+  if (!ContainsAggregate(e) && !ContainsSubquery(e) && e.kind != ExprKind::kLiteral) {
     BoundExprPtr b = Bind(e, *agg->input);
     for (size_t g = 0; g < agg->group_exprs.size(); ++g)
       if (b->Equals(*agg->group_exprs[g])) return MakeColumn(static_cast<int>(g), agg->group_exprs[g]->type);
@@ -700,7 +725,13 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
     case ExprKind::kInQuery:
     case ExprKind::kExists:
     case ExprKind::kSubquery:
-      ctx_.Error(e.pos, "subqueries in expressions (scalar, IN, EXISTS) are not supported yet");
+      for (const auto& [k, v] : subquery_columns_)
+        if (k == &e) return MakeColumn(v.first, v.second);
+      ctx_.Error(e.pos, fmt::format("{} here (in GROUP BY, a join's ON condition, an aggregate's argument or "
+                                    "a VALUES row) are not supported yet",
+                                    e.kind == ExprKind::kExists    ? "EXISTS subqueries"
+                                    : e.kind == ExprKind::kInQuery ? "IN (SELECT ...) subqueries"
+                                                                   : "scalar subqueries"));
   }
   ctx_.Error(e.pos, "unsupported expression");
 }

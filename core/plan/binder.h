@@ -32,6 +32,9 @@ struct ScopeColumn {
   // A join's USING / NATURAL column of one side: `t.a` still names it, but a bare `a` (and an
   // unqualified `*`) means the merged column.
   bool qualified_only = false;
+  // A column of an enclosing query that a correlated subquery reads (the subquery's domain):
+  // resolved only when no column of the subquery's own FROM has the name; never in `*`.
+  bool correlated = false;
   // Whether `*` (qualifier empty) or `q.*` expands to this column.
   bool InStar(std::string_view q) const;
 };
@@ -59,6 +62,8 @@ struct AggContext {
 
 bool IsAggregateName(std::string_view upper_name);
 bool ContainsAggregate(const sql::Expr& e);
+// Whether e holds a scalar subquery, [NOT] IN (SELECT ...) or [NOT] EXISTS.
+bool ContainsSubquery(const sql::Expr& e);
 
 class Binder {
  public:
@@ -77,6 +82,10 @@ class Binder {
   // Like Resolve but returns -1 when absent (still errors when ambiguous).
   int TryResolve(const Scope& scope, std::string_view qualifier, std::string_view name, sql::Pos pos) const;
 
+  // Subquery expressions (scalar, IN, EXISTS) are planned by the planner, which computes each as
+  // a column of the block's plan and registers it here; binding the expression then reads it.
+  void SetSubqueryColumn(const sql::Expr* e, int index, SqlType type);
+
   // Converts e to `target` (folding literals).
   BoundExprPtr Coerce(BoundExprPtr e, const SqlType& target, sql::Pos pos) const;
   // A type both a and b convert to, or an error at pos.
@@ -93,8 +102,11 @@ class Binder {
   BoundExprPtr Logic(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;
   BoundExprPtr RequireBool(BoundExprPtr e, sql::Pos pos) const;
   BoundExprPtr AggregateCall(const sql::Expr& e, AggContext* agg);
+  int TryResolveAmong(const Scope& scope, std::string_view qualifier, std::string_view name, sql::Pos pos,
+                      bool correlated) const;
 
   const SqlContext& ctx_;
+  std::vector<std::pair<const sql::Expr*, std::pair<int, SqlType>>> subquery_columns_;
 };
 
 }  // namespace fld::plan

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "core/common/error.h"
@@ -213,7 +214,20 @@ int Planner::TopK(int node, const Schema& schema, const sql::Query& q) {
 }
 
 int Planner::PlanQuery(const sql::Query& q, Schema* schema) {
+  struct Depth {
+    Planner* p;
+    explicit Depth(Planner* pl) : p(pl) { ++p->query_depth_; }
+    ~Depth() {
+      if (--p->query_depth_ == 0) {
+        p->ref_plans_.clear();
+        p->cte_plans_.clear();
+      }
+    }
+  } depth(this);
+  const Plan* domain = domain_;  // a query in FROM or WITH sees no enclosing block's columns
+  domain_ = nullptr;
   Plan p = PlanQueryBlock(q);
+  domain_ = domain;
   bool hidden = false;
   for (const auto& c : p.scope.cols) hidden = hidden || c.hidden;
   if (hidden) {
@@ -232,8 +246,37 @@ int Planner::PlanQuery(const sql::Query& q, Schema* schema) {
   return p.node;
 }
 
+size_t Planner::PushCtes(const sql::Query& q) {
+  for (const auto& cte : q.with) {
+    auto it = cte_plans_.find(&cte);
+    if (it == cte_plans_.end()) {
+      if (cte.query->limit || cte.query->offset)
+        ctx_.Error(cte.query->pos, "LIMIT/OFFSET in a WITH query are not supported yet");
+      Schema schema;
+      Plan p;
+      p.node = PlanQuery(*cte.query, &schema);
+      if (!cte.column_names.empty() && cte.column_names.size() != schema.size())
+        ctx_.Error(cte.pos, fmt::format("WITH query '{}' names {} columns but its query has {}", cte.name,
+                                        cte.column_names.size(), schema.size()));
+      for (size_t i = 0; i < schema.size(); ++i)
+        p.scope.cols.push_back(
+            {cte.name, cte.column_names.empty() ? schema.fields[i].name : cte.column_names[i], schema.fields[i].type});
+      it = cte_plans_.emplace(&cte, std::move(p)).first;
+    }
+    ctes_.emplace_back(cte.name, &it->second);
+  }
+  return q.with.size();
+}
+
 Planner::Plan Planner::PlanQueryBlock(const sql::Query& q) {
+  size_t pushed = PushCtes(q);
+  struct Pop {
+    std::vector<std::pair<std::string, const Plan*>>* ctes;
+    size_t n;
+    ~Pop() { ctes->resize(ctes->size() - n); }
+  } pop{&ctes_, pushed};
   if (q.select) return PlanSelect(*q.select);
+  if (domain_) ctx_.Error(q.pos, "correlated subqueries over UNION, EXCEPT or INTERSECT are not supported yet");
   Plan l = PlanQueryBlock(*q.left);
   Plan r = PlanQueryBlock(*q.right);
   if (l.scope.cols.size() != r.scope.cols.size())
@@ -398,8 +441,23 @@ Planner::Plan Planner::Join(Plan left, Plan right, std::vector<std::pair<BoundEx
 }
 
 Planner::Plan Planner::PlanTableRef(const sql::TableRef& t) {
+  // A FROM item reads nothing of its query, so one plan serves every look at it (the subquery
+  // analysis plans FROM items before the subquery itself is planned).
+  if (auto it = ref_plans_.find(&t); it != ref_plans_.end()) return it->second;
+  Plan p = PlanTableRefUncached(t);
+  ref_plans_.emplace(&t, p);
+  return p;
+}
+
+Planner::Plan Planner::PlanTableRefUncached(const sql::TableRef& t) {
   switch (t.kind) {
     case sql::TableRef::Kind::kTable: {
+      for (size_t i = ctes_.size(); i-- > 0;) {
+        if (!EqualsIgnoreCase(ctes_[i].first, t.name)) continue;
+        Plan p = *ctes_[i].second;
+        for (auto& c : p.scope.cols) c.qualifier = t.alias.empty() ? ctes_[i].first : t.alias;
+        return p;
+      }
       for (const auto& [name, hint] : unavailable_)
         if (EqualsIgnoreCase(name, t.name)) ctx_.Error(t.pos, hint);
       int r = circuit_->FindRelation(t.name);
@@ -451,7 +509,9 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t) {
   std::vector<const Expr*> conj;
   SplitAnd(t.on.get(), &conj);
   std::vector<BoundExprPtr> after;
+  std::vector<const Expr*> residual;
   for (const Expr* c : conj) {
+    if (ContainsSubquery(*c)) ctx_.Error(c->pos, "subqueries in a join's ON condition are not supported yet");
     std::vector<const Expr*> refs;
     CollectRefs(*c, &refs);
     auto side_of = [&](const Expr* e) {
@@ -491,9 +551,7 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t) {
       for (auto col : right.scope.cols) both.cols.push_back(col);
       after.push_back(binder_.BindPredicate(*c, both));
     } else {
-      ctx_.Error(c->pos,
-                 "this outer join condition is not supported yet: outer joins take equalities between the "
-                 "two sides and conditions on the padded side only");
+      residual.push_back(c);  // checked on each match of the outer join
     }
   }
   std::vector<SqlType> left_types, right_types;
@@ -502,7 +560,13 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t) {
     right_types.push_back(right.scope.cols[ri].type);
   }
   size_t left_width = 0;  // Join may append hidden key columns to the left side
-  Plan out = Join(std::move(left), std::move(right), std::move(keys), pad_left, pad_right, t.pos, &left_width);
+  Plan out;
+  if (residual.empty()) {
+    out = Join(std::move(left), std::move(right), std::move(keys), pad_left, pad_right, t.pos, &left_width);
+  } else {
+    left_width = left.scope.cols.size();
+    out = GeneralOuterJoin(std::move(left), std::move(right), std::move(keys), residual, pad_left, pad_right, t.pos);
+  }
   for (auto& pred : after) out = Filter(std::move(out), std::move(pred));
   if (using_idx.empty()) return out;
   // USING / NATURAL: the merged columns come first, then the left's other columns, then the
@@ -542,11 +606,18 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t) {
   return merged;
 }
 
-Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>>& from, const Expr* where) {
+Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>>& from,
+                                const std::vector<const Expr*>& conj, const Plan* domain) {
   std::vector<Plan> items;
-  for (const auto& t : from) items.push_back(PlanTableRef(*t));
-  std::vector<const Expr*> conj;
-  SplitAnd(where, &conj);
+  std::vector<Pos> item_pos;
+  if (domain) {
+    items.push_back(*domain);
+    item_pos.push_back(from.empty() ? Pos{} : from[0]->pos);
+  }
+  for (const auto& t : from) {
+    items.push_back(PlanTableRef(*t));
+    item_pos.push_back(t->pos);
+  }
   if (items.size() == 1) {
     for (const Expr* c : conj) items[0] = Filter(std::move(items[0]), binder_.BindPredicate(*c, items[0].scope));
     return std::move(items[0]);
@@ -558,12 +629,15 @@ Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>
     std::set<int> out;
     for (const Expr* r : refs) {
       int owner = -1;
-      for (size_t i = 0; i < items.size(); ++i) {
+      for (size_t i = domain ? 1 : 0; i < items.size(); ++i) {
         if (binder_.TryResolve(items[i].scope, r->qualifier, r->name, r->pos) < 0) continue;
         if (owner >= 0)
           ctx_.Error(r->pos, fmt::format("column '{}' is ambiguous; qualify it with a table name", r->name));
         owner = static_cast<int>(i);
       }
+      // The enclosing block's columns (a correlated subquery's domain) only when no FROM item
+      // of the subquery has the name.
+      if (owner < 0 && domain && binder_.TryResolve(items[0].scope, r->qualifier, r->name, r->pos) >= 0) owner = 0;
       if (owner < 0) {
         Scope all;
         for (const auto& it : items)
@@ -665,12 +739,12 @@ Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>
         keys.emplace_back(binder_.Bind(*theirs, p.plan.scope), binder_.Bind(*mine, items[next].scope));
         k.used = true;
       }
-      p = combine(std::move(p), item_part(next), std::move(keys), from[next]->pos);
+      p = combine(std::move(p), item_part(next), std::move(keys), item_pos[next]);
     }
   };
   Part cur = grow(0);
   for (size_t i = 1; i < items.size(); ++i)
-    if (!taken[i]) cur = combine(std::move(cur), grow(static_cast<int>(i)), {}, from[i]->pos);
+    if (!taken[i]) cur = combine(std::move(cur), grow(static_cast<int>(i)), {}, item_pos[i]);
   for (auto& k : cs)
     if (!k.used) cur.plan = Filter(std::move(cur.plan), binder_.BindPredicate(*k.e, cur.plan.scope));
   // The columns come in FROM order (what `*` lists) whatever the join order; the hidden join
@@ -695,29 +769,434 @@ Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>
   return out;
 }
 
+Planner::Plan Planner::Project(const Plan& p, std::vector<BoundExprPtr> proj, std::vector<ScopeColumn> cols) {
+  Plan out;
+  out.scope.cols = std::move(cols);
+  out.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {p.node}, Types(out.scope));
+  return out;
+}
+
+Planner::Plan Planner::Distinct(Plan p) {
+  p.node = circuit_->AddNode(std::make_unique<DistinctOp>(), {p.node}, Types(p.scope));
+  return p;
+}
+
+namespace {
+
+BoundExprPtr Call1(ExprOp op, SqlType type, BoundExprPtr a) {
+  std::vector<BoundExprPtr> args;
+  args.push_back(std::move(a));
+  return MakeCall(op, type, std::move(args));
+}
+
+BoundExprPtr Call2(ExprOp op, SqlType type, BoundExprPtr a, BoundExprPtr b) {
+  std::vector<BoundExprPtr> args;
+  args.push_back(std::move(a));
+  args.push_back(std::move(b));
+  return MakeCall(op, type, std::move(args));
+}
+
+SqlType BoolType(bool nullable) {
+  return SqlType::Of(TypeId::kBoolean, nullable);
+}
+
+BoundExprPtr BoolLiteral(bool v) {
+  return MakeLiteral(Value::Int(v ? 1 : 0), BoolType(false));
+}
+
+}  // namespace
+
+std::vector<std::pair<BoundExprPtr, BoundExprPtr>> Planner::NullSafeKeys(const Scope& l, const std::vector<int>& lc,
+                                                                         const Scope& r,
+                                                                         const std::vector<int>& rc) const {
+  std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys;
+  auto or_zero = [](int i, const SqlType& t) {
+    Value zero = t.phys() == PhysType::kF64   ? Value::Double(0)
+                 : t.phys() == PhysType::kStr ? Value::String("")
+                                              : Value::Int(0);
+    return Call2(ExprOp::kCoalesce, t.WithNullable(false), MakeColumn(i, t),
+                 MakeLiteral(std::move(zero), t.WithNullable(false)));
+  };
+  for (size_t i = 0; i < lc.size(); ++i) {
+    const SqlType& lt = l.cols[lc[i]].type;
+    const SqlType& rt = r.cols[rc[i]].type;
+    if (!lt.nullable && !rt.nullable) {
+      keys.emplace_back(MakeColumn(lc[i], lt), MakeColumn(rc[i], rt));
+      continue;
+    }
+    keys.emplace_back(Call1(ExprOp::kIsNull, BoolType(false), MakeColumn(lc[i], lt)),
+                      Call1(ExprOp::kIsNull, BoolType(false), MakeColumn(rc[i], rt)));
+    keys.emplace_back(or_zero(lc[i], lt), or_zero(rc[i], rt));
+  }
+  return keys;
+}
+
+void Planner::FreeRefs(const sql::Query& q, std::vector<const Scope*>* chain, std::vector<std::set<int>>* used) {
+  size_t pushed = PushCtes(q);
+  struct Pop {
+    std::vector<std::pair<std::string, const Plan*>>* ctes;
+    size_t n;
+    ~Pop() { ctes->resize(ctes->size() - n); }
+  } pop{&ctes_, pushed};
+  if (!q.select) {
+    FreeRefs(*q.left, chain, used);
+    FreeRefs(*q.right, chain, used);
+    return;
+  }
+  const sql::Select& s = *q.select;
+  Scope local;
+  for (const auto& t : s.from) {
+    Plan p = PlanTableRef(*t);
+    for (auto& c : p.scope.cols) local.cols.push_back(std::move(c));
+  }
+  auto walk = [&](const Expr* e) {
+    if (e) FreeRefsExpr(*e, local, chain, used);
+  };
+  walk(s.where.get());
+  for (const auto& item : s.items)
+    if (item.expr->kind != ExprKind::kStar) walk(item.expr.get());
+  for (const auto& g : s.group_by) walk(g.get());
+  walk(s.having.get());
+}
+
+void Planner::FreeRefsExpr(const Expr& e, const Scope& local, std::vector<const Scope*>* chain,
+                           std::vector<std::set<int>>* used) {
+  if (e.kind == ExprKind::kColumnRef) {
+    if (binder_.TryResolve(local, e.qualifier, e.name, e.pos) >= 0) return;
+    for (size_t i = chain->size(); i-- > 0;) {
+      int c = binder_.TryResolve(*(*chain)[i], e.qualifier, e.name, e.pos);
+      if (c >= 0) {
+        (*used)[i].insert(c);
+        return;
+      }
+    }
+    return;  // unknown (or a select item's alias): planning the subquery reports it
+  }
+  if (e.subquery) {
+    chain->push_back(&local);
+    used->emplace_back();
+    FreeRefs(*e.subquery, chain, used);
+    chain->pop_back();
+    used->pop_back();
+  }
+  for (const auto& a : e.args)
+    if (a) FreeRefsExpr(*a, local, chain, used);
+}
+
+void Planner::PlanSubqueries(const Expr& e, Plan* p) {
+  if (e.kind == ExprKind::kSubquery || e.kind == ExprKind::kExists || e.kind == ExprKind::kInQuery) {
+    if (e.kind == ExprKind::kInQuery) PlanSubqueries(*e.args[0], p);
+    PlanSubquery(e, p);
+    return;
+  }
+  for (const auto& a : e.args)
+    if (a) PlanSubqueries(*a, p);
+}
+
+void Planner::PlanSubquery(const Expr& e, Plan* p) {
+  const sql::Query& q = *e.subquery;
+  if (q.limit || q.offset) ctx_.Error(q.pos, "LIMIT/OFFSET in a subquery are not supported yet");
+  // The columns of the enclosing block the subquery reads: its correlation.
+  std::vector<const Scope*> chain{&p->scope};
+  std::vector<std::set<int>> used(1);
+  FreeRefs(q, &chain, &used);
+  const std::vector<int> corr(used[0].begin(), used[0].end());
+  const size_t k = corr.size();
+
+  // The subquery's plan: [domain columns (k), its select list].
+  Plan body;
+  if (k == 0) {
+    Schema schema;
+    body.node = PlanQuery(q, &schema);
+    for (const auto& f : schema.fields) body.scope.cols.push_back({"", f.name, f.type, false});
+  } else {
+    std::vector<BoundExprPtr> proj;
+    std::vector<ScopeColumn> cols;
+    for (int c : corr) {
+      proj.push_back(MakeColumn(c, p->scope.cols[c].type));
+      ScopeColumn col = p->scope.cols[c];
+      col.correlated = true;
+      cols.push_back(std::move(col));
+    }
+    Plan domain = Distinct(Project(*p, std::move(proj), std::move(cols)));
+    domain_ = &domain;
+    try {
+      body = PlanQueryBlock(q);
+    } catch (...) {
+      domain_ = nullptr;
+      throw;
+    }
+    domain_ = nullptr;
+  }
+  const size_t m = body.scope.cols.size() - k;
+  std::vector<int> dom;
+  for (size_t i = 0; i < k; ++i) dom.push_back(static_cast<int>(i));
+
+  // Joins `right` (its first k columns the domain's) back to *p: a cross join with a relation of
+  // exactly one row when uncorrelated, else a LEFT JOIN on the domain columns. Returns the index
+  // of right's first column in *p.
+  auto join_back = [&](const Plan& right) {
+    size_t lw = 0;
+    *p = Join(*p, right, NullSafeKeys(p->scope, corr, right.scope, dom), k > 0, false, e.pos, &lw);
+    return lw;
+  };
+  // Appends e as a hidden column of *p; the subquery expression reads it.
+  auto result = [&](BoundExprPtr v) {
+    std::vector<BoundExprPtr> proj;
+    std::vector<ScopeColumn> cols = p->scope.cols;
+    for (size_t i = 0; i < cols.size(); ++i) proj.push_back(MakeColumn(static_cast<int>(i), cols[i].type));
+    SqlType t = v->type;
+    proj.push_back(std::move(v));
+    cols.push_back({"", "", t, true});
+    *p = Project(*p, std::move(proj), std::move(cols));
+    binder_.SetSubqueryColumn(&e, static_cast<int>(p->scope.cols.size() - 1), t);
+  };
+  // An aggregate of body grouped by the domain columns (global when uncorrelated: one row).
+  auto aggregate = [&](std::vector<AggSpec> specs) {
+    Plan a;
+    for (size_t i = 0; i < k; ++i) a.scope.cols.push_back(body.scope.cols[i]);
+    for (const auto& s : specs) a.scope.cols.push_back({"", "", s.result_type, true});
+    a.node = circuit_->AddNode(
+        std::make_unique<AggregateOp>(Types(body.scope), static_cast<int>(k), std::move(specs), circuit_->pool()),
+        {body.node}, Types(a.scope));
+    return a;
+  };
+  AggSpec count_star;
+  count_star.kind = AggKind::kCountStar;
+  count_star.result_type = SqlType::Of(TypeId::kBigInt, false);
+
+  if (e.kind == ExprKind::kExists) {
+    BoundExprPtr exists;
+    if (k == 0) {
+      size_t at = join_back(aggregate({count_star}));
+      exists = Call2(ExprOp::kGt, BoolType(false), MakeColumn(static_cast<int>(at), count_star.result_type),
+                     MakeLiteral(Value::Int(0), count_star.result_type));
+    } else {
+      std::vector<BoundExprPtr> proj;
+      std::vector<ScopeColumn> cols;
+      for (size_t i = 0; i < k; ++i) {
+        proj.push_back(MakeColumn(static_cast<int>(i), body.scope.cols[i].type));
+        cols.push_back(body.scope.cols[i]);
+      }
+      proj.push_back(BoolLiteral(true));
+      cols.push_back({"", "", BoolType(false), true});
+      size_t at = join_back(Distinct(Project(body, std::move(proj), std::move(cols))));
+      exists = Call1(ExprOp::kIsNotNull, BoolType(false), MakeColumn(static_cast<int>(at + k), BoolType(true)));
+    }
+    if (e.negated) exists = Call1(ExprOp::kNot, BoolType(false), std::move(exists));
+    result(std::move(exists));
+    return;
+  }
+
+  if (m != 1)
+    ctx_.Error(e.pos, fmt::format("{} must return one column, not {}",
+                                  e.kind == ExprKind::kSubquery ? "a scalar subquery" : "the subquery of IN", m));
+  const SqlType vtype = body.scope.cols[k].type;
+
+  if (e.kind == ExprKind::kSubquery) {
+    // A global aggregate (no GROUP BY, no HAVING) returns exactly one row per domain value;
+    // anything else is counted, and more than one row is a run-time error.
+    bool one_row = q.select && q.select->group_by.empty() && !q.select->having;
+    bool any_agg = false;
+    if (one_row)
+      for (const auto& item : q.select->items)
+        any_agg = any_agg || (item.expr->kind != ExprKind::kStar && ContainsAggregate(*item.expr));
+    one_row = one_row && any_agg;
+    if (one_row) {
+      size_t at = join_back(body);
+      result(MakeColumn(static_cast<int>(at + k), vtype.WithNullable(vtype.nullable || k > 0)));
+      return;
+    }
+    AggSpec min;
+    min.kind = AggKind::kMin;
+    min.arg = static_cast<int>(k);
+    min.arg_type = vtype;
+    min.result_type = vtype.WithNullable(true);
+    size_t at = join_back(aggregate({count_star, min}));
+    result(Call2(ExprOp::kScalarSubquery, vtype.WithNullable(true),
+                 MakeColumn(static_cast<int>(at + k), count_star.result_type.WithNullable(k > 0)),
+                 MakeColumn(static_cast<int>(at + k + 1), vtype.WithNullable(true))));
+    return;
+  }
+
+  // x [NOT] IN (subquery): TRUE when a row equals x; else NULL when x is NULL or a row is NULL
+  // (and there is a row); else FALSE.
+  BoundExprPtr x = binder_.Bind(*e.args[0], p->scope);
+  // As in comparisons: a NULL or a string literal takes the subquery column's type.
+  if (x->type.id == TypeId::kNull || (x->op == ExprOp::kLiteral && x->type.IsString() && !vtype.IsString())) {
+    const SqlType to = vtype.WithNullable(x->type.nullable || x->type.id == TypeId::kNull);
+    x = binder_.Coerce(std::move(x), to, e.args[0]->pos);
+  }
+  const bool x_nullable = x->type.nullable;
+  BoundExprPtr x_again = x->Clone();
+  Plan values = body;
+  if (vtype.nullable)
+    values =
+        Filter(std::move(values), Call1(ExprOp::kIsNotNull, BoolType(false), MakeColumn(static_cast<int>(k), vtype)));
+  {
+    std::vector<BoundExprPtr> proj;
+    std::vector<ScopeColumn> cols;
+    for (size_t i = 0; i <= k; ++i) {
+      proj.push_back(MakeColumn(static_cast<int>(i), values.scope.cols[i].type));
+      cols.push_back(values.scope.cols[i]);
+    }
+    proj.push_back(BoolLiteral(true));
+    cols.push_back({"", "", BoolType(false), true});
+    values = Distinct(Project(values, std::move(proj), std::move(cols)));
+  }
+  auto keys = NullSafeKeys(p->scope, corr, values.scope, dom);
+  keys.emplace_back(std::move(x), MakeColumn(static_cast<int>(k), values.scope.cols[k].type));
+  size_t lw = 0;
+  *p = Join(*p, values, std::move(keys), true, false, e.pos, &lw);
+  BoundExprPtr matched =
+      Call1(ExprOp::kIsNotNull, BoolType(false), MakeColumn(static_cast<int>(lw + k + 1), BoolType(true)));
+  BoundExprPtr in;
+  if (!x_nullable && !vtype.nullable) {
+    in = std::move(matched);
+  } else {
+    AggSpec count_v;
+    count_v.kind = AggKind::kCount;
+    count_v.arg = static_cast<int>(k);
+    count_v.arg_type = vtype;
+    count_v.result_type = SqlType::Of(TypeId::kBigInt, false);
+    size_t at = join_back(aggregate({count_star, count_v}));
+    const SqlType cnt_type = SqlType::Of(TypeId::kBigInt, k > 0);
+    BoundExprPtr cnt = MakeColumn(static_cast<int>(at + k), cnt_type);
+    BoundExprPtr cnt_nn = MakeColumn(static_cast<int>(at + k + 1), cnt_type);
+    BoundExprPtr zero = MakeLiteral(Value::Int(0), SqlType::Of(TypeId::kBigInt, false));
+    BoundExprPtr empty = Call2(
+        ExprOp::kEq, BoolType(false),
+        Call2(ExprOp::kCoalesce, SqlType::Of(TypeId::kBigInt, false), cnt->Clone(), zero->Clone()), zero->Clone());
+    BoundExprPtr unknown =
+        Call2(ExprOp::kOr, BoolType(false), Call1(ExprOp::kIsNull, BoolType(false), std::move(x_again)),
+              Call2(ExprOp::kLt, BoolType(false),
+                    Call2(ExprOp::kCoalesce, SqlType::Of(TypeId::kBigInt, false), std::move(cnt_nn), zero->Clone()),
+                    Call2(ExprOp::kCoalesce, SqlType::Of(TypeId::kBigInt, false), std::move(cnt), zero->Clone())));
+    std::vector<BoundExprPtr> args;
+    args.push_back(std::move(matched));
+    args.push_back(BoolLiteral(true));
+    args.push_back(std::move(empty));
+    args.push_back(BoolLiteral(false));
+    args.push_back(std::move(unknown));
+    args.push_back(MakeLiteral(Value::Null(), BoolType(true)));
+    args.push_back(BoolLiteral(false));
+    in = MakeCall(ExprOp::kCase, BoolType(true), std::move(args));
+    in->has_else = true;
+  }
+  if (e.negated) {
+    SqlType t = in->type;
+    in = Call1(ExprOp::kNot, t, std::move(in));
+  }
+  result(std::move(in));
+}
+
+Planner::Plan Planner::GeneralOuterJoin(Plan left, Plan right, std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys,
+                                        const std::vector<const Expr*>& residual, bool pad_left, bool pad_right,
+                                        Pos pos) {
+  const size_t nl = left.scope.cols.size(), nr = right.scope.cols.size();
+  size_t lw = 0;
+  Plan inner = Join(left, right, std::move(keys), false, false, pos, &lw);
+  for (const Expr* c : residual) inner = Filter(std::move(inner), binder_.BindPredicate(*c, inner.scope));
+  std::vector<ScopeColumn> cols;
+  std::vector<BoundExprPtr> proj;
+  for (size_t i = 0; i < nl; ++i) {
+    proj.push_back(MakeColumn(static_cast<int>(i), inner.scope.cols[i].type));
+    cols.push_back(left.scope.cols[i]);
+    cols.back().type.nullable = cols.back().type.nullable || pad_right;
+  }
+  for (size_t i = 0; i < nr; ++i) {
+    proj.push_back(MakeColumn(static_cast<int>(lw + i), inner.scope.cols[lw + i].type));
+    cols.push_back(right.scope.cols[i]);
+    cols.back().type.nullable = cols.back().type.nullable || pad_left;
+  }
+  Plan out = Project(inner, std::move(proj), cols);
+  // The rows of `side` no match keeps: side LEFT JOIN DISTINCT(its matched rows) on every column
+  // (NULL-safe), where nothing joined; padded with NULLs for the other side.
+  auto unmatched = [&](const Plan& side, size_t first, bool is_left) {
+    const size_t n = side.scope.cols.size();
+    std::vector<BoundExprPtr> mp;
+    std::vector<ScopeColumn> mc;
+    std::vector<int> idx;
+    for (size_t i = 0; i < n; ++i) {
+      mp.push_back(MakeColumn(static_cast<int>(first + i), inner.scope.cols[first + i].type));
+      mc.push_back(side.scope.cols[i]);
+      idx.push_back(static_cast<int>(i));
+    }
+    mp.push_back(BoolLiteral(true));
+    mc.push_back({"", "", BoolType(false), true});
+    Plan matched = Distinct(Project(inner, std::move(mp), std::move(mc)));
+    size_t w = 0;
+    Plan j = Join(side, matched, NullSafeKeys(side.scope, idx, matched.scope, idx), true, false, pos, &w);
+    j = Filter(std::move(j),
+               Call1(ExprOp::kIsNull, BoolType(false), MakeColumn(static_cast<int>(w + n), BoolType(true))));
+    std::vector<BoundExprPtr> pp;
+    for (size_t i = 0; i < nl + nr; ++i) {
+      bool mine = is_left ? i < nl : i >= nl;
+      if (mine)
+        pp.push_back(MakeColumn(static_cast<int>(is_left ? i : i - nl), j.scope.cols[is_left ? i : i - nl].type));
+      else
+        pp.push_back(MakeLiteral(Value::Null(), cols[i].type.WithNullable(true)));
+    }
+    return Project(j, std::move(pp), cols).node;
+  };
+  std::vector<int> parts{out.node};
+  if (pad_left) parts.push_back(unmatched(left, 0, true));
+  if (pad_right) parts.push_back(unmatched(right, lw, false));
+  out.node = circuit_->AddNode(std::make_unique<UnionAllOp>(), parts, Types(out.scope));
+  return out;
+}
+
 Planner::Plan Planner::PlanSelect(const sql::Select& s) {
+  // A correlated subquery's block: its domain joins the FROM as the first item; the domain's
+  // columns lead the output (hidden) and are the first GROUP BY keys.
+  const Plan* domain = domain_;
+  domain_ = nullptr;
+  const size_t k = domain ? domain->scope.cols.size() : 0;
+
+  std::vector<const Expr*> conj, conj_subq;
+  {
+    std::vector<const Expr*> all;
+    SplitAnd(s.where.get(), &all);
+    for (const Expr* c : all) (ContainsSubquery(*c) ? conj_subq : conj).push_back(c);
+  }
   Plan from;
   if (s.from.empty()) {
-    if (constant_node_ < 0) {
-      Batch one;
-      one.weights.push_back(1);
-      constant_node_ = circuit_->AddNode(std::make_unique<ConstantOp>(std::move(one)), {}, {});
+    if (domain) {
+      from = *domain;
+    } else {
+      if (constant_node_ < 0) {
+        Batch one;
+        one.weights.push_back(1);
+        constant_node_ = circuit_->AddNode(std::make_unique<ConstantOp>(std::move(one)), {}, {});
+      }
+      from.node = constant_node_;
     }
-    from.node = constant_node_;
-    if (s.where) from = Filter(std::move(from), binder_.BindPredicate(*s.where, from.scope));
+    for (const Expr* c : conj) from = Filter(std::move(from), binder_.BindPredicate(*c, from.scope));
   } else {
-    from = PlanFrom(s.from, s.where.get());
+    from = PlanFrom(s.from, conj, domain);
+  }
+  for (const Expr* c : conj_subq) {
+    PlanSubqueries(*c, &from);
+    from = Filter(std::move(from), binder_.BindPredicate(*c, from.scope));
   }
 
   bool has_agg = !s.group_by.empty() || s.having;
   for (const auto& item : s.items)
     has_agg = has_agg || (item.expr->kind != ExprKind::kStar && ContainsAggregate(*item.expr));
   if (s.where && ContainsAggregate(*s.where)) ctx_.Error(s.where->pos, "aggregate functions are not allowed in WHERE");
+  bool has_subq = s.having && ContainsSubquery(*s.having);
+  for (const auto& item : s.items) has_subq = has_subq || ContainsSubquery(*item.expr);
 
   Plan out;
   std::vector<BoundExprPtr> proj;
+  for (size_t i = 0; i < k; ++i) {
+    proj.push_back(MakeColumn(static_cast<int>(i), from.scope.cols[i].type));
+    out.scope.cols.push_back({"", "", from.scope.cols[i].type, true});
+  }
   BoundExprPtr having;
   if (!has_agg) {
+    for (const auto& item : s.items)
+      if (ContainsSubquery(*item.expr)) PlanSubqueries(*item.expr, &from);
     for (size_t i = 0; i < s.items.size(); ++i) {
       const auto& item = s.items[i];
       if (item.expr->kind == ExprKind::kStar) {
@@ -749,16 +1228,17 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
   } else {
     AggContext agg;
     agg.input = &from.scope;
+    for (size_t i = 0; i < k; ++i) agg.group_exprs.push_back(MakeColumn(static_cast<int>(i), from.scope.cols[i].type));
     for (const auto& g : s.group_by) {
       // As in PostgreSQL (and SQLite, MySQL): GROUP BY <n> is the n-th select item, and a bare
       // name that is no input column may be a select item's alias.
       const Expr* ge = g.get();
       if (ge->kind == ExprKind::kLiteral && ge->lit_kind == sql::LiteralKind::kInteger) {
-        int64_t k = ge->text.size() > 18 ? 0 : std::stoll(ge->text);
-        if (k < 1 || k > static_cast<int64_t>(s.items.size()))
+        int64_t n = ge->text.size() > 18 ? 0 : std::stoll(ge->text);
+        if (n < 1 || n > static_cast<int64_t>(s.items.size()))
           ctx_.Error(ge->pos,
                      fmt::format("GROUP BY position {} is not in the select list (1..{})", ge->text, s.items.size()));
-        ge = s.items[k - 1].expr.get();
+        ge = s.items[n - 1].expr.get();
         if (ge->kind == ExprKind::kStar) ctx_.Error(g->pos, "GROUP BY position refers to '*'");
       } else if (ge->kind == ExprKind::kColumnRef && ge->qualifier.empty() &&
                  binder_.TryResolve(from.scope, "", ge->name, ge->pos) < 0) {
@@ -773,6 +1253,132 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
       if (ContainsAggregate(*ge)) ctx_.Error(g->pos, "aggregate functions are not allowed in GROUP BY");
       agg.group_exprs.push_back(binder_.Bind(*ge, from.scope));
     }
+    // A correlated global aggregate (no GROUP BY of its own) keeps one row per domain value even
+    // where no row matches: a marker COUNT(*) tells the matched values after a LEFT JOIN.
+    const bool global_over_domain = domain && s.group_by.empty();
+    Plan agg_plan;
+    auto build = [&] {
+      int marker = -1;
+      if (global_over_domain) {
+        AggSpec m;
+        m.kind = AggKind::kCountStar;
+        m.result_type = SqlType::Of(TypeId::kBigInt, false);
+        agg.aggs.push_back(m);
+        agg.args.push_back(nullptr);
+        agg.keys.push_back(nullptr);
+        agg.filters.push_back(nullptr);
+        marker = static_cast<int>(agg.group_exprs.size() + agg.aggs.size() - 1);
+      }
+      // map: group keys, then aggregate arguments (cloned: binding may still look them up)
+      std::vector<BoundExprPtr> pre;
+      std::vector<PhysType> pre_types;
+      for (const auto& g : agg.group_exprs) {
+        pre_types.push_back(g->type.phys());
+        pre.push_back(g->Clone());
+      }
+      std::vector<AggSpec> specs = agg.aggs;
+      auto add_pre = [&](const BoundExprPtr& e, int* index) {
+        if (!e) return;
+        *index = static_cast<int>(pre.size());
+        pre_types.push_back(e->type.phys());
+        pre.push_back(e->Clone());
+      };
+      // ARRAY_AGG lists its values in the order of ROW(every aggregate argument of the block), the
+      // order Feldera's arrays come out in.
+      for (size_t a = 0; a < agg.aggs.size(); ++a) {
+        if (agg.aggs[a].kind != AggKind::kArrayAgg || agg.aggs[a].distinct) continue;
+        std::vector<BoundExprPtr> fields;
+        std::vector<SqlType> types;
+        for (const auto& arg : agg.args) {
+          if (!arg) continue;
+          types.push_back(arg->type);
+          fields.push_back(arg->Clone());
+        }
+        agg.keys[a] = MakeCall(ExprOp::kRow, SqlType::Row(std::move(types), false), std::move(fields));
+        specs[a].key_type = agg.aggs[a].key_type = agg.keys[a]->type;
+      }
+      for (size_t a = 0; a < agg.aggs.size(); ++a) {
+        add_pre(agg.args[a], &specs[a].arg);
+        add_pre(agg.keys[a], &specs[a].key);
+        add_pre(agg.filters[a], &specs[a].filter);
+      }
+      int pre_node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(pre)), {from.node}, pre_types);
+      for (const auto& g : agg.group_exprs) {
+        ScopeColumn c{"", "", g->type, false};
+        if (g->op == ExprOp::kColumn) {
+          c.qualifier = from.scope.cols[g->column_index].qualifier;
+          c.name = from.scope.cols[g->column_index].name;
+          c.correlated = from.scope.cols[g->column_index].correlated;
+        }
+        agg_plan.scope.cols.push_back(c);
+      }
+      for (const auto& a : agg.aggs) agg_plan.scope.cols.push_back({"", "", a.result_type, false});
+      agg_plan.node = circuit_->AddNode(
+          std::make_unique<AggregateOp>(pre_types, static_cast<int>(agg.group_exprs.size()), specs, circuit_->pool()),
+          {pre_node}, Types(agg_plan.scope));
+      if (!global_over_domain) return;
+      // domain LEFT JOIN aggregate on the domain columns; unmatched values take the aggregates
+      // of no rows.
+      std::vector<int> dc;
+      for (size_t i = 0; i < k; ++i) dc.push_back(static_cast<int>(i));
+      size_t left_width = 0;
+      Plan j =
+          Join(*domain, agg_plan, NullSafeKeys(domain->scope, dc, agg_plan.scope, dc), true, false, s.pos, &left_width);
+      std::vector<BoundExprPtr> fix;
+      std::vector<ScopeColumn> cols;
+      for (size_t i = 0; i < k; ++i) {
+        fix.push_back(MakeColumn(static_cast<int>(i), domain->scope.cols[i].type));
+        cols.push_back(agg_plan.scope.cols[i]);
+      }
+      const int mcol = static_cast<int>(left_width) + marker;
+      // The aggregates of no rows, as the aggregate operator computes them (COUNT 0, SUM NULL,
+      // ARRAY_AGG the empty array, ...).
+      Batch none;
+      for (PhysType pt : pre_types) none.cols.push_back(std::make_shared<Column>(pt));
+      const Batch* none_in[] = {&none};
+      Batch empty = AggregateOp(pre_types, 0, specs).Step(none_in);
+      for (size_t a = 0; a < agg.aggs.size(); ++a) {
+        const int c = static_cast<int>(left_width + k + a);
+        SqlType t = agg.aggs[a].result_type;
+        Value zero = empty.size() == 1 ? empty.Get(a, 0) : Value::Null();
+        std::vector<BoundExprPtr> isnull;
+        isnull.push_back(MakeColumn(mcol, j.scope.cols[mcol].type));
+        std::vector<BoundExprPtr> args;
+        args.push_back(MakeCall(ExprOp::kIsNull, SqlType::Of(TypeId::kBoolean, false), std::move(isnull)));
+        args.push_back(MakeLiteral(zero, t.WithNullable(zero.IsNull() || t.nullable)));
+        args.push_back(MakeColumn(c, j.scope.cols[c].type));
+        BoundExprPtr v = MakeCall(ExprOp::kCase, t.WithNullable(true), std::move(args));
+        v->has_else = true;
+        if (!t.nullable && !zero.IsNull()) v->type.nullable = false;
+        fix.push_back(std::move(v));
+        cols.push_back(agg_plan.scope.cols[k + a]);
+      }
+      agg_plan = Project(j, std::move(fix), std::move(cols));
+    };
+    if (has_subq) {
+      // The subqueries are planned over the aggregate's output, so every aggregate call of the
+      // select list and HAVING is registered first.
+      std::function<void(const Expr&)> reg = [&](const Expr& e) {
+        if (e.kind == ExprKind::kFunction && IsAggregateName(e.name)) {
+          binder_.BindAggregate(e, &agg);
+          return;
+        }
+        if (e.kind == ExprKind::kInQuery) {
+          reg(*e.args[0]);
+          return;
+        }
+        for (const auto& a : e.args)
+          if (a) reg(*a);
+      };
+      for (const auto& item : s.items)
+        if (item.expr->kind != ExprKind::kStar) reg(*item.expr);
+      if (s.having) reg(*s.having);
+      build();
+      for (const auto& item : s.items)
+        if (ContainsSubquery(*item.expr)) PlanSubqueries(*item.expr, &agg_plan);
+      if (s.having) PlanSubqueries(*s.having, &agg_plan);
+    }
+    const size_t num_aggs = agg.aggs.size();
     for (size_t i = 0; i < s.items.size(); ++i) {
       const auto& item = s.items[i];
       if (item.expr->kind == ExprKind::kStar) {
@@ -785,8 +1391,8 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
           any = true;
           BoundExprPtr ref = MakeColumn(static_cast<int>(c), col.type);
           int g = -1;
-          for (size_t k = 0; k < agg.group_exprs.size() && g < 0; ++k)
-            if (ref->Equals(*agg.group_exprs[k])) g = static_cast<int>(k);
+          for (size_t n = 0; n < agg.group_exprs.size() && g < 0; ++n)
+            if (ref->Equals(*agg.group_exprs[n])) g = static_cast<int>(n);
           if (g < 0) {
             std::string full = col.qualifier.empty() ? col.name : col.qualifier + "." + col.name;
             ctx_.Error(item.pos, fmt::format("'*' includes column '{}', which must appear in GROUP BY or be used in "
@@ -811,53 +1417,19 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         ctx_.Error(s.having->pos, "HAVING needs a BOOLEAN condition");
       if (having->type.id == TypeId::kNull) having = MakeLiteral(Value::Null(), SqlType::Of(TypeId::kBoolean));
     }
-    // map: group keys, then aggregate arguments
-    std::vector<BoundExprPtr> pre;
-    std::vector<PhysType> pre_types;
-    for (const auto& g : agg.group_exprs) {
-      pre_types.push_back(g->type.phys());
-      pre.push_back(g->Clone());
+    if (has_subq) {
+      if (agg.aggs.size() != num_aggs) ctx_.Error(s.pos, "internal error: an aggregate call was not registered");
+    } else {
+      build();
     }
-    auto add_pre = [&](BoundExprPtr& e, int* index) {
-      if (!e) return;
-      *index = static_cast<int>(pre.size());
-      pre_types.push_back(e->type.phys());
-      pre.push_back(std::move(e));
-    };
-    // ARRAY_AGG lists its values in the order of ROW(every aggregate argument of the block), the
-    // order Feldera's arrays come out in.
-    for (size_t a = 0; a < agg.aggs.size(); ++a) {
-      if (agg.aggs[a].kind != AggKind::kArrayAgg || agg.aggs[a].distinct) continue;
-      std::vector<BoundExprPtr> fields;
-      std::vector<SqlType> types;
-      for (const auto& arg : agg.args) {
-        if (!arg) continue;
-        types.push_back(arg->type);
-        fields.push_back(arg->Clone());
-      }
-      agg.keys[a] = MakeCall(ExprOp::kRow, SqlType::Row(std::move(types), false), std::move(fields));
-      agg.aggs[a].key_type = agg.keys[a]->type;
-    }
-    for (size_t a = 0; a < agg.aggs.size(); ++a) {
-      add_pre(agg.args[a], &agg.aggs[a].arg);
-      add_pre(agg.keys[a], &agg.aggs[a].key);
-      add_pre(agg.filters[a], &agg.aggs[a].filter);
-    }
-    int pre_node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(pre)), {from.node}, pre_types);
-    std::vector<PhysType> agg_types;
-    for (const auto& g : agg.group_exprs) agg_types.push_back(g->type.phys());
-    for (const auto& a : agg.aggs) agg_types.push_back(a.result_type.phys());
-    int agg_node = circuit_->AddNode(
-        std::make_unique<AggregateOp>(pre_types, static_cast<int>(agg.group_exprs.size()), agg.aggs, circuit_->pool()),
-        {pre_node}, agg_types);
-    bool identity = !having && proj.size() == agg_types.size();
+    bool identity = !having && proj.size() == agg_plan.scope.cols.size();
     for (size_t i = 0; identity && i < proj.size(); ++i)
       identity = proj[i]->op == ExprOp::kColumn && proj[i]->column_index == static_cast<int>(i);
     if (identity)
-      out.node = agg_node;
+      out.node = agg_plan.node;
     else
-      out.node =
-          circuit_->AddNode(std::make_unique<MapOp>(std::move(having), std::move(proj)), {agg_node}, Types(out.scope));
+      out.node = circuit_->AddNode(std::make_unique<MapOp>(std::move(having), std::move(proj)), {agg_plan.node},
+                                   Types(out.scope));
   }
   if (s.distinct) out.node = circuit_->AddNode(std::make_unique<DistinctOp>(), {out.node}, Types(out.scope));
   return out;

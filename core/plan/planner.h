@@ -6,9 +6,22 @@
 // greedily along those keys (a cross product only where no equality connects them). Aggregate
 // blocks become map (group keys + arguments) -> aggregate -> map (select list, HAVING).
 // Views over views reuse the view's node, so shared sub-expressions are computed once.
+//
+// Subqueries in expressions (scalar, [NOT] IN (SELECT ...), [NOT] EXISTS) are decorrelated into
+// joins, aggregates and distinct, so they stay incremental. A correlated subquery is planned once
+// over its domain D = DISTINCT of the enclosing block's columns it reads (D joins its FROM like
+// one more table, so `inner.k = outer.k` becomes an equi-join key), grouped by D's columns, and
+// joined back to the enclosing block on them (NULL-safe). A subquery that is a global aggregate
+// keeps its one row per domain value even where no row matches (COUNT 0, other aggregates NULL).
+// Scalar subqueries returning more than one row are a run-time error. WITH queries are planned
+// once and shared by every reference. Outer joins take any ON condition: equalities between the
+// sides become keys; the rest filters the matches, and the padded rows are the rows of a side
+// with no match (an anti-join against the DISTINCT matched rows).
 #pragma once
 
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,8 +55,31 @@ class Planner {
   };
   Plan PlanQueryBlock(const sql::Query& q);
   Plan PlanSelect(const sql::Select& s);
-  Plan PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>>& from, const sql::Expr* where);
+  // `domain`: the correlation domain of a subquery (joined as the first FROM item), or null.
+  Plan PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>>& from, const std::vector<const sql::Expr*>& conj,
+                const Plan* domain);
+  // Plans the subqueries of e (not those nested in them) as columns of *p, registered with the
+  // binder, so that binding e over p->scope afterwards reads them.
+  void PlanSubqueries(const sql::Expr& e, Plan* p);
+  void PlanSubquery(const sql::Expr& e, Plan* p);
+  // Adds to used[i] the columns of chain[i] that q reads (q's own FROM shadows them; the
+  // innermost scope is last).
+  void FreeRefs(const sql::Query& q, std::vector<const Scope*>* chain, std::vector<std::set<int>>* used);
+  void FreeRefsExpr(const sql::Expr& e, const Scope& local, std::vector<const Scope*>* chain,
+                    std::vector<std::set<int>>* used);
+  // Pushes q's WITH queries (planned once) onto the visible names; returns how many.
+  size_t PushCtes(const sql::Query& q);
+  // Keys matching columns `lc` of l with `rc` of r where NULL matches NULL.
+  std::vector<std::pair<BoundExprPtr, BoundExprPtr>> NullSafeKeys(const Scope& l, const std::vector<int>& lc,
+                                                                  const Scope& r, const std::vector<int>& rc) const;
+  // An outer join whose ON condition has parts (`residual`, over left then right columns) that
+  // are not keys: the inner matches plus each side's unmatched rows padded with NULLs.
+  Plan GeneralOuterJoin(Plan left, Plan right, std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys,
+                        const std::vector<const sql::Expr*>& residual, bool pad_left, bool pad_right, sql::Pos pos);
+  Plan Distinct(Plan p);
+  Plan Project(const Plan& p, std::vector<BoundExprPtr> proj, std::vector<ScopeColumn> cols);
   Plan PlanTableRef(const sql::TableRef& t);
+  Plan PlanTableRefUncached(const sql::TableRef& t);
   Plan PlanJoinRef(const sql::TableRef& t);
   // The output holds the left columns (plus hidden key columns: *left_width of them in all),
   // then the right's.
@@ -62,6 +98,13 @@ class Planner {
   Binder binder_;
   std::vector<std::pair<std::string, std::string>> unavailable_;
   int constant_node_ = -1;
+  // The correlation domain of the subquery block PlanSelect plans next (taken on entry).
+  const Plan* domain_ = nullptr;
+  int query_depth_ = 0;  // PlanQuery nesting; the plan caches below live for one outermost query
+  // WITH queries in scope (innermost last) and the plans made once per WITH query / FROM item.
+  std::vector<std::pair<std::string, const Plan*>> ctes_;
+  std::map<const sql::CommonTableExpr*, Plan> cte_plans_;
+  std::map<const sql::TableRef*, Plan> ref_plans_;
 };
 
 // Compiles a whole program. Only CREATE TABLE and CREATE [MATERIALIZED] VIEW are allowed.

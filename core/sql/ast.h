@@ -146,9 +146,20 @@ struct OrderItem {
   std::optional<bool> nulls_first;
 };
 
-// A query: either one SELECT or a set operation over two queries, with optional ORDER BY / LIMIT.
+// WITH name [(columns)] AS (query): a common table expression, visible to the later ones and
+// to the query it belongs to.
+struct CommonTableExpr {
+  Pos pos;
+  std::string name;
+  std::vector<std::string> column_names;  // empty: the query's own names
+  std::unique_ptr<Query> query;
+};
+
+// A query: either one SELECT or a set operation over two queries, with optional ORDER BY / LIMIT,
+// and the common table expressions of a leading WITH.
 struct Query {
   Pos pos;
+  std::vector<CommonTableExpr> with;
   std::unique_ptr<Select> select;  // set when this is a plain SELECT (or VALUES-free SELECT)
   // set operation (when select is null)
   SetOp set_op = SetOp::kUnion;

@@ -200,7 +200,7 @@ class Parser {
   // True when the tokens after the '(' at `k` (skipping further '(') start a query.
   bool ParenStartsQuery(size_t k) const {
     while (IsSym(Peek(k), "(")) ++k;
-    return IsKw(Peek(k), "SELECT") || IsKw(Peek(k), "VALUES");
+    return IsKw(Peek(k), "SELECT") || IsKw(Peek(k), "VALUES") || IsKw(Peek(k), "WITH");
   }
 
   // ---- statements ----
@@ -236,7 +236,7 @@ class Parser {
         st.if_exists = true;
       }
       st.drop_name = ParseName(st.kind == Statement::Kind::kDropTable ? "a table name" : "a view name");
-    } else if (IsKw(first, "SELECT") || IsKw(first, "VALUES") || IsSym(first, "(")) {
+    } else if (IsKw(first, "SELECT") || IsKw(first, "VALUES") || IsKw(first, "WITH") || IsSym(first, "(")) {
       st.kind = Statement::Kind::kQuery;
       st.query = ParseQueryExpr();
     } else if (IsKw(first, "DECLARE")) {
@@ -428,7 +428,7 @@ class Parser {
         ExpectSym(")");
         ins->rows.push_back(std::move(row));
       } while (AcceptSym(","));
-    } else if (IsKw(Peek(), "SELECT") || IsSym(Peek(), "(")) {
+    } else if (IsKw(Peek(), "SELECT") || IsKw(Peek(), "WITH") || IsSym(Peek(), "(")) {
       ins->query = ParseQueryExpr();
     } else {
       Expected("VALUES or a query");
@@ -554,10 +554,37 @@ class Parser {
 
   // ---- queries ----
 
-  // set_expr [ORDER BY ...] [LIMIT n] [OFFSET m]
+  // WITH name [(cols)] AS (query), ... ; the WITH is already consumed.
+  std::vector<CommonTableExpr> ParseWith() {
+    if (IsKw(Peek(), "RECURSIVE")) FailAt(Peek().pos, "WITH RECURSIVE (recursive queries) is not supported yet");
+    std::vector<CommonTableExpr> ctes;
+    do {
+      CommonTableExpr cte;
+      cte.pos = Peek().pos;
+      cte.name = ParseName("a name for the WITH query");
+      if (IsSym(Peek(), "(")) cte.column_names = ParseNameList("a column name");
+      ExpectKw("AS");
+      ExpectSym("(");
+      cte.query = ParseQueryExpr();
+      ExpectSym(")");
+      ctes.push_back(std::move(cte));
+    } while (AcceptSym(","));
+    return ctes;
+  }
+
+  // [WITH ...] set_expr [ORDER BY ...] [LIMIT n] [OFFSET m]
   std::unique_ptr<Query> ParseQueryExpr() {
     DepthGuard guard(this);
+    std::vector<CommonTableExpr> with;
+    if (AcceptKw("WITH")) with = ParseWith();
     auto q = ParseUnionLevel();
+    if (!with.empty()) {
+      if (!q->with.empty()) {
+        // WITH a AS (...) (WITH b AS (...) SELECT ...): keep both, the outer ones first.
+        for (auto& c : q->with) with.push_back(std::move(c));
+      }
+      q->with = std::move(with);
+    }
     bool has_order = IsKw(Peek(), "ORDER");
     bool has_limit = IsKw(Peek(), "LIMIT") || IsKw(Peek(), "OFFSET");
     if ((has_order || has_limit) && (!q->order_by.empty() || q->limit || q->offset)) {
