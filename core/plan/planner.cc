@@ -470,6 +470,16 @@ Planner::Plan Planner::PlanTableRefUncached(const sql::TableRef& t) {
       return p;
     }
     case sql::TableRef::Kind::kSubquery: {
+      if (!enclosing_.empty()) {
+        std::vector<const Scope*> chain = enclosing_;
+        std::vector<std::set<int>> used(chain.size());
+        FreeRefs(*t.subquery, &chain, &used);
+        for (const auto& u : used)
+          if (!u.empty())
+            ctx_.Error(t.pos,
+                       "a subquery in FROM that reads the columns of an enclosing query (LATERAL) is not "
+                       "supported yet");
+      }
       if (t.subquery->limit || t.subquery->offset)
         ctx_.Error(t.subquery->pos, "LIMIT/OFFSET in a subquery are not supported");
       Schema s;
@@ -524,6 +534,10 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t) {
         if (li >= 0 && ri >= 0)
           ctx_.Error(r->pos, fmt::format("column '{}' is ambiguous; qualify it with a table name", r->name));
         if (li < 0 && ri < 0) {
+          if (ReadsEnclosing(*r))
+            ctx_.Error(r->pos,
+                       "a join's ON condition that reads the columns of an enclosing query is not "
+                       "supported yet");
           Scope both = left.scope;
           for (auto col : right.scope.cols) both.cols.push_back(col);
           binder_.Resolve(both, r->qualifier, r->name, r->pos);
@@ -883,19 +897,30 @@ void Planner::FreeRefsExpr(const Expr& e, const Scope& local, std::vector<const 
     if (a) FreeRefsExpr(*a, local, chain, used);
 }
 
-void Planner::PlanSubqueries(const Expr& e, Plan* p) {
+void Planner::PlanSubqueries(const Expr& e, Plan* p, AggContext* agg) {
   if (e.kind == ExprKind::kSubquery || e.kind == ExprKind::kExists || e.kind == ExprKind::kInQuery) {
-    if (e.kind == ExprKind::kInQuery) PlanSubqueries(*e.args[0], p);
-    PlanSubquery(e, p);
+    if (e.kind == ExprKind::kInQuery) PlanSubqueries(*e.args[0], p, agg);
+    PlanSubquery(e, p, agg);
     return;
   }
   for (const auto& a : e.args)
-    if (a) PlanSubqueries(*a, p);
+    if (a) PlanSubqueries(*a, p, agg);
 }
 
-void Planner::PlanSubquery(const Expr& e, Plan* p) {
+bool Planner::ReadsEnclosing(const Expr& ref) const {
+  for (const Scope* s : enclosing_)
+    if (binder_.TryResolve(*s, ref.qualifier, ref.name, ref.pos) >= 0) return true;
+  return false;
+}
+
+void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
   const sql::Query& q = *e.subquery;
   if (q.limit || q.offset) ctx_.Error(q.pos, "LIMIT/OFFSET in a subquery are not supported yet");
+  struct Enclosing {
+    std::vector<const Scope*>* v;
+    ~Enclosing() { v->pop_back(); }
+  } enclosing{&enclosing_};
+  enclosing_.push_back(&p->scope);
   // The columns of the enclosing block the subquery reads: its correlation.
   std::vector<const Scope*> chain{&p->scope};
   std::vector<std::set<int>> used(1);
@@ -961,6 +986,22 @@ void Planner::PlanSubquery(const Expr& e, Plan* p) {
         {body.node}, Types(a.scope));
     return a;
   };
+  // The values of `a` (its first k columns the domain's) that the enclosing block reads,
+  // computed from a's columns by `exprs`, through DISTINCT: a change of a count that leaves them
+  // as they were changes nothing downstream.
+  auto settle = [&](const Plan& a, std::vector<BoundExprPtr> exprs) {
+    std::vector<BoundExprPtr> proj;
+    std::vector<ScopeColumn> cols;
+    for (size_t i = 0; i < k; ++i) {
+      proj.push_back(MakeColumn(static_cast<int>(i), a.scope.cols[i].type));
+      cols.push_back(a.scope.cols[i]);
+    }
+    for (auto& x : exprs) {
+      cols.push_back({"", "", x->type, true});
+      proj.push_back(std::move(x));
+    }
+    return Distinct(Project(a, std::move(proj), std::move(cols)));
+  };
   AggSpec count_star;
   count_star.kind = AggKind::kCountStar;
   count_star.result_type = SqlType::Of(TypeId::kBigInt, false);
@@ -968,9 +1009,11 @@ void Planner::PlanSubquery(const Expr& e, Plan* p) {
   if (e.kind == ExprKind::kExists) {
     BoundExprPtr exists;
     if (k == 0) {
-      size_t at = join_back(aggregate({count_star}));
-      exists = Call2(ExprOp::kGt, BoolType(false), MakeColumn(static_cast<int>(at), count_star.result_type),
-                     MakeLiteral(Value::Int(0), count_star.result_type));
+      std::vector<BoundExprPtr> any;
+      any.push_back(Call2(ExprOp::kGt, BoolType(false), MakeColumn(0, count_star.result_type),
+                          MakeLiteral(Value::Int(0), count_star.result_type)));
+      size_t at = join_back(settle(aggregate({count_star}), std::move(any)));
+      exists = MakeColumn(static_cast<int>(at), BoolType(false));
     } else {
       std::vector<BoundExprPtr> proj;
       std::vector<ScopeColumn> cols;
@@ -1012,16 +1055,20 @@ void Planner::PlanSubquery(const Expr& e, Plan* p) {
     min.arg = static_cast<int>(k);
     min.arg_type = vtype;
     min.result_type = vtype.WithNullable(true);
-    size_t at = join_back(aggregate({count_star, min}));
-    result(Call2(ExprOp::kScalarSubquery, vtype.WithNullable(true),
-                 MakeColumn(static_cast<int>(at + k), count_star.result_type.WithNullable(k > 0)),
-                 MakeColumn(static_cast<int>(at + k + 1), vtype.WithNullable(true))));
+    std::vector<BoundExprPtr> value;
+    value.push_back(Call2(ExprOp::kScalarSubquery, vtype.WithNullable(true),
+                          MakeColumn(static_cast<int>(k), count_star.result_type),
+                          MakeColumn(static_cast<int>(k + 1), vtype.WithNullable(true))));
+    size_t at = join_back(settle(aggregate({count_star, min}), std::move(value)));
+    result(MakeColumn(static_cast<int>(at + k), vtype.WithNullable(true)));
     return;
   }
 
   // x [NOT] IN (subquery): TRUE when a row equals x; else NULL when x is NULL or a row is NULL
   // (and there is a row); else FALSE.
-  BoundExprPtr x = binder_.Bind(*e.args[0], p->scope);
+  // Over an aggregate's output the group keys and aggregates come first, as BindAggregate reads
+  // them.
+  BoundExprPtr x = agg ? binder_.BindAggregate(*e.args[0], agg) : binder_.Bind(*e.args[0], p->scope);
   // As in comparisons: a NULL or a string literal takes the subquery column's type.
   if (x->type.id == TypeId::kNull || (x->op == ExprOp::kLiteral && x->type.IsString() && !vtype.IsString())) {
     const SqlType to = vtype.WithNullable(x->type.nullable || x->type.id == TypeId::kNull);
@@ -1059,19 +1106,19 @@ void Planner::PlanSubquery(const Expr& e, Plan* p) {
     count_v.arg = static_cast<int>(k);
     count_v.arg_type = vtype;
     count_v.result_type = SqlType::Of(TypeId::kBigInt, false);
-    size_t at = join_back(aggregate({count_star, count_v}));
-    const SqlType cnt_type = SqlType::Of(TypeId::kBigInt, k > 0);
-    BoundExprPtr cnt = MakeColumn(static_cast<int>(at + k), cnt_type);
-    BoundExprPtr cnt_nn = MakeColumn(static_cast<int>(at + k + 1), cnt_type);
-    BoundExprPtr zero = MakeLiteral(Value::Int(0), SqlType::Of(TypeId::kBigInt, false));
-    BoundExprPtr empty = Call2(
-        ExprOp::kEq, BoolType(false),
-        Call2(ExprOp::kCoalesce, SqlType::Of(TypeId::kBigInt, false), cnt->Clone(), zero->Clone()), zero->Clone());
+    // Per domain value: no row at all (empty), a NULL among the rows (has_null).
+    const SqlType cnt_type = SqlType::Of(TypeId::kBigInt, false);
+    std::vector<BoundExprPtr> flags;
+    flags.push_back(Call2(ExprOp::kEq, BoolType(false), MakeColumn(static_cast<int>(k), cnt_type),
+                          MakeLiteral(Value::Int(0), cnt_type)));
+    flags.push_back(Call2(ExprOp::kLt, BoolType(false), MakeColumn(static_cast<int>(k + 1), cnt_type),
+                          MakeColumn(static_cast<int>(k), cnt_type)));
+    size_t at = join_back(settle(aggregate({count_star, count_v}), std::move(flags)));
+    BoundExprPtr empty = Call2(ExprOp::kCoalesce, BoolType(false),
+                               MakeColumn(static_cast<int>(at + k), BoolType(k > 0)), BoolLiteral(true));
     BoundExprPtr unknown =
-        Call2(ExprOp::kOr, BoolType(false), Call1(ExprOp::kIsNull, BoolType(false), std::move(x_again)),
-              Call2(ExprOp::kLt, BoolType(false),
-                    Call2(ExprOp::kCoalesce, SqlType::Of(TypeId::kBigInt, false), std::move(cnt_nn), zero->Clone()),
-                    Call2(ExprOp::kCoalesce, SqlType::Of(TypeId::kBigInt, false), std::move(cnt), zero->Clone())));
+        Call2(ExprOp::kOr, BoolType(true), Call1(ExprOp::kIsNull, BoolType(false), std::move(x_again)),
+              MakeColumn(static_cast<int>(at + k + 1), BoolType(k > 0)));
     std::vector<BoundExprPtr> args;
     args.push_back(std::move(matched));
     args.push_back(BoolLiteral(true));
@@ -1375,8 +1422,8 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
       if (s.having) reg(*s.having);
       build();
       for (const auto& item : s.items)
-        if (ContainsSubquery(*item.expr)) PlanSubqueries(*item.expr, &agg_plan);
-      if (s.having) PlanSubqueries(*s.having, &agg_plan);
+        if (ContainsSubquery(*item.expr)) PlanSubqueries(*item.expr, &agg_plan, &agg);
+      if (s.having) PlanSubqueries(*s.having, &agg_plan, &agg);
     }
     const size_t num_aggs = agg.aggs.size();
     for (size_t i = 0; i < s.items.size(); ++i) {

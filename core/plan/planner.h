@@ -60,8 +60,9 @@ class Planner {
                 const Plan* domain);
   // Plans the subqueries of e (not those nested in them) as columns of *p, registered with the
   // binder, so that binding e over p->scope afterwards reads them.
-  void PlanSubqueries(const sql::Expr& e, Plan* p);
-  void PlanSubquery(const sql::Expr& e, Plan* p);
+  // `agg`: set when *p is an aggregate's output, over which the left side of IN binds.
+  void PlanSubqueries(const sql::Expr& e, Plan* p, AggContext* agg = nullptr);
+  void PlanSubquery(const sql::Expr& e, Plan* p, AggContext* agg);
   // Adds to used[i] the columns of chain[i] that q reads (q's own FROM shadows them; the
   // innermost scope is last).
   void FreeRefs(const sql::Query& q, std::vector<const Scope*>* chain, std::vector<std::set<int>>* used);
@@ -100,7 +101,12 @@ class Planner {
   int constant_node_ = -1;
   // The correlation domain of the subquery block PlanSelect plans next (taken on entry).
   const Plan* domain_ = nullptr;
-  int query_depth_ = 0;  // PlanQuery nesting; the plan caches below live for one outermost query
+  int query_depth_ = 0;
+  // Scopes of the blocks whose subqueries are being planned (outermost first), so that a FROM
+  // subquery or an ON condition reading them is refused by name.
+  std::vector<const Scope*> enclosing_;
+  bool ReadsEnclosing(
+      const sql::Expr& ref) const;  // PlanQuery nesting; the plan caches below live for one outermost query
   // WITH queries in scope (innermost last) and the plans made once per WITH query / FROM item.
   std::vector<std::pair<std::string, const Plan*>> ctes_;
   std::map<const sql::CommonTableExpr*, Plan> cte_plans_;

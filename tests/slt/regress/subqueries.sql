@@ -68,3 +68,9 @@ S: INSERT INTO e VALUES (2), (NULL)
 Q II: SELECT a, a IN (SELECT z FROM e) FROM t
 Q II: SELECT a, a NOT IN (SELECT z FROM e) FROM t
 Q II: SELECT a, b FROM t WHERE EXISTS (SELECT 1 FROM e WHERE e.z = t.a)
+Q II: SELECT a, count(*) FROM t GROUP BY a HAVING count(*) IN (SELECT x FROM u)
+Q II: SELECT a, count(*) NOT IN (SELECT x FROM u WHERE x IS NOT NULL) FROM t GROUP BY a
+Q II: SELECT a, a IN (SELECT count(*) FROM u WHERE u.x = t.a) FROM t
+Q II: SELECT a, b FROM t WHERE b IN (SELECT max(y) FROM u WHERE u.x = t.a)
+Q II: SELECT a, (SELECT count(*) FROM u WHERE u.x = t.a HAVING count(*) > 0) FROM t
+Q II: SELECT a, EXISTS (SELECT count(*) FROM u WHERE u.x = t.a) FROM t
