@@ -481,7 +481,7 @@ Planner::Plan Planner::PlanTableRefUncached(const sql::TableRef& t) {
                        "supported yet");
       }
       if (t.subquery->limit || t.subquery->offset)
-        ctx_.Error(t.subquery->pos, "LIMIT/OFFSET in a subquery are not supported");
+        ctx_.Error(t.subquery->pos, "LIMIT/OFFSET in a subquery are not supported yet");
       Schema s;
       Plan p;
       p.node = PlanQuery(*t.subquery, &s);

@@ -419,6 +419,32 @@ TEST_CASE("set operations, ORDER BY, LIMIT", "[parser]") {
   CHECK(ShowQuery("VALUES (1, 'a'), (2, 'b')") == "{SELECT 1, 'a'} UNION ALL {SELECT 2, 'b'}");
 }
 
+TEST_CASE("WITH queries", "[parser]") {
+  auto q = ParseQuery("WITH a AS (SELECT 1), b (x, y) AS (SELECT 2, 3 FROM a) SELECT * FROM b");
+  REQUIRE(q->with.size() == 2);
+  CHECK(q->with[0].name == "a");
+  CHECK(q->with[0].column_names.empty());
+  CHECK(Show(*q->with[0].query) == "SELECT 1");
+  CHECK(q->with[1].name == "b");
+  CHECK(q->with[1].column_names == std::vector<std::string>{"x", "y"});
+  CHECK(Show(*q->with[1].query) == "SELECT 2, 3 FROM a");
+  CHECK(Show(*q) == "SELECT * FROM b");
+  // In a view, a subquery, a FROM item, and before a set operation.
+  auto prog = ParseProgram("CREATE VIEW v AS WITH c AS (SELECT 1) SELECT * FROM c UNION SELECT 2");
+  REQUIRE(prog[0].create_view->query->with.size() == 1);
+  CHECK(Show(*prog[0].create_view->query) == "{SELECT * FROM c} UNION {SELECT 2}");
+  auto sub = ParseQuery(
+      "SELECT (WITH c AS (SELECT 1) SELECT * FROM c), x IN (WITH d AS (SELECT 2) SELECT * FROM d) "
+      "FROM (WITH e AS (SELECT 3) SELECT * FROM e) AS f");
+  CHECK(sub->select->items[0].expr->subquery->with.size() == 1);
+  CHECK(sub->select->items[1].expr->subquery->with.size() == 1);
+  CHECK(sub->select->from[0]->subquery->with.size() == 1);
+  CHECK(ErrorOf("WITH RECURSIVE r AS (SELECT 1) SELECT * FROM r")
+            .find("WITH RECURSIVE (recursive queries) is not "
+                  "supported yet") != std::string::npos);
+  CHECK(ErrorOf("WITH a SELECT 1").find("expected AS") != std::string::npos);
+}
+
 TEST_CASE("CREATE TABLE: columns, types, keys, properties", "[parser]") {
   auto stmts = ParseProgram(
       "CREATE TABLE t1(\n"
