@@ -727,8 +727,8 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
     case ExprKind::kSubquery:
       for (const auto& [k, v] : subquery_columns_)
         if (k == &e) return MakeColumn(v.first, v.second);
-      ctx_.Error(e.pos, fmt::format("{} here (in GROUP BY, a join's ON condition, an aggregate's argument or "
-                                    "a VALUES row) are not supported yet",
+      ctx_.Error(e.pos, fmt::format("{} are not supported here yet (in GROUP BY, ORDER BY, a join's ON condition, an "
+                                    "aggregate's argument or a VALUES row)",
                                     e.kind == ExprKind::kExists    ? "EXISTS subqueries"
                                     : e.kind == ExprKind::kInQuery ? "IN (SELECT ...) subqueries"
                                                                    : "scalar subqueries"));

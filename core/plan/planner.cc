@@ -1561,7 +1561,7 @@ size_t AppendOrderByColumns(sql::Query* q) {
   for (auto& o : q->order_by) {
     const Expr& e = *o.expr;
     if (e.kind == ExprKind::kLiteral) continue;  // a position (or a constant)
-    bool keep = !ContainsAggregate(e);
+    bool keep = !ContainsAggregate(e) && !ContainsSubquery(e);
     if (keep) {
       std::vector<const Expr*> refs;
       CollectRefs(e, &refs);

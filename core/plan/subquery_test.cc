@@ -332,7 +332,7 @@ TEST_CASE("what subqueries cannot do yet is refused by name", "[planner]") {
   };
   const std::string tables = "CREATE TABLE t (a INT); CREATE TABLE u (x INT);";
   REQUIRE(error_of(tables + "CREATE VIEW v AS SELECT a FROM t GROUP BY (SELECT MAX(x) FROM u)")
-              .find("scalar subqueries here") != std::string::npos);
+              .find("scalar subqueries are not supported here yet") != std::string::npos);
   REQUIRE(error_of(tables + "CREATE VIEW v AS SELECT a FROM t JOIN u ON x IN (SELECT a FROM t)")
               .find("subqueries in a join's ON condition are not supported yet") != std::string::npos);
   REQUIRE(error_of(tables + "CREATE VIEW v AS SELECT a FROM t WHERE EXISTS (SELECT x FROM u WHERE x = a UNION "

@@ -74,3 +74,4 @@ Q II: SELECT a, a IN (SELECT count(*) FROM u WHERE u.x = t.a) FROM t
 Q II: SELECT a, b FROM t WHERE b IN (SELECT max(y) FROM u WHERE u.x = t.a)
 Q II: SELECT a, (SELECT count(*) FROM u WHERE u.x = t.a HAVING count(*) > 0) FROM t
 Q II: SELECT a, EXISTS (SELECT count(*) FROM u WHERE u.x = t.a) FROM t
+Q II nosort: SELECT a, b FROM t ORDER BY (SELECT count(*) FROM u WHERE u.x = t.a), a, b
