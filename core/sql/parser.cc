@@ -877,6 +877,10 @@ class Parser {
       Op op = ComparisonOp(t);
       if (op != Op::kNone) {
         Take();
+        if ((IsKw(Peek(), "ANY") || IsKw(Peek(), "SOME") || IsKw(Peek(), "ALL")) && IsSym(Peek(1), "(") &&
+            ParenStartsQuery(2))
+          FailAt(Peek().pos,
+                 fmt::format("quantified comparisons ({} {} (subquery)) are not supported yet", t.text, Peek().upper));
         e = NewBinary(op, std::move(e), ParseConcat());
         continue;
       }

@@ -443,6 +443,10 @@ TEST_CASE("WITH queries", "[parser]") {
             .find("WITH RECURSIVE (recursive queries) is not "
                   "supported yet") != std::string::npos);
   CHECK(ErrorOf("WITH a SELECT 1").find("expected AS") != std::string::npos);
+  CHECK(ErrorOf("SELECT 1 FROM t WHERE a > ALL (SELECT b FROM u)")
+            .find("quantified comparisons (> ALL (subquery)) are not supported yet") != std::string::npos);
+  CHECK(ErrorOf("SELECT a = SOME (SELECT b FROM u)").find("(= SOME (subquery)) are not supported yet") !=
+        std::string::npos);
 }
 
 TEST_CASE("CREATE TABLE: columns, types, keys, properties", "[parser]") {
