@@ -193,6 +193,10 @@ std::optional<std::string> SkipReason(const StageError& e, const std::string& sq
   if (e.stage() == Stage::kPlan && msg.starts_with("cannot cast VARCHAR '") &&
       (msg.ends_with("to INTEGER") || msg.ends_with("to BIGINT") || msg.ends_with("to DOUBLE")))
     return "dialect difference: SQLite compares text with numbers (standard SQL: error)";
+  // Likewise a BLOB literal compared with a number (PostgreSQL: no operator bytea = integer).
+  if (e.stage() == Stage::kPlan && msg.starts_with("cannot combine ") && msg.find("VARBINARY") != std::string::npos &&
+      std::regex_search(sql, kBlob))
+    return "dialect difference: SQLite compares BLOBs with numbers (standard SQL: error)";
   return std::nullopt;
 }
 
