@@ -7,32 +7,10 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
+
+#include "core/common/temp_dir.h"
 
 namespace fld {
-namespace {
-
-namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "fld_live_test_XXXXXX").string();
-    char* p = ::mkdtemp(tmpl.data());
-    REQUIRE(p != nullptr);
-    path_ = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-}  // namespace
 
 TEST_CASE("a new live status writer keeps the previous run's figures until its first update", "[live_status]") {
   TempDir dir;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "core/common/temp_dir.h"
 #include "wal/crc32c.h"
 #include "wal/log_format.h"
 #include "wal/log_reader.h"
@@ -27,25 +28,6 @@ namespace fld::wal {
 namespace {
 
 namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "fld_wal_test_XXXXXX").string();
-    char* p = ::mkdtemp(tmpl.data());
-    REQUIRE(p != nullptr);
-    path_ = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string wal() const { return path_ + "/wal"; }
-
- private:
-  std::string path_;
-};
 
 // A payload that differs per record, of varying length (0 included), with every byte value.
 std::string Payload(uint64_t seq) {
@@ -150,15 +132,15 @@ TEST_CASE("log: segment names are the first record number, zero-padded to 20 dig
 
 TEST_CASE("log: round trip across segments and rotations", "[wal]") {
   TempDir t;
-  auto segs = WriteLog(t.wal(), 1, 50, {11, 21, 31, 41});
+  auto segs = WriteLog(t.File("wal"), 1, 50, {11, 21, 31, 41});
   REQUIRE(segs.size() == 5);
   REQUIRE(fs::path(segs[2]).filename() == SegmentName(21));
   // Stray files are not segments.
-  WriteAll(t.wal() + "/notes.txt", "hello");
-  WriteAll(t.wal() + "/0000000000000000000x.log", "FLDWAL01");
-  REQUIRE(ListSegments(t.wal()).size() == 5);
+  WriteAll(t.File("wal") + "/notes.txt", "hello");
+  WriteAll(t.File("wal") + "/0000000000000000000x.log", "FLDWAL01");
+  REQUIRE(ListSegments(t.File("wal")).size() == 5);
 
-  LogContents all = ReadLog(t.wal(), 0);
+  LogContents all = ReadLog(t.File("wal"), 0);
   CheckRecords(all, 1, 50);
   CHECK(all.last_seq == 50);
   CHECK(!all.torn_tail);
@@ -166,44 +148,44 @@ TEST_CASE("log: round trip across segments and rotations", "[wal]") {
 
   SECTION("records after a checkpoint start at after_seq + 1") {
     for (uint64_t after : {1, 10, 11, 23, 40, 49}) {
-      LogContents log = ReadLog(t.wal(), after);
+      LogContents log = ReadLog(t.File("wal"), after);
       CheckRecords(log, after + 1, 50);
       CHECK(log.last_seq == 50);
     }
-    LogContents none = ReadLog(t.wal(), 50);
+    LogContents none = ReadLog(t.File("wal"), 50);
     CHECK(none.records.empty());
     CHECK(none.last_seq == 50);
   }
   SECTION("segments the checkpoint covers may be gone") {
     fs::remove(segs[0]);
     fs::remove(segs[1]);
-    CheckRecords(ReadLog(t.wal(), 20), 21, 50);
-    CheckRecords(ReadLog(t.wal(), 25), 26, 50);
+    CheckRecords(ReadLog(t.File("wal"), 20), 21, 50);
+    CheckRecords(ReadLog(t.File("wal"), 25), 26, 50);
     // ... but not when the checkpoint needs them.
-    std::string msg = CorruptionOf(t.wal(), 5);
+    std::string msg = CorruptionOf(t.File("wal"), 5);
     CHECK_THAT(msg, Catch::Contains(segs[2]));
     CHECK_THAT(msg, Catch::Contains("resumes at record 21 but the checkpoint ends at 5"));
   }
   SECTION("a writer continuing after the last record extends the log") {
     {
-      LogWriter w(t.wal(), 51);
+      LogWriter w(t.File("wal"), 51);
       for (uint64_t s = 51; s <= 60; ++s) w.Append(s, Payload(s));
       w.Sync();
     }
-    CheckRecords(ReadLog(t.wal(), 0), 1, 60);
+    CheckRecords(ReadLog(t.File("wal"), 0), 1, 60);
   }
 }
 
 TEST_CASE("log: an absent folder or a header-only segment is an empty log", "[wal]") {
   TempDir t;
-  LogContents empty = ReadLog(t.wal(), 7);
+  LogContents empty = ReadLog(t.File("wal"), 7);
   CHECK(empty.records.empty());
   CHECK(empty.segments.empty());
   CHECK(empty.last_seq == 7);
 
-  { LogWriter w(t.wal(), 1); }
-  REQUIRE(fs::file_size(t.wal() + "/" + SegmentName(1)) == kSegmentHeaderSize);
-  LogContents only_header = ReadLog(t.wal(), 0);
+  { LogWriter w(t.File("wal"), 1); }
+  REQUIRE(fs::file_size(t.File("wal") + "/" + SegmentName(1)) == kSegmentHeaderSize);
+  LogContents only_header = ReadLog(t.File("wal"), 0);
   CHECK(only_header.records.empty());
   CHECK(only_header.segments.size() == 1);
   CHECK(!only_header.torn_tail);
@@ -213,21 +195,21 @@ TEST_CASE("log: an absent folder or a header-only segment is an empty log", "[wa
 TEST_CASE("log: a header-only last segment after a rotation (a checkpoint) is whole", "[wal]") {
   TempDir t;
   {
-    LogWriter w(t.wal(), 1);
+    LogWriter w(t.File("wal"), 1);
     for (uint64_t s = 1; s <= 5; ++s) w.Append(s, Payload(s));
     w.Rotate(6);
   }
-  LogContents log = ReadLog(t.wal(), 0);
+  LogContents log = ReadLog(t.File("wal"), 0);
   CheckRecords(log, 1, 5);
   CHECK(log.segments.size() == 2);
   CHECK(!log.torn_tail);
-  LogContents after = ReadLog(t.wal(), 5);
+  LogContents after = ReadLog(t.File("wal"), 5);
   CHECK(after.records.empty());
   CHECK(after.last_seq == 5);
 
   SECTION("a header-only segment followed by a segment that skips its number is a gap") {
-    { LogWriter w(t.wal(), 7); }
-    std::string msg = CorruptionOf(t.wal(), 0);
+    { LogWriter w(t.File("wal"), 7); }
+    std::string msg = CorruptionOf(t.File("wal"), 0);
     CHECK_THAT(msg, Catch::Contains(SegmentName(7)));
     CHECK_THAT(msg, Catch::Contains("a segment is missing"));
   }
@@ -235,7 +217,7 @@ TEST_CASE("log: a header-only last segment after a rotation (a checkpoint) is wh
 
 TEST_CASE("log: a torn tail at every offset of the last record is cut there, nothing before is lost", "[wal]") {
   TempDir t;
-  auto segs = WriteLog(t.wal(), 1, 12, {7});
+  auto segs = WriteLog(t.File("wal"), 1, 12, {7});
   const std::string last = segs.back();
   const std::string data = ReadAll(last);
   auto offs = RecordOffsets(data);  // records 7..12, then the end
@@ -245,14 +227,14 @@ TEST_CASE("log: a torn tail at every offset of the last record is cut there, not
 
   // Cut exactly at the record boundary: a whole log ending at record 11.
   WriteAll(last, data.substr(0, start));
-  LogContents whole = ReadLog(t.wal(), 0);
+  LogContents whole = ReadLog(t.File("wal"), 0);
   CheckRecords(whole, 1, 11);
   CHECK(!whole.torn_tail);
 
   for (uint64_t cut = start + 1; cut < end; ++cut) {
     INFO("segment cut to " << cut << " bytes (last record at " << start << ".." << end << ")");
     WriteAll(last, data.substr(0, cut));
-    LogContents log = ReadLog(t.wal(), 0);
+    LogContents log = ReadLog(t.File("wal"), 0);
     CheckRecords(log, 1, 11);
     REQUIRE(log.last_seq == 11);
     REQUIRE(log.torn_tail);
@@ -260,7 +242,7 @@ TEST_CASE("log: a torn tail at every offset of the last record is cut there, not
     CHECK(log.torn_tail->offset == start);
     CHECK(log.torn_tail->what == (cut - start < kRecordHeaderSize ? "record header cut off" : "final record cut off"));
     // From a checkpoint inside the last segment too.
-    LogContents after = ReadLog(t.wal(), 8);
+    LogContents after = ReadLog(t.File("wal"), 8);
     CheckRecords(after, 9, 11);
     REQUIRE(after.torn_tail);
     CHECK(after.torn_tail->offset == start);
@@ -268,15 +250,15 @@ TEST_CASE("log: a torn tail at every offset of the last record is cut there, not
 
   SECTION("cutting the torn end and writing on gives a whole log") {
     WriteAll(last, data.substr(0, start + 5));
-    LogContents log = ReadLog(t.wal(), 0);
+    LogContents log = ReadLog(t.File("wal"), 0);
     REQUIRE(log.torn_tail);
     fs::resize_file(log.torn_tail->path, log.torn_tail->offset);
     {
-      LogWriter w(t.wal(), log.last_seq + 1);
+      LogWriter w(t.File("wal"), log.last_seq + 1);
       for (uint64_t s = log.last_seq + 1; s <= 20; ++s) w.Append(s, Payload(s));
       w.Sync();
     }
-    LogContents again = ReadLog(t.wal(), 0);
+    LogContents again = ReadLog(t.File("wal"), 0);
     CheckRecords(again, 1, 20);
     CHECK(!again.torn_tail);
   }
@@ -284,16 +266,16 @@ TEST_CASE("log: a torn tail at every offset of the last record is cut there, not
 
 TEST_CASE("log: a segment header cut off in the last segment is a torn tail at offset 0", "[wal]") {
   TempDir t;
-  auto segs = WriteLog(t.wal(), 1, 9, {5});
+  auto segs = WriteLog(t.File("wal"), 1, 9, {5});
   // A fresh segment (as a rotation or a resumed run creates) whose header write was cut.
-  std::string next = t.wal() + "/" + SegmentName(10);
+  std::string next = t.File("wal") + "/" + SegmentName(10);
   std::string header(kSegmentMagic, 8);
   uint64_t first = 10;
   header.append(reinterpret_cast<const char*>(&first), 8);
   for (size_t cut = 0; cut < kSegmentHeaderSize; ++cut) {
     INFO("header cut to " << cut << " bytes");
     WriteAll(next, header.substr(0, cut));
-    LogContents log = ReadLog(t.wal(), 0);
+    LogContents log = ReadLog(t.File("wal"), 0);
     CheckRecords(log, 1, 9);
     REQUIRE(log.torn_tail);
     CHECK(log.torn_tail->path == next);
@@ -303,14 +285,14 @@ TEST_CASE("log: a segment header cut off in the last segment is a torn tail at o
   fs::remove(next);
   std::string data = ReadAll(segs[0]);
   WriteAll(segs[0], data.substr(0, 10));
-  std::string msg = CorruptionOf(t.wal(), 0);
+  std::string msg = CorruptionOf(t.File("wal"), 0);
   CHECK_THAT(msg, Catch::Contains(segs[0]));
   CHECK_THAT(msg, Catch::Contains("offset 0"));
 }
 
 TEST_CASE("log: a bad checksum on the final record or garbage after it is a torn tail", "[wal]") {
   TempDir t;
-  auto segs = WriteLog(t.wal(), 1, 6);
+  auto segs = WriteLog(t.File("wal"), 1, 6);
   const std::string data = ReadAll(segs[0]);
   auto offs = RecordOffsets(data);
   const uint64_t start = offs[offs.size() - 2];
@@ -319,7 +301,7 @@ TEST_CASE("log: a bad checksum on the final record or garbage after it is a torn
     std::string d = data;
     d[d.size() - 1] ^= 0x40;
     WriteAll(segs[0], d);
-    LogContents log = ReadLog(t.wal(), 0);
+    LogContents log = ReadLog(t.File("wal"), 0);
     CheckRecords(log, 1, 5);
     REQUIRE(log.torn_tail);
     CHECK(log.torn_tail->offset == start);
@@ -327,7 +309,7 @@ TEST_CASE("log: a bad checksum on the final record or garbage after it is a torn
   }
   SECTION("zeros appended (a file extended but never written)") {
     WriteAll(segs[0], data + std::string(100, '\0'));
-    LogContents log = ReadLog(t.wal(), 0);
+    LogContents log = ReadLog(t.File("wal"), 0);
     CheckRecords(log, 1, 6);
     REQUIRE(log.torn_tail);
     CHECK(log.torn_tail->offset == data.size());
@@ -336,7 +318,7 @@ TEST_CASE("log: a bad checksum on the final record or garbage after it is a torn
     std::string junk;
     for (int i = 0; i < 300; ++i) junk.push_back(static_cast<char>((i * 7919 + 13) & 0xFF));
     WriteAll(segs[0], data + junk);
-    LogContents log = ReadLog(t.wal(), 0);
+    LogContents log = ReadLog(t.File("wal"), 0);
     CheckRecords(log, 1, 6);
     REQUIRE(log.torn_tail);
     CHECK(log.torn_tail->offset == data.size());
@@ -346,7 +328,7 @@ TEST_CASE("log: a bad checksum on the final record or garbage after it is a torn
 TEST_CASE("log: a bit flip in any byte of a middle record is corruption naming file and offset", "[wal]") {
   TempDir t;
   // Record 5 is in the middle of the first segment; record 12 in the middle of the last one.
-  auto segs = WriteLog(t.wal(), 1, 16, {9});
+  auto segs = WriteLog(t.File("wal"), 1, 16, {9});
   for (int which = 0; which < 2; ++which) {
     const std::string path = segs[which];
     const std::string data = ReadAll(path);
@@ -359,22 +341,22 @@ TEST_CASE("log: a bit flip in any byte of a middle record is corruption naming f
         std::string d = data;
         d[b] ^= static_cast<char>(1 << bit);
         WriteAll(path, d);
-        std::string msg = CorruptionOf(t.wal(), 0);
+        std::string msg = CorruptionOf(t.File("wal"), 0);
         CHECK_THAT(msg, Catch::Contains(path));
         CHECK_THAT(msg, Catch::Contains(fmt::format("offset {}:", start)));
         CHECK_THAT(msg, Catch::Contains("nothing was deleted"));
         // Also when the checkpoint lies beyond the damaged record: every record is checked.
-        (void)CorruptionOf(t.wal(), 14);
+        (void)CorruptionOf(t.File("wal"), 14);
       }
     }
     WriteAll(path, data);
-    CheckRecords(ReadLog(t.wal(), 0), 1, 16);
+    CheckRecords(ReadLog(t.File("wal"), 0), 1, 16);
   }
 }
 
 TEST_CASE("log: damage at the end of a segment that is not the last is corruption", "[wal]") {
   TempDir t;
-  auto segs = WriteLog(t.wal(), 1, 10, {6});
+  auto segs = WriteLog(t.File("wal"), 1, 10, {6});
   const std::string data = ReadAll(segs[0]);
   auto offs = RecordOffsets(data);
   const uint64_t start = offs[offs.size() - 2];
@@ -382,14 +364,14 @@ TEST_CASE("log: damage at the end of a segment that is not the last is corruptio
     for (uint64_t cut = start + 1; cut < data.size(); cut += 3) {
       INFO("first segment cut to " << cut);
       WriteAll(segs[0], data.substr(0, cut));
-      std::string msg = CorruptionOf(t.wal(), 0);
+      std::string msg = CorruptionOf(t.File("wal"), 0);
       CHECK_THAT(msg, Catch::Contains(segs[0]));
       CHECK_THAT(msg, Catch::Contains(fmt::format("offset {}:", start)));
     }
   }
   SECTION("its final record lost whole (a cut on a record boundary) leaves a gap") {
     WriteAll(segs[0], data.substr(0, start));
-    std::string msg = CorruptionOf(t.wal(), 0);
+    std::string msg = CorruptionOf(t.File("wal"), 0);
     CHECK_THAT(msg, Catch::Contains(segs[1]));
     CHECK_THAT(msg, Catch::Contains("expected a segment starting at record 5"));
   }
@@ -397,7 +379,7 @@ TEST_CASE("log: damage at the end of a segment that is not the last is corruptio
     std::string d = data;
     d[d.size() - 1] ^= 1;
     WriteAll(segs[0], d);
-    std::string msg = CorruptionOf(t.wal(), 0);
+    std::string msg = CorruptionOf(t.File("wal"), 0);
     CHECK_THAT(msg, Catch::Contains(segs[0]));
     CHECK_THAT(msg, Catch::Contains("checksum mismatch in record 5"));
   }
@@ -405,28 +387,28 @@ TEST_CASE("log: damage at the end of a segment that is not the last is corruptio
 
 TEST_CASE("log: a missing middle segment is corruption", "[wal]") {
   TempDir t;
-  auto segs = WriteLog(t.wal(), 1, 30, {11, 21});
+  auto segs = WriteLog(t.File("wal"), 1, 30, {11, 21});
   fs::remove(segs[1]);
   for (uint64_t after : {0, 5, 10}) {
-    std::string msg = CorruptionOf(t.wal(), after);
+    std::string msg = CorruptionOf(t.File("wal"), after);
     CHECK_THAT(msg, Catch::Contains(segs[2]));
     CHECK_THAT(msg, Catch::Contains("expected a segment starting at record 11 (a segment is missing)"));
   }
   // Gone from the end too: the last segment deleted leaves a shorter but whole log.
-  WriteLog(t.wal() + "2", 1, 30, {11, 21});
-  fs::remove(t.wal() + "2/" + SegmentName(21));
-  CheckRecords(ReadLog(t.wal() + "2", 0), 1, 20);
+  WriteLog(t.File("wal") + "2", 1, 30, {11, 21});
+  fs::remove(t.File("wal") + "2/" + SegmentName(21));
+  CheckRecords(ReadLog(t.File("wal") + "2", 0), 1, 20);
 }
 
 TEST_CASE("log: a damaged segment header is corruption", "[wal]") {
   TempDir t;
-  auto segs = WriteLog(t.wal(), 1, 10, {6});
+  auto segs = WriteLog(t.File("wal"), 1, 10, {6});
   const std::string data = ReadAll(segs[1]);
   SECTION("bad magic, even in the last segment") {
     std::string d = data;
     d[3] ^= 1;
     WriteAll(segs[1], d);
-    std::string msg = CorruptionOf(t.wal(), 0);
+    std::string msg = CorruptionOf(t.File("wal"), 0);
     CHECK_THAT(msg, Catch::Contains(segs[1]));
     CHECK_THAT(msg, Catch::Contains("offset 0: not a log segment"));
   }
@@ -434,7 +416,7 @@ TEST_CASE("log: a damaged segment header is corruption", "[wal]") {
     std::string d = data;
     d[8] ^= 4;
     WriteAll(segs[1], d);
-    std::string msg = CorruptionOf(t.wal(), 0);
+    std::string msg = CorruptionOf(t.File("wal"), 0);
     CHECK_THAT(msg, Catch::Contains(segs[1]));
     CHECK_THAT(msg, Catch::Contains("offset 8"));
   }
@@ -442,14 +424,14 @@ TEST_CASE("log: a damaged segment header is corruption", "[wal]") {
     // Rewrite the second segment as if it held records 7.. (record 6 lost, checksums fine).
     fs::remove(segs[1]);
     {
-      LogWriter w(t.wal() + "/tmp", 7);
+      LogWriter w(t.File("wal") + "/tmp", 7);
       w.Append(7, Payload(7));
       w.Sync();
       std::string rec = ReadAll(w.segment_path()).substr(kSegmentHeaderSize);
       std::string seg = data.substr(0, kSegmentHeaderSize) + rec;
       WriteAll(segs[1], seg);
     }
-    std::string msg = CorruptionOf(t.wal(), 0);
+    std::string msg = CorruptionOf(t.File("wal"), 0);
     CHECK_THAT(msg, Catch::Contains(segs[1]));
     CHECK_THAT(msg, Catch::Contains("record 7 where record 6 was expected"));
   }
@@ -457,7 +439,7 @@ TEST_CASE("log: a damaged segment header is corruption", "[wal]") {
 
 TEST_CASE("log: the writer refuses a record number out of order", "[wal]") {
   TempDir t;
-  LogWriter w(t.wal(), 5);
+  LogWriter w(t.File("wal"), 5);
   w.Append(5, "x");
   try {
     w.Append(7, "y");
@@ -466,7 +448,7 @@ TEST_CASE("log: the writer refuses a record number out of order", "[wal]") {
     CHECK(e.kind() == ErrorKind::kRuntime);
   }
   w.Sync();
-  CHECK(ReadLog(t.wal(), 4).records.size() == 1);
+  CHECK(ReadLog(t.File("wal"), 4).records.size() == 1);
   CHECK(w.unsynced_bytes() == 0);
   CHECK(w.bytes_written() == kRecordHeaderSize + 1);
 }
@@ -485,25 +467,25 @@ TEST_CASE("log: a torn or damaged large record is judged in linear time", "[wal]
   std::string big;
   for (int i = 0; i < (4 << 20) / 4; ++i) big.append("\x00\x00\x10\x00", 4);
   {
-    LogWriter w(t.wal(), 1);
+    LogWriter w(t.File("wal"), 1);
     w.Append(1, Payload(1));
     w.Append(2, big);
     w.Append(3, Payload(3));
     w.Sync();
   }
-  const std::string path = t.wal() + "/" + SegmentName(1);
+  const std::string path = t.File("wal") + "/" + SegmentName(1);
   const std::string data = ReadAll(path);
   auto offs = RecordOffsets(data);
   auto t0 = std::chrono::steady_clock::now();
   WriteAll(path, data.substr(0, offs[2] - 100));  // record 2 torn
-  LogContents log = ReadLog(t.wal(), 0);
+  LogContents log = ReadLog(t.File("wal"), 0);
   REQUIRE(log.torn_tail);
   CHECK(log.torn_tail->offset == offs[1]);
   CheckRecords(log, 1, 1);
   std::string d = data;
   d[offs[1] + 1000] ^= 1;  // record 2 damaged, record 3 whole after it: corruption
   WriteAll(path, d);
-  std::string msg = CorruptionOf(t.wal(), 0);
+  std::string msg = CorruptionOf(t.File("wal"), 0);
   CHECK_THAT(msg, Catch::Contains(fmt::format("offset {}:", offs[1])));
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(secs < 2.0);

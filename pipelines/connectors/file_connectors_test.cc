@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/common/error.h"
+#include "core/common/temp_dir.h"
 #include "pipelines/connectors/connector.h"
 #include "pipelines/connectors/file_input.h"
 #include "pipelines/connectors/file_output.h"
@@ -20,26 +21,6 @@ namespace {
 
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
-
-// A fresh directory under the system's temp folder, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "fld_file_test_XXXXXX").string();
-    char* p = ::mkdtemp(tmpl.data());
-    REQUIRE(p != nullptr);
-    path_ = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return (fs::path(path_) / name).string(); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 void WriteFile(const std::string& path, const std::string& content) {
   std::ofstream f(path, std::ios::binary);
