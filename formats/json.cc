@@ -270,11 +270,7 @@ bool ConvertFast(simdjson::dom::element j, const SqlType& type, Value* out) {
     case TypeId::kBigInt: {
       if (t != element_type::INT64) return false;
       const int64_t v = int64_t(j);
-      const int64_t lim = type.id == TypeId::kTinyInt    ? 127
-                          : type.id == TypeId::kSmallInt ? 32767
-                          : type.id == TypeId::kInteger  ? 2147483647
-                                                         : INT64_MAX;
-      if (v > lim || v < -lim - 1) return false;
+      if (!IntegerFits(v, type.id)) return false;
       *out = Value::Int(v);
       return true;
     }

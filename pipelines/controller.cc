@@ -138,6 +138,7 @@ class Controller::Impl {
   // A completed pipeline's re-run: reads what its inputs have now into prefetched_; false when
   // every input has ended with nothing new.
   bool Prefetch();
+  void NoNewInput(uint64_t step);  // says so; the run changes nothing
   void Replay(const wal::LogContents& log);
   void StepOnce(std::vector<JournalInput> journal, bool replaying);
   // Syncs the log and releases the outputs of the steps since the last release: at once with
@@ -331,6 +332,11 @@ void Controller::Impl::Replay(const wal::LogContents& log) {
   }
 }
 
+void Controller::Impl::NoNewInput(uint64_t step) {
+  spdlog::info("{}: no new input since step {}; nothing to do (`fld run --reset` starts over)", spec().name, step);
+  s_.no_new_input = true;
+}
+
 bool Controller::Impl::Prefetch() {
   bool any = false;
   prefetched_.assign(p_->inputs().size(), Batch{});
@@ -384,8 +390,7 @@ bool Controller::Impl::Resume() {
   for (size_t i = 0; i < inputs.size(); ++i) p_->inputs()[i].connector->Seek(inputs[i]);
   if (rerun_ && !Prefetch()) {
     // Every input has ended with nothing new: no need to load the state.
-    spdlog::info("{}: no new input since step {}; nothing to do (`fld run --reset` starts over)", spec().name, ckpt);
-    s_.no_new_input = true;
+    NoNewInput(ckpt);
     s_.completed = true;
     s_.total_records = base_records_;
     return true;
@@ -619,9 +624,7 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
       if (all_ended && holding == 0) {
         s_.completed = true;
         if (rerun_ && s_.steps == 0) {
-          spdlog::info("{}: no new input since step {}; nothing to do (`fld run --reset` starts over)", spec().name,
-                       c.steps());
-          s_.no_new_input = true;
+          NoNewInput(c.steps());
           Publish("COMPLETED", true);
         } else {
           Checkpoint("COMPLETED", true);

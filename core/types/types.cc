@@ -259,6 +259,19 @@ int HexDigit(char c) {
 
 }  // namespace
 
+bool IntegerFits(int64_t v, TypeId id) {
+  switch (id) {
+    case TypeId::kTinyInt:
+      return v >= INT8_MIN && v <= INT8_MAX;
+    case TypeId::kSmallInt:
+      return v >= INT16_MIN && v <= INT16_MAX;
+    case TypeId::kInteger:
+      return v >= INT32_MIN && v <= INT32_MAX;
+    default:
+      return true;
+  }
+}
+
 bool ParseValue(std::string_view text, const SqlType& type, Value* out) {
   std::string_view t = type.IsString() ? text : Trim(text);
   switch (type.id) {
@@ -281,11 +294,7 @@ bool ParseValue(std::string_view text, const SqlType& type, Value* out) {
     case TypeId::kBigInt: {
       int64_t v;
       if (!ParseInt(t, &v)) return false;
-      int64_t lo = INT64_MIN, hi = INT64_MAX;
-      if (type.id == TypeId::kTinyInt) lo = -128, hi = 127;
-      if (type.id == TypeId::kSmallInt) lo = -32768, hi = 32767;
-      if (type.id == TypeId::kInteger) lo = INT32_MIN, hi = INT32_MAX;
-      if (v < lo || v > hi) return false;
+      if (!IntegerFits(v, type.id)) return false;
       *out = Value::Int(v);
       return true;
     }

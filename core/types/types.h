@@ -165,6 +165,9 @@ constexpr int64_t kMicrosPerDay = 86400LL * kMicrosPerSecond;
 // BINARY/VARBINARY as hex digits "0a1B" (an even number of them).
 bool ParseValue(std::string_view text, const SqlType& type, Value* out);
 
+// True when `v` lies in the range of the integer type `id` (TINYINT, SMALLINT, INT, BIGINT).
+bool IntegerFits(int64_t v, TypeId id);
+
 // Text form of a value of `type` as written to CSV/JSON/tables: booleans true/false, decimals
 // with exactly `scale` digits, dates ISO-8601, timestamps "YYYY-MM-DD HH:MM:SS[.ffffff]",
 // doubles in shortest round-trip form, binary strings as lower-case hex. NULL is "NULL" (callers that need another

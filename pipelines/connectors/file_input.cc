@@ -226,9 +226,12 @@ FileInputConnector::FileInputConnector(Options options, const Schema& schema)
                             ::stat(folder_.c_str(), &dst) != 0 ? std::strerror(errno) : "not a folder"));
 }
 
+std::string FileInputConnector::InFolder(const std::string& name) const {
+  return display_folder_.empty() ? name : (fs::path(display_folder_) / name).string();
+}
+
 std::string FileInputConnector::Where() const {
-  if (mode_ != Mode::kFiles) return options_.path;
-  return display_folder_.empty() ? current_ : (fs::path(display_folder_) / current_).string();
+  return mode_ == Mode::kFiles ? InFolder(current_) : options_.path;
 }
 
 void FileInputConnector::OpenFile(const std::string& path, uint64_t offset, uint64_t line) {
@@ -285,8 +288,7 @@ bool FileInputConnector::OpenNextFile() {
     queue_.pop_back();
     const std::string path = (fs::path(folder_) / name).string();
     if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) {
-      spdlog::warn("{}: disappeared before it was read; not read",
-                   display_folder_.empty() ? name : (fs::path(display_folder_) / name).string());
+      spdlog::warn("{}: disappeared before it was read; not read", InFolder(name));
       continue;
     }
     current_ = std::move(name);
@@ -307,7 +309,7 @@ void FileInputConnector::CheckTakenFiles(bool force) {
       Fail(ErrorKind::kCorruption,
            "{}: the file changed after it was read (size {} -> {} bytes); a file in an input folder is read once "
            "and must not change afterwards (write it elsewhere, then rename it in). `fld run --reset` starts over",
-           display_folder_.empty() ? name : (fs::path(display_folder_) / name).string(), stamp.size, st.st_size);
+           InFolder(name), stamp.size, st.st_size);
   }
 }
 

@@ -133,6 +133,7 @@ class FileInputConnector : public InputConnector {
 
   // The file being read, for messages: "incoming/b.csv" in folder mode, else the configured path.
   std::string Where() const;
+  std::string InFolder(const std::string& name) const;  // folder mode: a file's name for messages
   void OpenFile(const std::string& path, uint64_t offset, uint64_t line);
   // Follow: true when the path now names another file than the one being read (rotation). Throws
   // on truncation. Checks at most every few milliseconds.
