@@ -8,10 +8,12 @@ import csv
 import io
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 FLD = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "fld"
@@ -52,6 +54,61 @@ def run(args, expect=0, timeout=600, stdin=None):
         raise AssertionError(
             f"fld {' '.join(args)}: exit {p.returncode}, expected {expect}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
     return p.stdout, p.stderr
+
+
+_bg_logs = None
+
+
+class Bg:
+    """A `fld run --quiet` in the background; its stderr goes to a file kept out of the pipeline
+    folders (tests snapshot those)."""
+
+    def __init__(self, spec_path, *args, stdin=None):
+        global _bg_logs
+        if _bg_logs is None:
+            _bg_logs = tmpdir()
+        self.err_path = os.path.join(_bg_logs, f"run-{time.monotonic_ns()}.err")
+        self.errf = open(self.err_path, "w")
+        self.p = subprocess.Popen([FLD, "run", "--quiet", *args, spec_path], stdout=subprocess.DEVNULL,
+                                  stderr=self.errf, stdin=stdin)
+        self.spec = spec_path
+
+    def stderr(self):
+        with open(self.err_path) as f:
+            return f.read()
+
+    def wait(self, timeout=60):
+        rc = self.p.wait(timeout)
+        self.errf.close()
+        return rc
+
+    def _wait_status(self, pred, timeout, what):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.p.poll() is None, f"run ended early with {self.p.returncode}:\n{self.stderr()}"
+            s = status(self.spec)
+            if s["state"] == "RUNNING" and pred(s):
+                return s
+            time.sleep(0.05)
+        raise AssertionError(f"{what} in time: {status(self.spec)}")
+
+    def wait_live(self, pred=lambda s: True, timeout=30):
+        """Waits until status is RUNNING with this process's live figures satisfying pred."""
+        return self._wait_status(lambda s: "live" in s and s["live"]["pid"] == self.p.pid and pred(s), timeout,
+                                 "not RUNNING with live figures")
+
+    def wait_checkpoint(self, min_step=1, timeout=30):
+        """Waits until a checkpoint at step >= min_step is stored while the run goes on."""
+        return self._wait_status(lambda s: s["last_checkpoint"] and s["last_checkpoint"]["step"] >= min_step,
+                                 timeout, "no checkpoint")
+
+    def kill_after_checkpoint(self, extra=0.4):
+        """Kills the run with SIGKILL a little after its first checkpoint; returns that status."""
+        s = self.wait_checkpoint()
+        time.sleep(extra)
+        self.p.kill()
+        assert self.wait() == -signal.SIGKILL, "the run ended before it was killed"
+        return s
 
 
 # `fld status` exits with its state's code (man/fld-status.1).

@@ -22,7 +22,7 @@ import struct
 import subprocess
 import time
 
-from fldtest import FLD, assert_eq, check, _results, finish as _finish, query, run, status, tmpdir as _tmpdir, write
+from fldtest import FLD, Bg, assert_eq, check, _results, finish as _finish, query, run, status, tmpdir as _tmpdir, write
 
 _made = []
 
@@ -50,7 +50,6 @@ VIEWS = {
     "stats": "SELECT n, total, last_ts FROM stats",
 }
 NAMES = ["Ada", "Bruno", "Clara", "Dmitri", "Elena", "Farid", "Greta", "Hiro", "Ines"]
-LOGS = tmpdir()  # stderr of background runs (kept out of the pipeline folders)
 
 
 def sql(balance="credits - debits", seed=3):
@@ -135,43 +134,6 @@ def common_prefix(a, b):
     return n
 
 
-class Bg:
-    """A `fld run` in the background; stderr goes to a file."""
-
-    def __init__(self, spec_path, *args):
-        self.err_path = os.path.join(LOGS, f"run-{time.monotonic_ns()}.err")
-        self.errf = open(self.err_path, "w")
-        self.t0 = time.monotonic()
-        self.p = subprocess.Popen([FLD, "run", "--quiet", *args, spec_path], stdout=subprocess.DEVNULL,
-                                  stderr=self.errf)
-        self.spec = spec_path
-
-    def stderr(self):
-        with open(self.err_path) as f:
-            return f.read()
-
-    def wait(self, timeout=60):
-        rc = self.p.wait(timeout)
-        self.errf.close()
-        return rc
-
-    def wait_checkpoint(self, min_step=1, timeout=30):
-        """Waits until a checkpoint at step >= min_step is stored while the run goes on."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.p.poll() is None, f"run ended early with {self.p.returncode}:\n{self.stderr()}"
-            s = status(self.spec)
-            if s["state"] == "RUNNING" and s["last_checkpoint"] and s["last_checkpoint"]["step"] >= min_step:
-                return s
-            time.sleep(0.05)
-        raise AssertionError("no checkpoint in time")
-
-    def kill_after_checkpoint(self, extra=0.4):
-        s = self.wait_checkpoint()
-        time.sleep(extra)
-        self.p.kill()
-        assert self.wait() == -signal.SIGKILL, "the run ended before it was killed"
-        return s
 
 
 def snapshot(d):

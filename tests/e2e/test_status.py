@@ -13,9 +13,8 @@ import signal
 import subprocess
 import time
 
-from fldtest import FLD, check, finish, run, spec, status, tmpdir, write
+from fldtest import FLD, Bg, check, finish, run, spec, status, tmpdir, write
 
-LOGS = tmpdir()
 
 ENDLESS = """
 CREATE TABLE t (id BIGINT NOT NULL, v INT NOT NULL) WITH ('connectors' = '[{"transport": {"name": "datagen",
@@ -39,35 +38,6 @@ def uptime_ok(s):
             assert s[key]["updated_unix_ms"] >= 0, s
 
 
-class Bg:
-    """A `fld run` in the background (stderr to a file)."""
-
-    def __init__(self, spec_path, stdin=None):
-        self.err_path = os.path.join(LOGS, f"run-{time.monotonic_ns()}.err")
-        self.errf = open(self.err_path, "w")
-        self.p = subprocess.Popen([FLD, "run", "--quiet", spec_path], stdout=subprocess.DEVNULL, stderr=self.errf,
-                                  stdin=stdin)
-        self.spec = spec_path
-
-    def stderr(self):
-        with open(self.err_path) as f:
-            return f.read()
-
-    def wait(self, timeout=60):
-        rc = self.p.wait(timeout)
-        self.errf.close()
-        return rc
-
-    def wait_live(self, pred=lambda s: True, timeout=30):
-        """Waits until status is RUNNING with this process's live figures satisfying pred."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.p.poll() is None, f"run ended early with {self.p.returncode}:\n{self.stderr()}"
-            s = status(self.spec)
-            if s["state"] == "RUNNING" and "live" in s and s["live"]["pid"] == self.p.pid and pred(s):
-                return s
-            time.sleep(0.05)
-        raise AssertionError(f"not RUNNING with live figures in time: {status(self.spec)}")
 
 
 d = tmpdir()
