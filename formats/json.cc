@@ -140,6 +140,8 @@ bool Convert(const Json& j, const SqlType& type, Value* out, std::string* why) {
     }
     case TypeId::kRow:
     case TypeId::kNull:
+    case TypeId::kIntervalDayTime:  // no table column is an INTERVAL (as in Feldera)
+    case TypeId::kIntervalYearMonth:
       return fail();
   }
   return fail();

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/common/error.h"
+#include "core/expr/time.h"
 
 namespace fld {
 
@@ -96,7 +97,8 @@ std::string BoundExpr::ToString() const {
                                  "LIKE",
                                  "SAFE_CAST",
                                  "ROW",
-                                 "SCALAR_SUBQUERY"};
+                                 "SCALAR_SUBQUERY",
+                                 "TIME"};
   switch (op) {
     case ExprOp::kColumn:
       return fmt::format("${}", column_index);
@@ -115,6 +117,8 @@ std::string BoundExpr::ToString() const {
     case ExprOp::kSafeCast:
       return fmt::format("{}({} AS {})", op == ExprOp::kCast ? "CAST" : "SAFE_CAST", args[0]->ToString(),
                          type.WithNullable(true).ToString());
+    case ExprOp::kTimeFunc:
+      return TimeFuncToString(*this);
     case ExprOp::kCase:
     case ExprOp::kCoalesce:
     case ExprOp::kAbs:
@@ -503,6 +507,10 @@ ColumnPtr CastColumn(const Column& in, const SqlType& from, const SqlType& to, s
 Value CastValue(const Value& v, const SqlType& from, const SqlType& to) {
   if (v.IsNull()) return v;
   if (from.SameAs(to)) return v;
+  if (from.IsInterval() || to.IsInterval()) {
+    if (to.IsString()) return Value::String(FormatValue(v, from));
+    return CastInterval(v, from, to);
+  }
   auto bad = [&]() -> Value {
     Fail(ErrorKind::kRuntime, "cannot cast {} '{}' to {}", from.WithNullable(true).ToString(), FormatValue(v, from),
          to.WithNullable(true).ToString());
@@ -943,6 +951,8 @@ ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
           Fail(ErrorKind::kRuntime, "a scalar subquery returned more than one row");
       return Evaluate(*e.args[1], b);
     }
+    case ExprOp::kTimeFunc:
+      return EvaluateTimeFunc(e, b);
   }
   return ConstantColumn(Value::Null(), e.type.phys(), n);
 }

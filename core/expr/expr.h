@@ -55,6 +55,8 @@ enum class ExprOp : uint8_t {
   // A scalar subquery's value: args[1], after checking that args[0], the number of rows the
   // subquery returned, is at most 1 (more is a run-time error, as in PostgreSQL).
   kScalarSubquery,
+  // A date/time/interval function (core/expr/time.h): args[0] names it and its unit.
+  kTimeFunc,
 };
 
 struct BoundExpr {

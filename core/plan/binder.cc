@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/common/error.h"
+#include "core/expr/time.h"
 #include "core/types/schema.h"
 
 namespace fld::plan {
@@ -88,6 +89,9 @@ SqlType Binder::CommonType(const SqlType& a, const SqlType& b, Pos pos) const {
   if (a.IsString() && b.IsTemporal()) return b.WithNullable(nullable);
   if (b.IsString() && a.IsTemporal()) return a.WithNullable(nullable);
   if (a.id == TypeId::kBoolean && b.id == TypeId::kBoolean) return a.WithNullable(nullable);
+  if (a.IsInterval() && a.id == b.id)  // the widest range of fields
+    return SqlType::Interval(static_cast<IntervalField>(std::max(a.precision, b.precision)),
+                             static_cast<IntervalField>(std::min(a.scale, b.scale)), nullable);
   ctx_.Error(pos,
              fmt::format("cannot combine {} and {}", a.WithNullable(true).ToString(), b.WithNullable(true).ToString()));
 }
@@ -98,6 +102,16 @@ BoundExprPtr Binder::Coerce(BoundExprPtr e, const SqlType& target, Pos pos) cons
     return e;
   }
   if (e->type.id == TypeId::kNull) return MakeLiteral(Value::Null(), target.WithNullable(true));
+  if (e->type.IsInterval() || target.IsInterval()) {
+    // An INTERVAL converts to another of its kind, to and from exact numbers (counted in its last
+    // field's unit) and to a string.
+    const SqlType& o = e->type.IsInterval() ? target : e->type;
+    const bool ok = o.IsInterval() ? o.id == (e->type.IsInterval() ? e->type.id : target.id)
+                                   : o.IsExactNumeric() || (o.IsString() && target.IsString());
+    if (!ok)
+      ctx_.Error(pos, fmt::format("cannot convert {} to {}", e->type.WithNullable(true).ToString(),
+                                  target.WithNullable(true).ToString()));
+  }
   if (e->op == ExprOp::kLiteral) {
     try {
       Value v = CastValue(e->literal, e->type, target);
@@ -216,6 +230,14 @@ BoundExprPtr Binder::BindLiteral(const Expr& e) const {
         ctx_.Error(e.pos, fmt::format("'{}' is not a valid {}", e.text, t.WithNullable(true).ToString()));
       return MakeLiteral(v, t);
     }
+    case LiteralKind::kInterval: {
+      SqlType t = e.cast_type.WithNullable(false);
+      int64_t v;
+      if (!ParseIntervalLiteral(e.text, static_cast<IntervalField>(t.precision), static_cast<IntervalField>(t.scale),
+                                &v))
+        ctx_.Error(e.pos, fmt::format("'{}' is not a valid {}", e.text, t.WithNullable(true).ToString()));
+      return MakeLiteral(Value::Int(v), t);
+    }
     case LiteralKind::kBinary: {
       SqlType t = SqlType::Of(TypeId::kVarbinary, false);
       Value v;
@@ -266,6 +288,7 @@ BoundExprPtr Binder::Compare(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos)
 }
 
 BoundExprPtr Binder::Arith(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos) const {
+  if (BoundExprPtr t = TimeArith(op, a, b, pos)) return t;
   SqlType ta = a->type, tb = b->type;
   bool nullable = ta.nullable || tb.nullable || op == ExprOp::kDiv || op == ExprOp::kMod;
   if (ta.id == TypeId::kNull && tb.id == TypeId::kNull) ta = tb = SqlType::Of(TypeId::kInteger);
@@ -447,6 +470,7 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
 
 BoundExprPtr Binder::BindAggregate(const Expr& e, AggContext* agg) {
   if (e.kind == ExprKind::kFunction && IsAggregateName(e.name)) return AggregateCall(e, agg);
+  if (BoundExprPtr w = GroupWindowBound(e, agg)) return w;
   if (!ContainsAggregate(e) && !ContainsSubquery(e) && e.kind != ExprKind::kLiteral) {
     BoundExprPtr b = Bind(e, *agg->input);
     for (size_t g = 0; g < agg->group_exprs.size(); ++g)
@@ -492,7 +516,7 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
         return MakeCall(ExprOp::kNot, t, std::move(args));
       }
       if (a->type.id == TypeId::kNull) return a;
-      if (!a->type.IsNumeric())
+      if (!a->type.IsNumeric() && !a->type.IsInterval())
         ctx_.Error(e.pos, fmt::format("cannot apply unary {} to {}", e.op == Op::kNeg ? "-" : "+",
                                       a->type.WithNullable(true).ToString()));
       if (e.op == Op::kPlus) return a;
@@ -554,6 +578,7 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
     }
     case ExprKind::kFunction: {
       if (IsAggregateName(e.name)) ctx_.Error(e.pos, fmt::format("aggregate function {} is not allowed here", e.name));
+      if (BoundExprPtr t = BindTimeFunction(e, child)) return t;
       std::vector<BoundExprPtr> args;
       for (const auto& a : e.args) args.push_back(child(*a));
       auto need = [&](size_t n) {
@@ -571,7 +596,8 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       if (e.name == "ABS") {
         need(1);
         if (args[0]->type.id == TypeId::kNull) return std::move(args[0]);
-        if (!args[0]->type.IsNumeric()) ctx_.Error(e.pos, "ABS needs a numeric argument");
+        if (!args[0]->type.IsNumeric() && !args[0]->type.IsInterval())
+          ctx_.Error(e.pos, "ABS needs a numeric or INTERVAL argument");
         SqlType t = args[0]->type;
         return MakeCall(ExprOp::kAbs, t, std::move(args));
       }
@@ -638,6 +664,7 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       return c;
     }
     case ExprKind::kCast: {
+      if (BoundExprPtr d = BindIntervalCast(e, child)) return d;
       BoundExprPtr a = child(*e.args[0]);
       if (e.safe_cast) {
         // SAFE_CAST: NULL where the value does not convert.

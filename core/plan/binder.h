@@ -104,6 +104,15 @@ class Binder {
   BoundExprPtr AggregateCall(const sql::Expr& e, AggContext* agg);
   int TryResolveAmong(const Scope& scope, std::string_view qualifier, std::string_view name, sql::Pos pos,
                       bool correlated) const;
+  // Dates, times and intervals (bind_time.cc). Each returns null when e (the operands) is not
+  // its business.
+  BoundExprPtr BindTimeFunction(const sql::Expr& e, const ChildBinder& child);
+  BoundExprPtr TimeArith(ExprOp op, BoundExprPtr& a, BoundExprPtr& b, sql::Pos pos) const;
+  BoundExprPtr BindIntervalCast(const sql::Expr& e, const ChildBinder& child);
+  // TUMBLE_START / TUMBLE_END in an aggregate block: the GROUP BY TUMBLE(...) key (plus size).
+  BoundExprPtr GroupWindowBound(const sql::Expr& e, AggContext* agg);
+  BoundExprPtr CoerceSameNull(BoundExprPtr e, const SqlType& target, sql::Pos pos) const;
+  BoundExprPtr WindowStart(const sql::Expr& e, const ChildBinder& child, BoundExprPtr* size);
 
   const SqlContext& ctx_;
   std::vector<std::pair<const sql::Expr*, std::pair<int, SqlType>>> subquery_columns_;

@@ -7,9 +7,11 @@
 #include <set>
 
 #include "core/common/error.h"
+#include "core/expr/time.h"
 #include "core/operators/aggregate.h"
 #include "core/operators/constant.h"
 #include "core/operators/distinct.h"
+#include "core/operators/hop.h"
 #include "core/operators/integrate.h"
 #include "core/operators/join.h"
 #include "core/operators/map.h"
@@ -139,7 +141,10 @@ int Planner::AddView(const sql::Statement& stmt) {
   if (circuit_->FindRelation(cv.name) >= 0)
     ctx_.Error(stmt.pos, fmt::format("a table or view named '{}' already exists", cv.name));
   for (const auto& p : cv.properties)
-    if (p.key != "connectors") ctx_.Error(p.pos, fmt::format("unknown view property '{}' (known: connectors)", p.key));
+    if (p.key == "emit_final")
+      ctx_.Error(p.pos, "the view property 'emit_final' is not supported yet (it needs LATENESS to be acted on)");
+    else if (p.key != "connectors")
+      ctx_.Error(p.pos, fmt::format("unknown view property '{}' (known: connectors)", p.key));
   Relation r;
   r.kind = Relation::Kind::kView;
   r.name = cv.name;
@@ -149,6 +154,11 @@ int Planner::AddView(const sql::Statement& stmt) {
   r.local = cv.local;
   r.query_text = std::string(ctx_.sql.substr(cv.query_begin, cv.query_end - cv.query_begin));
   r.node = PlanQuery(*cv.query, &r.schema);
+  for (const auto& f : r.schema.fields)
+    if (f.type.IsInterval())
+      ctx_.Error(stmt.pos, fmt::format("view '{}' column '{}' is an {}: Feldera cannot output INTERVAL values; CAST "
+                                       "it to a number (its last field's unit) or a string",
+                                       cv.name, f.name, f.type.WithNullable(true).ToString()));
   if (cv.query->limit || cv.query->offset) r.node = TopK(r.node, r.schema, *cv.query);
   if (!cv.column_names.empty()) {
     if (cv.column_names.size() != r.schema.size())
@@ -490,8 +500,71 @@ Planner::Plan Planner::PlanTableRefUncached(const sql::TableRef& t) {
     }
     case sql::TableRef::Kind::kJoin:
       return PlanJoinRef(t);
+    case sql::TableRef::Kind::kWindow:
+      return PlanWindowRef(t);
   }
   ctx_.Error(t.pos, "unsupported FROM item");
+}
+
+// TABLE(TUMBLE(...)) / TABLE(HOP(...)): the input's columns, then window_start and window_end.
+Planner::Plan Planner::PlanWindowRef(const sql::TableRef& t) {
+  Plan in = PlanTableRef(*t.left);
+  const int ts = binder_.Resolve(in.scope, "", t.using_cols[0], t.pos);
+  const SqlType ts_type = in.scope.cols[ts].type;
+  if (ts_type.id != TypeId::kTimestamp)
+    ctx_.Error(t.pos, fmt::format("{}'s DESCRIPTOR column '{}' must be a TIMESTAMP, not {}", t.name, t.using_cols[0],
+                                  ts_type.WithNullable(true).ToString()));
+  // The interval arguments: constants, in microseconds.
+  std::vector<int64_t> v;
+  for (const auto& a : t.window_args) {
+    BoundExprPtr b = binder_.Bind(*a, Scope{});
+    if (b->type.id == TypeId::kIntervalYearMonth)
+      ctx_.Error(a->pos, "windows sized in months or years are not supported yet");
+    if (b->type.id != TypeId::kIntervalDayTime || !b->IsConstant())
+      ctx_.Error(a->pos, fmt::format("{} needs a constant day-time INTERVAL here", t.name));
+    Value x = EvaluateConstant(*b);
+    if (x.IsNull()) ctx_.Error(a->pos, fmt::format("{} needs a non-NULL INTERVAL here", t.name));
+    v.push_back(x.i);
+  }
+  const bool hop = t.name == "HOP";
+  const int64_t slide = hop ? v[0] : 0, size = hop ? v[1] : v[0];
+  const int64_t offset = v.size() > (hop ? 2u : 1u) ? v.back() : 0;
+  if (size <= 0 || (hop && slide <= 0))
+    ctx_.Error(t.window_args[0]->pos, fmt::format("{}'s sizes must be positive", t.name));
+  if (hop && size / slide > 100000)
+    ctx_.Error(t.window_args[0]->pos, "HOP puts each row in more than 100000 windows; use a larger slide");
+  Plan out;
+  std::string q = t.alias.empty() ? (t.left->kind == sql::TableRef::Kind::kTable ? t.left->name : "") : t.alias;
+  for (const auto& c : in.scope.cols) {
+    ScopeColumn col = c;
+    if (!c.hidden) col.qualifier = q;
+    out.scope.cols.push_back(col);
+  }
+  SqlType wt = SqlType::Of(TypeId::kTimestamp, ts_type.nullable);
+  out.scope.cols.push_back({q, "window_start", wt, false});
+  out.scope.cols.push_back({q, "window_end", wt, false});
+  if (hop) {
+    out.node = circuit_->AddNode(std::make_unique<HopOp>(ts, slide, size, offset), {in.node}, Types(out.scope));
+    for (size_t i = out.scope.cols.size() - 2; i < out.scope.cols.size(); ++i) out.scope.cols[i].type.nullable = false;
+    return out;
+  }
+  // TUMBLE: a map adding the bounds of the one window holding each row.
+  std::vector<BoundExprPtr> proj;
+  for (size_t i = 0; i < in.scope.cols.size(); ++i)
+    proj.push_back(MakeColumn(static_cast<int>(i), in.scope.cols[i].type));
+  const SqlType dt = SqlType::Interval(IntervalField::kSecond, IntervalField::kSecond, false);
+  std::vector<BoundExprPtr> args;
+  args.push_back(MakeColumn(ts, ts_type));
+  args.push_back(MakeLiteral(Value::Int(size), dt));
+  args.push_back(MakeLiteral(Value::Int(offset), dt));
+  BoundExprPtr start = MakeTimeCall(TimeFn::kWindowStart, TimeUnit::kMicrosecond, wt, std::move(args));
+  std::vector<BoundExprPtr> add;
+  add.push_back(start->Clone());
+  add.push_back(MakeLiteral(Value::Int(size), dt));
+  proj.push_back(std::move(start));
+  proj.push_back(MakeCall(ExprOp::kAdd, wt, std::move(add)));
+  out.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {in.node}, Types(out.scope));
+  return out;
 }
 
 Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t) {

@@ -82,6 +82,7 @@ class Planner {
   Plan PlanTableRef(const sql::TableRef& t);
   Plan PlanTableRefUncached(const sql::TableRef& t);
   Plan PlanJoinRef(const sql::TableRef& t);
+  Plan PlanWindowRef(const sql::TableRef& t);
   // The output holds the left columns (plus hidden key columns: *left_width of them in all),
   // then the right's.
   Plan Join(Plan left, Plan right, std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys, bool pad_left,

@@ -46,6 +46,9 @@ enum class ExprKind : uint8_t {
   kIsDistinct,  // args[0] IS [NOT] DISTINCT FROM args[1]; negated = IS NOT DISTINCT FROM
 };
 
+// Time syntax: EXTRACT(unit FROM x) is a kFunction with args unit (a kColumnRef), x;
+// FLOOR/CEIL(x TO unit) one with args x, unit and text "TO"; `(a - b) unit` is a kCast to an
+// INTERVAL type whose args[0] is the subtraction.
 enum class LiteralKind : uint8_t {
   kNull,
   kBoolean,    // text "TRUE" / "FALSE"
@@ -57,6 +60,7 @@ enum class LiteralKind : uint8_t {
   kTime,       // TIME '12:00:00'
   kTimestamp,  // TIMESTAMP '2024-01-01 12:00:00'
   kBinary,     // X'0A1b': text is the hex digits
+  kInterval,   // INTERVAL '1 10:30' DAY TO MINUTE / INTERVAL 2 SECOND: text is the value, cast_type its type
 };
 
 enum class Op : uint8_t {
@@ -99,7 +103,7 @@ struct Expr {
   bool has_operand = false;  // CASE x WHEN ...
   bool has_else = false;
   bool bool_value = false;  // IS [NOT] TRUE / FALSE
-  SqlType cast_type;        // CAST target (nullable = true)
+  SqlType cast_type;        // CAST target (nullable = true); an INTERVAL literal's type
   bool safe_cast = false;   // SAFE_CAST: NULL instead of an error when the value does not convert
   std::unique_ptr<Query> subquery;
   ExprPtr filter;  // aggregate call: FILTER (WHERE filter)
@@ -108,7 +112,10 @@ struct Expr {
 enum class JoinType : uint8_t { kInner, kLeft, kRight, kFull, kCross };
 
 struct TableRef {
-  enum class Kind : uint8_t { kTable, kSubquery, kJoin };
+  // kWindow: TABLE(TUMBLE(TABLE t, DESCRIPTOR(c), size [, offset])) or HOP(..., slide, size
+  // [, offset]): `name` is TUMBLE or HOP, `left` the input (a kTable or kSubquery), `using_cols`
+  // the descriptor's column, `window_args` the interval arguments in positional order.
+  enum class Kind : uint8_t { kTable, kSubquery, kJoin, kWindow };
   Kind kind = Kind::kTable;
   Pos pos;
   std::string name;   // kTable: the relation name as written
@@ -120,6 +127,7 @@ struct TableRef {
   std::unique_ptr<TableRef> left, right;
   ExprPtr on;                           // ON condition (may be null)
   std::vector<std::string> using_cols;  // USING (a, b)
+  std::vector<ExprPtr> window_args;     // kWindow
 };
 
 struct SelectItem {

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <optional>
 #include <unordered_set>
 
 #include "core/common/error.h"
@@ -166,7 +168,10 @@ class Parser {
 
   // [AS] alias, or nothing.
   std::string ParseOptionalAlias() {
-    if (AcceptKw("AS")) return ParseName("an alias");
+    if (AcceptKw("AS")) {
+      if (Peek().kind == TokenKind::kString) return Take().text;  // AS 'day' (Calcite accepts it)
+      return ParseName("an alias");
+    }
     if (AtImplicitAlias()) return Take().text;
     return {};
   }
@@ -527,12 +532,56 @@ class Parser {
     if (u == "ROW") FailAt(pos, "ROW types are not supported yet");
     if (u == "MAP") FailAt(pos, "MAP types are not supported yet");
     if (u == "VARIANT") FailAt(pos, "VARIANT is not supported yet");
-    if (u == "INTERVAL") FailAt(pos, "INTERVAL types are not supported yet");
+    if (u == "INTERVAL") {
+      if (!for_cast) FailAt(pos, "a table column cannot be an INTERVAL (as in Feldera)");
+      return ParseIntervalQualifier();
+    }
     if (for_cast && (u == "SIGNED" || u == "UNSIGNED")) {
       AcceptKw("INTEGER") || AcceptKw("INT");
       return SqlType::Of(TypeId::kBigInt);
     }
     FailAt(pos, fmt::format("unknown type '{}'", name.text));
+  }
+
+  // An interval field word (YEAR, MONTHS, DAY, ...) at the current token, or nullopt.
+  std::optional<IntervalField> PeekIntervalField(size_t k = 0) const {
+    const Token& t = Peek(k);
+    if (t.kind != TokenKind::kIdent) return std::nullopt;
+    std::string_view u = t.upper;
+    if (u.size() > 1 && u.back() == 'S') u.remove_suffix(1);
+    if (u == "SECOND") return IntervalField::kSecond;
+    if (u == "MINUTE") return IntervalField::kMinute;
+    if (u == "HOUR") return IntervalField::kHour;
+    if (u == "DAY") return IntervalField::kDay;
+    if (u == "MONTH") return IntervalField::kMonth;
+    if (u == "YEAR") return IntervalField::kYear;
+    return std::nullopt;
+  }
+
+  // field [(p)] [TO field [(p)]]: an INTERVAL type (precisions are accepted and ignored).
+  SqlType ParseIntervalQualifier() {
+    auto field = [&]() {
+      std::optional<IntervalField> f = PeekIntervalField();
+      if (!f) Expected("an interval unit (YEAR, MONTH, DAY, HOUR, MINUTE or SECOND)");
+      Take();
+      if (AcceptSym("(")) {
+        ParseTypeParam("a precision");
+        if (AcceptSym(",")) ParseTypeParam("a precision");
+        ExpectSym(")");
+      }
+      return *f;
+    };
+    Pos pos = Peek().pos;
+    IntervalField first = field(), last = first;
+    if (AcceptKw("TO")) {
+      Pos to_pos = Peek().pos;
+      last = field();
+      const bool ym_first = first >= IntervalField::kMonth, ym_last = last >= IntervalField::kMonth;
+      if (last >= first || ym_first != ym_last)
+        FailAt(to_pos, "not a valid interval range (YEAR TO MONTH, or DAY/HOUR/MINUTE TO HOUR/MINUTE/SECOND)");
+    }
+    (void)pos;
+    return SqlType::Interval(first, last);
   }
 
   SqlType ParseDecimalArgs() {
@@ -822,12 +871,83 @@ class Parser {
       }
       return inner;
     }
-    if (IsKw(t, "TABLE") && IsSym(Peek(1), "("))
-      FailAt(t.pos, "table functions (TABLE(TUMBLE(...)), TABLE(HOP(...))) are not supported yet");
+    if (IsKw(t, "TABLE") && IsSym(Peek(1), "(")) return ParseWindowTable();
     auto ref = std::make_unique<TableRef>();
     ref->kind = TableRef::Kind::kTable;
     ref->pos = t.pos;
     ref->name = ParseName("a table name");
+    ref->alias = ParseOptionalAlias();
+    return ref;
+  }
+
+  // TABLE(TUMBLE(data, DESCRIPTOR(col), size [, offset])) or TABLE(HOP(data, DESCRIPTOR(col),
+  // slide, size [, offset])) [AS alias]; data is `TABLE name` or a parenthesized query; the
+  // arguments may be named: "DATA" => ..., "TIMECOL" => ..., "SIZE", "SLIDE", "OFFSET".
+  std::unique_ptr<TableRef> ParseWindowTable() {
+    auto ref = std::make_unique<TableRef>();
+    ref->kind = TableRef::Kind::kWindow;
+    ref->pos = Take().pos;  // TABLE
+    ExpectSym("(");
+    const Token& fn = Peek();
+    if (fn.kind != TokenKind::kIdent) Expected("a table function (TUMBLE or HOP)");
+    if (fn.upper == "SESSION") FailAt(fn.pos, "SESSION windows are not supported yet");
+    if (fn.upper != "TUMBLE" && fn.upper != "HOP")
+      FailAt(fn.pos, fmt::format("table function {} is not supported (TUMBLE and HOP are)", fn.text));
+    ref->name = Take().upper;
+    const bool hop = ref->name == "HOP";
+    const std::vector<std::string_view> names =
+        hop ? std::vector<std::string_view>{"DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"}
+            : std::vector<std::string_view>{"DATA", "TIMECOL", "SIZE", "OFFSET"};
+    std::vector<ExprPtr> slots(names.size());
+    bool have_data = false, have_col = false;
+    ExpectSym("(");
+    size_t position = 0;
+    do {
+      size_t slot = position++;
+      if ((Peek().kind == TokenKind::kQuotedIdent || Peek().kind == TokenKind::kIdent) && IsSym(Peek(1), "=") &&
+          IsSym(Peek(2), ">")) {
+        const Token& n = Take();
+        std::string upper = ToUpper(n.text);
+        auto it = std::find(names.begin(), names.end(), upper);
+        if (it == names.end()) FailAt(n.pos, fmt::format("{} has no parameter named {}", ref->name, n.text));
+        slot = static_cast<size_t>(it - names.begin());
+        Take();
+        Take();
+      }
+      if (slot >= names.size()) FailAt(Peek().pos, fmt::format("too many arguments for {}", ref->name));
+      if (slot == 0) {
+        auto data = std::make_unique<TableRef>();
+        data->pos = Peek().pos;
+        if (AcceptKw("TABLE")) {
+          data->kind = TableRef::Kind::kTable;
+          data->name = ParseName("a table name");
+        } else if (IsSym(Peek(), "(") && ParenStartsQuery(1)) {
+          Take();
+          data->kind = TableRef::Kind::kSubquery;
+          data->subquery = ParseQueryExpr();
+          ExpectSym(")");
+        } else {
+          Expected("TABLE name or a query in parentheses");
+        }
+        ref->left = std::move(data);
+        have_data = true;
+      } else if (slot == 1) {
+        ExpectKw("DESCRIPTOR");
+        ref->using_cols = ParseNameList("a column name");
+        if (ref->using_cols.size() != 1) FailAt(Peek().pos, "DESCRIPTOR takes one column");
+        have_col = true;
+      } else {
+        slots[slot] = ParseExpr();
+      }
+    } while (AcceptSym(","));
+    ExpectSym(")");
+    ExpectSym(")");
+    if (!have_data || !have_col) FailAt(ref->pos, fmt::format("{} needs a table and a DESCRIPTOR column", ref->name));
+    for (size_t k = 2; k < slots.size(); ++k) {
+      if (!slots[k] && names[k] != "OFFSET")
+        FailAt(ref->pos, fmt::format("{} needs its {} argument", ref->name, names[k]));
+      if (slots[k]) ref->window_args.push_back(std::move(slots[k]));
+    }
     ref->alias = ParseOptionalAlias();
     return ref;
   }
@@ -1048,6 +1168,13 @@ class Parser {
           Take();
           auto e = ParseExpr();
           ExpectSym(")");
+          if (e->kind == ExprKind::kBinary && e->op == Op::kSub && PeekIntervalField()) {
+            // (a - b) unit: the difference of two dates/times as an INTERVAL.
+            auto c = NewExpr(ExprKind::kCast, e->pos);
+            c->cast_type = ParseIntervalQualifier();
+            c->args.push_back(std::move(e));
+            return c;
+          }
           return e;
         }
         Expected("an expression");
@@ -1083,7 +1210,7 @@ class Parser {
     if (u == "ARRAY" && (IsSym(Peek(1), "[") || IsSym(Peek(1), "(")))
       FailAt(t.pos, "ARRAY values are not supported yet");
     if (u == "MAP" && IsSym(Peek(1), "[")) FailAt(t.pos, "MAP values are not supported yet");
-    if (u == "INTERVAL") FailAt(t.pos, "INTERVAL values are not supported yet");
+    if (u == "INTERVAL") return ParseIntervalLiteral();
     if (u == "EXISTS") {
       auto e = NewExpr(ExprKind::kExists, Take().pos);
       if (!IsSym(Peek(), "(") || !ParenStartsQuery(1)) Expected("'(' and a query");
@@ -1101,6 +1228,19 @@ class Parser {
     }
     if (IsReserved(u) && !(IsReservedFunctionName(u) && IsSym(Peek(1), "("))) Expected("an expression");
     return ParseNameExpr();
+  }
+
+  // INTERVAL '10' SECOND, INTERVAL '1 10:30' DAY TO MINUTE, INTERVAL 2 SECOND, INTERVAL -1 DAY.
+  ExprPtr ParseIntervalLiteral() {
+    auto e = NewExpr(ExprKind::kLiteral, Take().pos);
+    e->lit_kind = LiteralKind::kInterval;
+    bool neg = AcceptSym("-");
+    const Token& v = Peek();
+    if (v.kind != TokenKind::kString && v.kind != TokenKind::kInteger && v.kind != TokenKind::kDecimal)
+      Expected("an interval value ('10', 2)");
+    e->text = (neg ? "-" : "") + Take().text;
+    e->cast_type = ParseIntervalQualifier();
+    return e;
   }
 
   // A column reference `name` / `qualifier.name`, or a function call `name(...)`.
@@ -1121,6 +1261,38 @@ class Parser {
     auto e = NewExpr(ExprKind::kFunction, name.pos);
     e->name = ToUpper(name.text);
     ExpectSym("(");
+    if ((e->name == "EXTRACT" || e->name == "DATE_PART") && Peek().kind == TokenKind::kIdent &&
+        (IsKw(Peek(1), "FROM") || IsSym(Peek(1), ","))) {
+      // EXTRACT(unit FROM x), DATE_PART(unit FROM x) / DATE_PART(unit, x)
+      const Token& unit = Take();
+      auto u = NewExpr(ExprKind::kColumnRef, unit.pos);
+      u->name = unit.text;
+      e->args.push_back(std::move(u));
+      Take();
+      e->args.push_back(ParseExpr());
+      ExpectSym(")");
+      return e;
+    }
+    if ((e->name == "FLOOR" || e->name == "CEIL" || e->name == "CEILING") && !IsSym(Peek(), ")")) {
+      auto x = ParseExpr();
+      if (AcceptKw("TO")) {
+        // FLOOR(x TO unit), CEIL(x TO unit)
+        e->text = "TO";
+        e->args.push_back(std::move(x));
+        const Token& unit = Peek();
+        if (unit.kind != TokenKind::kIdent) Expected("a time unit");
+        auto u = NewExpr(ExprKind::kColumnRef, Take().pos);
+        u->name = unit.text;
+        e->args.push_back(std::move(u));
+        ExpectSym(")");
+        return e;
+      }
+      e->args.push_back(std::move(x));
+      while (AcceptSym(",")) e->args.push_back(ParseExpr());
+      ExpectSym(")");
+      ParseCallTail(e.get());
+      return e;
+    }
     if (IsSym(Peek(), "*") && IsSym(Peek(1), ")")) {
       Take();
       Take();

@@ -816,10 +816,10 @@ TEST_CASE("binary literals, SAFE_CAST and FILTER", "[parser]") {
 
 TEST_CASE("what is not supported yet is refused by name", "[parser]") {
   CHECK(ErrorOf("SELECT ARRAY[1, 2]").find("ARRAY values are not supported yet") != std::string::npos);
-  CHECK(ErrorOf("SELECT INTERVAL '1' HOUR").find("INTERVAL values are not supported yet") != std::string::npos);
   CHECK(ErrorOf("SELECT SUM(a) OVER (PARTITION BY b) FROM t").find("window functions (OVER)") != std::string::npos);
-  CHECK(ErrorOf("SELECT * FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' HOUR))").find("table functions") !=
-        std::string::npos);
+  CHECK(ErrorOf("SELECT * FROM TABLE(SESSION(TABLE t, DESCRIPTOR(ts), INTERVAL '1' HOUR))")
+            .find("SESSION windows are not supported yet") != std::string::npos);
+  CHECK(ErrorOf("SELECT INTERVAL '1' MONTH TO DAY").find("not a valid interval range") != std::string::npos);
   CHECK(ErrorOf("CREATE FUNCTION f(x INT) RETURNS INT AS x + 1").find("CREATE FUNCTION is not supported yet") !=
         std::string::npos);
   CHECK(ErrorOf("CREATE TYPE p AS (x INT)").find("CREATE TYPE is not supported yet") != std::string::npos);
@@ -828,6 +828,36 @@ TEST_CASE("what is not supported yet is refused by name", "[parser]") {
   CHECK_THROWS_WITH(ParseProgram("CREATE TABLE t (a ROW(x INT))"), Catch::Contains("ROW types are not supported yet"));
   CHECK_THROWS_WITH(ParseProgram("CREATE TABLE t (a MAP<INT, INT>)"),
                     Catch::Contains("MAP types are not supported yet"));
+}
+
+TEST_CASE("INTERVAL literals, time units and window table functions", "[parser]") {
+  auto q = ParseQuery(
+      "SELECT INTERVAL '1 10:30' DAY TO MINUTE, INTERVAL 2 SECONDS, INTERVAL -3 DAY, EXTRACT(DOW FROM ts), "
+      "FLOOR(ts TO HOUR), (a - b) MONTH, x AS 'day' FROM TABLE(HOP(\"TIMECOL\" => DESCRIPTOR(ts), \"DATA\" => TABLE t, "
+      "\"SIZE\" => INTERVAL '1' HOUR, \"SLIDE\" => INTERVAL '10' MINUTE)) AS w");
+  const auto& items = q->select->items;
+  REQUIRE(items.size() == 7);
+  CHECK(items[0].expr->lit_kind == LiteralKind::kInterval);
+  CHECK(items[0].expr->text == "1 10:30");
+  CHECK(items[0].expr->cast_type.ToString() == "INTERVAL DAY TO MINUTE");
+  CHECK(items[1].expr->text == "2");
+  CHECK(items[1].expr->cast_type.ToString() == "INTERVAL SECOND");
+  CHECK(items[2].expr->text == "-3");
+  CHECK(items[3].expr->name == "EXTRACT");
+  CHECK(items[3].expr->args[0]->name == "DOW");
+  CHECK(items[4].expr->text == "TO");
+  CHECK(items[5].expr->kind == ExprKind::kCast);
+  CHECK(items[5].expr->cast_type.id == TypeId::kIntervalYearMonth);
+  CHECK(items[6].alias == "day");
+  const TableRef& w = *q->select->from[0];
+  REQUIRE(w.kind == TableRef::Kind::kWindow);
+  CHECK(w.name == "HOP");
+  CHECK(w.alias == "w");
+  CHECK(w.left->name == "t");
+  CHECK(w.using_cols == std::vector<std::string>{"ts"});
+  REQUIRE(w.window_args.size() == 2);  // slide, size in positional order
+  CHECK(w.window_args[0]->text == "10");
+  CHECK(w.window_args[1]->text == "1");
 }
 
 }  // namespace fld::sql

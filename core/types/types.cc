@@ -65,6 +65,13 @@ std::string SqlType::ToString() const {
     case TypeId::kArray:
       s = (*fields)[0].WithNullable(true).ToString() + " ARRAY";
       break;
+    case TypeId::kIntervalDayTime:
+    case TypeId::kIntervalYearMonth: {
+      static const char* kFields[] = {"SECOND", "MINUTE", "HOUR", "DAY", "MONTH", "YEAR"};
+      s = std::string("INTERVAL ") + kFields[precision];
+      if (scale != precision) s += std::string(" TO ") + kFields[scale];
+      break;
+    }
     case TypeId::kRow: {
       s = "ROW(";
       for (size_t i = 0; i < fields->size(); ++i)
@@ -361,6 +368,8 @@ bool ParseValue(std::string_view text, const SqlType& type, Value* out) {
     }
     case TypeId::kRow:
     case TypeId::kArray:
+    case TypeId::kIntervalDayTime:
+    case TypeId::kIntervalYearMonth:
       return false;
   }
   return false;
@@ -565,6 +574,17 @@ std::string FormatValue(const Value& v, const SqlType& type) {
     case TypeId::kReal:
     case TypeId::kDouble:
       return fmt::format("{}", static_cast<double>(x));
+    case TypeId::kIntervalDayTime: {
+      // [-]D HH:MM:SS[.ffffff]
+      uint64_t ax = x < 0 ? static_cast<uint64_t>(-(x + 1)) + 1 : static_cast<uint64_t>(x);
+      uint64_t days = ax / kMicrosPerDay;
+      return fmt::format("{}{} {}", x < 0 ? "-" : "", days, FormatTimeOfDay(static_cast<int64_t>(ax % kMicrosPerDay)));
+    }
+    case TypeId::kIntervalYearMonth: {
+      // [-]Y-M
+      uint64_t ax = x < 0 ? static_cast<uint64_t>(-(x + 1)) + 1 : static_cast<uint64_t>(x);
+      return fmt::format("{}{}-{}", x < 0 ? "-" : "", ax / 12, ax % 12);
+    }
     default:
       return fmt::format("{}", x);
   }

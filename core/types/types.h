@@ -4,7 +4,8 @@
 // (core/zset/batch.h) store:
 //   kI64: BOOLEAN (0/1), TINYINT..BIGINT, DECIMAL(p,s) (the value times 10^s, p <= 18),
 //         DATE (days since 1970-01-01), TIME (microseconds since midnight),
-//         TIMESTAMP (microseconds since 1970-01-01 00:00:00, no time zone)
+//         TIMESTAMP (microseconds since 1970-01-01 00:00:00, no time zone),
+//         day-time INTERVALs (microseconds), year-month INTERVALs (months)
 //   kF64: REAL, DOUBLE
 //   kStr: CHAR(n), VARCHAR(n), VARCHAR; BINARY(n), VARBINARY(n) (the bytes themselves; text
 //         forms are lower-case hex, JSON forms arrays of byte values, as Feldera writes them);
@@ -44,7 +45,15 @@ enum class TypeId : uint8_t {
   kVarbinary,  // VARBINARY(n), VARBINARY
   kRow,        // ROW(t1, t2, ...): `fields` holds the field types; fields are named EXPR$0, EXPR$1 ...
   kArray,      // t ARRAY: `fields` holds the one element type
+  // INTERVAL DAY/HOUR/MINUTE/SECOND and their ranges (DAY TO SECOND ...): microseconds.
+  // `precision` and `scale` hold the first and last IntervalField; CAST to a number gives the value
+  // in the last field's unit.
+  kIntervalDayTime,
+  kIntervalYearMonth,  // INTERVAL YEAR/MONTH, YEAR TO MONTH: months
 };
+
+// The fields an INTERVAL type is declared with (`INTERVAL DAY TO MINUTE`), smallest first.
+enum class IntervalField : uint8_t { kSecond = 0, kMinute, kHour, kDay, kMonth, kYear };
 
 enum class PhysType : uint8_t { kI64 = 0, kF64 = 1, kStr = 2 };
 
@@ -92,6 +101,14 @@ struct SqlType {
   bool IsString() const { return id == TypeId::kChar || id == TypeId::kVarchar; }
   bool IsBinary() const { return id == TypeId::kBinary || id == TypeId::kVarbinary; }
   bool IsTemporal() const { return id == TypeId::kDate || id == TypeId::kTime || id == TypeId::kTimestamp; }
+  bool IsInterval() const { return id == TypeId::kIntervalDayTime || id == TypeId::kIntervalYearMonth; }
+  // INTERVAL `first` [TO `last`].
+  static SqlType Interval(IntervalField first, IntervalField last, bool nullable = true) {
+    SqlType t = Of(first >= IntervalField::kMonth ? TypeId::kIntervalYearMonth : TypeId::kIntervalDayTime, nullable);
+    t.precision = static_cast<int32_t>(first);
+    t.scale = static_cast<int32_t>(last);
+    return t;
+  }
   SqlType WithNullable(bool n) const {
     SqlType t = *this;
     t.nullable = n;
