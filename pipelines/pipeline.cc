@@ -51,9 +51,9 @@ std::vector<ConnectorSpec> Pipeline::ConnectorSpecs(size_t r) const {
   return specs;
 }
 
-void Pipeline::Attach(size_t r, const ConnectorSpec& cs, bool resume, bool validate_only) {
+void Pipeline::Attach(size_t r, const ConnectorSpec& cs, bool resume, bool validate_only, ConnectorGroups* groups) {
   const Relation& rel = circuit_->relations()[r];
-  ConnectorContext ctx{rel.name, cs.where, spec_.base_dir, pool_.get(), resume, validate_only};
+  ConnectorContext ctx{rel.name, cs.where, spec_.base_dir, pool_.get(), resume, validate_only, groups};
   std::string transport;  // the factories report a missing or malformed one
   if (cs.config.is_object() && cs.config.contains("transport") && cs.config["transport"].is_object() &&
       cs.config["transport"].contains("name") && cs.config["transport"]["name"].is_string())
@@ -72,12 +72,15 @@ void Pipeline::Attach(size_t r, const ConnectorSpec& cs, bool resume, bool valid
 }
 
 void Pipeline::BuildConnectors(bool resume) {
+  ConnectorGroups groups;
   for (size_t r = 0; r < circuit_->relations().size(); ++r)
-    for (const auto& cs : ConnectorSpecs(r)) Attach(r, cs, resume, false);
+    for (const auto& cs : ConnectorSpecs(r)) Attach(r, cs, resume, false, &groups);
+  for (auto& [name, group] : groups) group->Complete();
 }
 
 std::vector<std::string> Pipeline::ValidateConnectors() {
   std::vector<std::string> errors;
+  ConnectorGroups groups;
   for (size_t r = 0; r < circuit_->relations().size(); ++r) {
     std::vector<ConnectorSpec> specs;
     try {
@@ -88,10 +91,17 @@ std::vector<std::string> Pipeline::ValidateConnectors() {
     }
     for (const auto& cs : specs) {
       try {
-        Attach(r, cs, false, true);  // keeps nothing
+        Attach(r, cs, false, true, &groups);  // keeps nothing
       } catch (const Error& e) {
         errors.push_back(e.what());
       }
+    }
+  }
+  for (auto& [name, group] : groups) {
+    try {
+      group->Complete();
+    } catch (const Error& e) {
+      errors.push_back(e.what());
     }
   }
   return errors;

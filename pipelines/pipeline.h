@@ -51,7 +51,7 @@ class Pipeline {
   // The connector objects of relation r, from its WITH ('connectors' = ...) and the spec.
   std::vector<ConnectorSpec> ConnectorSpecs(size_t r) const;
   // Makes relation r's connector from cs (validate_only: checks it and keeps nothing).
-  void Attach(size_t r, const ConnectorSpec& cs, bool resume, bool validate_only);
+  void Attach(size_t r, const ConnectorSpec& cs, bool resume, bool validate_only, ConnectorGroups* groups);
 
   PipelineSpec spec_;
   std::unique_ptr<ThreadPool> pool_;

@@ -1,6 +1,6 @@
 // Input and output connectors: where a table's changes come from and where a view's changes go.
 // Their configuration objects have Feldera's shape:
-//   {"transport": {"name": "datagen"|"file_input"|"file_output", "config": {...}},
+//   {"transport": {"name": "datagen"|"nexmark"|"file_input"|"file_output", "config": {...}},
 //    "format": {"name": "csv"|"json", "config": {...}}, "max_batch_size": N, "name": "..."}
 // They come either from a table's/view's WITH ('connectors' = '[...]') property or from the
 // spec's `connectors:` map (pipelines/spec.h); both are parsed by MakeInputConnector /
@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -22,6 +23,17 @@
 
 namespace fld {
 
+// State shared by the connectors of one pipeline that work as one source (the three nexmark
+// tables: one connector per table, options on any one of them). The pipeline keeps one map per
+// build, keyed by transport name, and calls Complete() once every connector is made.
+class ConnectorGroup {
+ public:
+  virtual ~ConnectorGroup() = default;
+  // Throws fld::Error(kUsage) when the group is incomplete (a table without its connector).
+  virtual void Complete() = 0;
+};
+using ConnectorGroups = std::map<std::string, std::shared_ptr<ConnectorGroup>>;
+
 struct ConnectorContext {
   std::string relation;  // table or view name
   std::string where;     // where the config was written, for errors: "bank.yaml:12" or "bank.yaml (SQL line 3)"
@@ -32,6 +44,8 @@ struct ConnectorContext {
   // files exist and that output folders exist or can be created, but open, create, truncate or
   // read nothing. The factories then return nullptr instead of a connector.
   bool validate_only = false;
+  // Groups of linked connectors of the pipeline being built (null: the connector stands alone).
+  ConnectorGroups* groups = nullptr;
 };
 
 class InputConnector {

@@ -8,6 +8,7 @@
 #include "pipelines/connectors/datagen.h"
 #include "pipelines/connectors/file_input.h"
 #include "pipelines/connectors/file_output.h"
+#include "pipelines/connectors/nexmark.h"
 
 namespace fld {
 
@@ -78,12 +79,13 @@ std::unique_ptr<InputConnector> MakeInputConnector(const Json& config, const Sch
     if (ctx.validate_only) return nullptr;
     return c;
   }
+  if (o.transport == "nexmark") return MakeNexmarkInput(o.transport_config, o.format, schema, ctx);
   if (o.transport == "file_input") {
     if (o.format == nullptr) throw Error(ErrorKind::kUsage, at + "file_input: needs a 'format' (csv or json)");
     return MakeFileInput(o.transport_config, *o.format, schema, ctx, o.max_batch_size);
   }
   throw Error(ErrorKind::kUsage,
-              fmt::format("{}unknown input transport '{}' (supported: datagen, file_input)", at, o.transport));
+              fmt::format("{}unknown input transport '{}' (supported: datagen, nexmark, file_input)", at, o.transport));
 }
 
 std::unique_ptr<OutputConnector> MakeOutputConnector(const Json& config, const Schema& schema,

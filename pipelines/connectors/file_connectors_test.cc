@@ -232,7 +232,7 @@ TEST_CASE("file_input configuration errors", "[file]") {
   cfg["transport"]["name"] = "kafka_input";
   e = ErrorOf([&] { MakeInputConnector(cfg, s, ctx); });
   CHECK(e.find("kafka_input") != std::string::npos);
-  CHECK(e.find("datagen, file_input") != std::string::npos);
+  CHECK(e.find("datagen, nexmark, file_input") != std::string::npos);
   // datagen takes no format.
   Json dg = {{"transport", {{"name", "datagen"}, {"config", Json::object()}}}, {"format", {{"name", "csv"}}}};
   e = ErrorOf([&] { MakeInputConnector(dg, s, ctx); });
