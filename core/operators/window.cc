@@ -107,7 +107,7 @@ std::string WindowOp::PartitionKey(const Row& row) const {
   return key;
 }
 
-std::map<WindowOp::Row, int64_t> WindowOp::Compute(const Contents& part) const {
+std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
   // Every copy of every row, in order.
   std::vector<const Row*> rows;
   for (const auto& [row, w] : part)
@@ -262,12 +262,19 @@ std::map<WindowOp::Row, int64_t> WindowOp::Compute(const Contents& part) const {
     }
   }
 
-  std::map<Row, int64_t> result;
+  // Per copy: the input row and its values, sorted by (row order, values) so that two results
+  // can be compared by a merge.
+  std::vector<Out> result(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    Row r = *rows[i];
-    for (size_t f = 0; f < fns_.size(); ++f) r.push_back(vals[f][i]);
-    result[std::move(r)] += 1;
+    result[i].row = rows[i];
+    result[i].vals.reserve(fns_.size());
+    for (size_t f = 0; f < fns_.size(); ++f) result[i].vals.push_back(std::move(vals[f][i]));
   }
+  SortedRowLess less{&order_};
+  std::sort(result.begin(), result.end(), [&](const Out& x, const Out& y) {
+    if (x.row != y.row) return less(*x.row, *y.row);
+    return x.vals < y.vals;
+  });
   return result;
 }
 
@@ -283,32 +290,40 @@ Batch WindowOp::Step(std::span<const Batch* const> inputs) {
     std::string key = PartitionKey(row);
     changes[key].emplace_back(std::move(row), in.weights[r]);
   }
-  static const std::map<Row, int64_t> kNone;
+  SortedRowLess less{&order_};
+  Row buf;
+  auto emit = [&](const Out& o, int64_t w) {
+    buf = *o.row;
+    buf.insert(buf.end(), o.vals.begin(), o.vals.end());
+    out.AppendRow(buf, w);
+  };
   for (auto& [key, rows] : changes) {
     auto part = parts_.try_emplace(key, Contents(SortedRowLess{&order_})).first;
-    std::map<Row, int64_t> old = Compute(part->second);
-    for (auto& [row, w] : rows) {
-      auto it = part->second.try_emplace(std::move(row), 0).first;
-      it->second += w;
-      if (it->second == 0) part->second.erase(it);
-    }
-    std::map<Row, int64_t> now = Compute(part->second);
-    if (part->second.empty()) parts_.erase(part);
-    auto o = old.begin();
-    auto n = now.begin();
-    while (o != old.end() || n != now.end()) {
-      if (n == now.end() || (o != old.end() && o->first < n->first)) {
-        out.AppendRow(o->first, -o->second);
-        ++o;
-      } else if (o == old.end() || n->first < o->first) {
-        out.AppendRow(n->first, n->second);
-        ++n;
+    Contents& c = part->second;
+    std::vector<Out> old = Compute(c);
+    // Rows whose weight drops to 0 stay (uncounted) until both results are compared, so the old
+    // result's row pointers stay valid.
+    for (auto& [row, w] : rows) c.try_emplace(std::move(row), 0).first->second += w;
+    std::vector<Out> now = Compute(c);
+    // Emit now - old: a merge of the two sorted results.
+    auto cmp = [&](const Out& x, const Out& y) {
+      if (x.row != y.row) return less(*x.row, *y.row) ? -1 : 1;
+      return x.vals < y.vals ? -1 : y.vals < x.vals ? 1 : 0;
+    };
+    size_t i = 0, j = 0;
+    while (i < old.size() || j < now.size()) {
+      const int c2 = i == old.size() ? 1 : j == now.size() ? -1 : cmp(old[i], now[j]);
+      if (c2 < 0) {
+        emit(old[i++], -1);
+      } else if (c2 > 0) {
+        emit(now[j++], +1);
       } else {
-        if (n->second != o->second) out.AppendRow(n->first, n->second - o->second);
-        ++o;
-        ++n;
+        ++i;
+        ++j;
       }
     }
+    std::erase_if(c, [](const auto& e) { return e.second == 0; });
+    if (c.empty()) parts_.erase(part);
   }
   return out.Finish();
 }

@@ -19,8 +19,9 @@
 // key is NULL has its NULL peers as offset frame). The default frame is RANGE UNBOUNDED
 // PRECEDING .. CURRENT ROW with ORDER BY and the whole partition without.
 // Per step: the change is split by partition; each touched partition's output is computed before
-// and after folding in its rows and the difference is emitted (-old +new), so a step costs in
-// proportion to the touched partitions' sizes (n log n each), not to the whole input.
+// and after folding in its rows and the difference is emitted (-old +new, rows in partition
+// order, one copy per output row), so a step costs in proportion to the touched partitions'
+// sizes (n log n each), not to the whole input.
 // State: the integrated input per partition, kept sorted (row -> weight).
 #pragma once
 
@@ -79,8 +80,13 @@ class WindowOp : public Operator {
  private:
   using Row = std::vector<Value>;
   using Contents = std::map<Row, int64_t, SortedRowLess>;
-  // The output of one partition: row with the function values appended -> copies.
-  std::map<Row, int64_t> Compute(const Contents& part) const;
+  // One output row: an input row (one copy) and the values of the functions.
+  struct Out {
+    const Row* row;
+    std::vector<Value> vals;
+  };
+  // The output of one partition, sorted by input row order, then values.
+  std::vector<Out> Compute(const Contents& part) const;
   std::string PartitionKey(const Row& row) const;
 
   std::vector<PhysType> in_types_, out_types_;
