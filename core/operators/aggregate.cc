@@ -92,19 +92,20 @@ Value BitsResult(AggKind kind, int64_t count, const std::vector<int64_t>& bits) 
 
 }  // namespace
 
+Value AverageOf(const SqlType& arg_type, int64_t n, int64_t isum, double dsum) {
+  if (n == 0) return Value::Null();
+  if (arg_type.phys() != PhysType::kI64) return Value::Double(dsum / static_cast<double>(n));
+  // Exact integer division truncates toward zero.
+  if (arg_type.IsExactNumeric()) return Value::Int(isum / n);
+  const double x = arg_type.id == TypeId::kDecimal
+                       ? static_cast<double>(isum) / static_cast<double>(Pow10(arg_type.scale))
+                       : static_cast<double>(isum);
+  return InArgType(x / static_cast<double>(n), arg_type);
+}
+
 Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) const {
   const bool exact = a.arg_type.phys() == PhysType::kI64;
-  auto as_double = [&](__int128 v) {
-    return a.arg_type.id == TypeId::kDecimal ? static_cast<double>(v) / static_cast<double>(Pow10(a.arg_type.scale))
-                                             : static_cast<double>(v);
-  };
-  // AVG in the argument's type: exact integer division truncates toward zero.
-  auto avg = [&](int64_t n, int64_t isum, double dsum) -> Value {
-    if (n == 0) return Value::Null();
-    if (!exact) return Value::Double(dsum / static_cast<double>(n));
-    if (a.arg_type.IsExactNumeric()) return Value::Int(isum / n);
-    return InArgType(as_double(isum) / static_cast<double>(n), a.arg_type);
-  };
+  auto avg = [&](int64_t n, int64_t isum, double dsum) { return AverageOf(a.arg_type, n, isum, dsum); };
   if (a.distinct && UsesMultiset(a) && a.kind != AggKind::kMin && a.kind != AggKind::kMax) {
     int64_t n = 0, isum = 0;
     __int128 isumsq = 0;

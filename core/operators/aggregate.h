@@ -76,6 +76,10 @@ struct AggSpec {
   SqlType result_type;
 };
 
+// AVG of n non-NULL values summing to isum (exact: integers, decimals in units of the scale) or
+// dsum (floating), in the argument's type as described above; NULL when n is 0.
+Value AverageOf(const SqlType& arg_type, int64_t n, int64_t isum, double dsum);
+
 class AggregateOp : public Operator {
  public:
   // `pool` (may be null) pre-aggregates large batches in parallel, in fixed-size slices merged in

@@ -1,17 +1,25 @@
-// Top-K: ORDER BY ... LIMIT n [OFFSET m] of a view, maintained incrementally.
+// Top-K: ORDER BY ... LIMIT n [OFFSET m] of a view, and the per-partition top-K of
+// `ROW_NUMBER() / RANK() / DENSE_RANK() OVER (PARTITION BY p ORDER BY o) <= n`, maintained
+// incrementally.
 //
-// The output is the Z-set of the rows at positions m .. m+n-1 of the input's integrated
-// contents sorted by the keys (each row counted as many times as its weight). Per step the
-// operator folds the change into its state (the integrated input, kept sorted), walks the first
-// m+n rows again and emits the difference between the old and the new window: a step costs
-// O(|delta| log |state| + m + n), whatever the size of the input.
+// Without a partition key the output is the Z-set of the rows at positions m .. m+n-1 of the
+// input's integrated contents sorted by the keys (each row counted as many times as its weight).
+// With a partition key (and a rank kind) the contents are split by the partition columns and
+// the output is, per partition, every row whose rank is at most n, with the rank appended as a
+// last BIGINT column: ROW_NUMBER numbers the copies 1, 2, ...; RANK is 1 + the number of rows
+// sorting strictly before the row's peers (rows equal on the keys); DENSE_RANK counts the peer
+// groups up to the row's. Per step the operator folds the change into its state (the integrated
+// input, kept sorted per partition), walks the first rows of each touched partition again and
+// emits the difference between the old and the new window: a step costs
+// O(|delta| log |state| + touched partitions * (m + n)), whatever the size of the input.
 // Order: the keys in turn (ASC or DESC; NULL sorts as the smallest value unless NULLS FIRST /
 // LAST says otherwise, as in Feldera), then the whole row, so that ties at the window's edge are
 // broken the same way on every run and after every restore.
-// State: the integrated input (row -> weight); the window is recomputed from it on restore.
+// State: the integrated input (row -> weight); the windows are recomputed from it on restore.
 #pragma once
 
 #include <map>
+#include <string>
 #include <vector>
 
 #include "core/circuit/operator.h"
@@ -24,9 +32,26 @@ struct SortKey {
   bool nulls_first = true;
 };
 
+// Compares two rows by the sort keys alone: < 0 when a sorts first, 0 when they are peers.
+int CompareByKeys(const std::vector<SortKey>& keys, const std::vector<Value>& a, const std::vector<Value>& b);
+
+// Orders rows by the sort keys, then by the whole row (a total order, the same on every run).
+struct SortedRowLess {
+  const std::vector<SortKey>* keys;
+  bool operator()(const std::vector<Value>& a, const std::vector<Value>& b) const {
+    int c = CompareByKeys(*keys, a, b);
+    return c != 0 ? c < 0 : a < b;
+  }
+};
+
+// The number a ranking function gives each row of a sorted partition.
+enum class RankKind : uint8_t { kNone, kRowNumber, kRank, kDenseRank };
+
 class TopKOp : public Operator {
  public:
-  TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t limit, int64_t offset);
+  // `partition` (input columns) and `rank` (not kNone) go together: the per-partition form.
+  TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t limit, int64_t offset,
+         std::vector<int> partition = {}, RankKind rank = RankKind::kNone);
   Batch Step(std::span<const Batch* const> inputs) override;
   std::string Name() const override { return "topk"; }
   std::string Describe() const override;
@@ -36,18 +61,19 @@ class TopKOp : public Operator {
 
  private:
   using Row = std::vector<Value>;
-  struct Less {
-    const std::vector<SortKey>* keys;
-    bool operator()(const Row& a, const Row& b) const;
-  };
-  // The current window: row -> copies.
-  std::map<Row, int64_t> Window() const;
+  using Contents = std::map<Row, int64_t, SortedRowLess>;
+  // The current window of one partition: output row -> copies.
+  std::map<Row, int64_t> Window(const Contents& contents) const;
+  std::string PartitionKey(const Row& row) const;
 
-  std::vector<PhysType> types_;
+  std::vector<PhysType> types_, out_types_;
   std::vector<SortKey> keys_;
   int64_t limit_, offset_;
-  std::map<Row, int64_t, Less> contents_;
-  std::map<Row, int64_t> window_;
+  std::vector<int> partition_;
+  RankKind rank_;
+  // partition key encoding -> sorted contents, and -> the window emitted so far
+  std::map<std::string, Contents> contents_;
+  std::map<std::string, std::map<Row, int64_t>> window_;
 };
 
 }  // namespace fld

@@ -28,10 +28,26 @@ bool IsAggregateName(std::string_view n) {
   return false;
 }
 
+bool IsWindowOnlyName(std::string_view n) {
+  static const std::string_view kNames[] = {"ROW_NUMBER", "RANK",         "DENSE_RANK", "LAG",
+                                            "LEAD",       "FIRST_VALUE",  "LAST_VALUE", "NTILE",
+                                            "NTH_VALUE",  "PERCENT_RANK", "CUME_DIST"};
+  for (std::string_view k : kNames)
+    if (n == k) return true;
+  return false;
+}
+
 bool ContainsAggregate(const Expr& e) {
-  if (e.kind == ExprKind::kFunction && IsAggregateName(e.name)) return true;
+  if (e.kind == ExprKind::kFunction && IsAggregateName(e.name) && !e.over) return true;
   for (const auto& a : e.args)
     if (a && ContainsAggregate(*a)) return true;
+  return false;
+}
+
+bool ContainsWindow(const Expr& e) {
+  if (e.kind == ExprKind::kFunction && e.over) return true;
+  for (const auto& a : e.args)
+    if (a && ContainsWindow(*a)) return true;
   return false;
 }
 
@@ -577,6 +593,14 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       }
     }
     case ExprKind::kFunction: {
+      if (e.over) {
+        for (const auto& [k, v] : subquery_columns_)
+          if (k == &e) return MakeColumn(v.first, v.second);
+        ctx_.Error(e.pos, fmt::format("window function {} is allowed only in a SELECT list (not in WHERE, GROUP BY, "
+                                      "HAVING, ON, ORDER BY or another function's window)",
+                                      e.name));
+      }
+      if (IsWindowOnlyName(e.name)) ctx_.Error(e.pos, fmt::format("{} needs an OVER clause", e.name));
       if (IsAggregateName(e.name)) ctx_.Error(e.pos, fmt::format("aggregate function {} is not allowed here", e.name));
       if (BoundExprPtr t = BindTimeFunction(e, child)) return t;
       std::vector<BoundExprPtr> args;

@@ -61,7 +61,11 @@ struct AggContext {
 };
 
 bool IsAggregateName(std::string_view upper_name);
-bool ContainsAggregate(const sql::Expr& e);
+bool ContainsAggregate(const sql::Expr& e);  // aggregate calls, not window calls (f(...) OVER ...)
+// Functions that exist only as window functions (ROW_NUMBER, RANK, LAG, ...).
+bool IsWindowOnlyName(std::string_view upper_name);
+// Whether e holds a window function call (f(...) OVER ...).
+bool ContainsWindow(const sql::Expr& e);
 // Whether e holds a scalar subquery, [NOT] IN (SELECT ...) or [NOT] EXISTS.
 bool ContainsSubquery(const sql::Expr& e);
 
@@ -82,8 +86,9 @@ class Binder {
   // Like Resolve but returns -1 when absent (still errors when ambiguous).
   int TryResolve(const Scope& scope, std::string_view qualifier, std::string_view name, sql::Pos pos) const;
 
-  // Subquery expressions (scalar, IN, EXISTS) are planned by the planner, which computes each as
-  // a column of the block's plan and registers it here; binding the expression then reads it.
+  // Subquery expressions (scalar, IN, EXISTS) and window function calls are planned by the
+  // planner, which computes each as a column of the block's plan and registers it here; binding
+  // the expression then reads it.
   void SetSubqueryColumn(const sql::Expr* e, int index, SqlType type);
 
   // Converts e to `target` (folding literals).

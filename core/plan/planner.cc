@@ -1279,6 +1279,7 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
     SplitAnd(s.where.get(), &all);
     for (const Expr* c : all) (ContainsSubquery(*c) ? conj_subq : conj).push_back(c);
   }
+  NoteRankLimit(s, conj);
   Plan from;
   if (s.from.empty()) {
     if (domain) {
@@ -1306,6 +1307,15 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
   if (s.where && ContainsAggregate(*s.where)) ctx_.Error(s.where->pos, "aggregate functions are not allowed in WHERE");
   bool has_subq = s.having && ContainsSubquery(*s.having);
   for (const auto& item : s.items) has_subq = has_subq || ContainsSubquery(*item.expr);
+
+  for (const auto& item : s.items) {
+    if (item.expr->kind == ExprKind::kStar || !ContainsWindow(*item.expr)) continue;
+    if (has_agg)
+      ctx_.Error(item.pos, "window functions in a query with GROUP BY, HAVING or aggregates are not supported yet");
+    if (domain) ctx_.Error(item.pos, "window functions in correlated subqueries are not supported yet");
+    from = PlanWindows(s, std::move(from));
+    break;
+  }
 
   Plan out;
   std::vector<BoundExprPtr> proj;

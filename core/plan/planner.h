@@ -77,6 +77,13 @@ class Planner {
   // are not keys: the inner matches plus each side's unmatched rows padded with NULLs.
   Plan GeneralOuterJoin(Plan left, Plan right, std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys,
                         const std::vector<const sql::Expr*>& residual, bool pad_left, bool pad_right, sql::Pos pos);
+  // Window function calls of s's select list (planner_window.cc): computed by window operators
+  // as hidden columns appended to `from`, and registered with the binder.
+  Plan PlanWindows(const sql::Select& s, Plan from);
+  // Notes the Top-K pattern `SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (...) AS rn ...)
+  // WHERE rn <= N` (also RANK, DENSE_RANK, <, =): the call is then planned as a per-partition
+  // top-K, which keeps only the first rows of each partition in its output.
+  void NoteRankLimit(const sql::Select& s, const std::vector<const sql::Expr*>& conj);
   Plan Distinct(Plan p);
   Plan Project(const Plan& p, std::vector<BoundExprPtr> proj, std::vector<ScopeColumn> cols);
   Plan PlanTableRef(const sql::TableRef& t);
@@ -112,6 +119,7 @@ class Planner {
   std::vector<std::pair<std::string, const Plan*>> ctes_;
   std::map<const sql::CommonTableExpr*, Plan> cte_plans_;
   std::map<const sql::TableRef*, Plan> ref_plans_;
+  std::map<const sql::Expr*, int64_t> rank_limits_;  // ranking calls only rows ranked <= N of are read
 };
 
 // Compiles a whole program. Only CREATE TABLE and CREATE [MATERIALIZED] VIEW are allowed.

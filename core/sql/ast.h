@@ -24,6 +24,7 @@ struct Pos {
 
 struct Query;
 struct Expr;
+struct WindowSpec;
 using ExprPtr = std::unique_ptr<Expr>;
 
 enum class ExprKind : uint8_t {
@@ -32,7 +33,7 @@ enum class ExprKind : uint8_t {
   kStar,        // `*` or `t.*` in a select list (qualifier), or COUNT(*) argument
   kUnary,       // op in {kNeg, kPlus, kNot}; args[0]
   kBinary,      // op; args[0], args[1]
-  kFunction,    // name (upper case), args; distinct; star_arg for COUNT(*); filter
+  kFunction,    // name (upper case), args; distinct; star_arg for COUNT(*); filter; over
   kCase,        // args: [operand if has_operand] then WHEN, THEN pairs, then ELSE if has_else
   kCast,        // args[0] AS cast_type; safe_cast for SAFE_CAST
   kBetween,     // args[0] [NOT] BETWEEN args[1] AND args[2]; negated
@@ -106,7 +107,8 @@ struct Expr {
   SqlType cast_type;        // CAST target (nullable = true); an INTERVAL literal's type
   bool safe_cast = false;   // SAFE_CAST: NULL instead of an error when the value does not convert
   std::unique_ptr<Query> subquery;
-  ExprPtr filter;  // aggregate call: FILTER (WHERE filter)
+  ExprPtr filter;                    // aggregate call: FILTER (WHERE filter)
+  std::unique_ptr<WindowSpec> over;  // window function call: f(...) OVER (...) or OVER name
 };
 
 enum class JoinType : uint8_t { kInner, kLeft, kRight, kFull, kCross };
@@ -136,6 +138,32 @@ struct SelectItem {
   Pos pos;
 };
 
+struct OrderItem {
+  ExprPtr expr;
+  bool desc = false;
+  std::optional<bool> nulls_first;
+};
+
+// A window: OVER ([name] [PARTITION BY ...] [ORDER BY ...] [frame]), OVER name, or the body of
+// WINDOW name AS (...). Without a frame clause the default applies (RANGE BETWEEN UNBOUNDED
+// PRECEDING AND CURRENT ROW with ORDER BY, the whole partition without).
+enum class FrameUnit : uint8_t { kRows, kRange };
+struct FrameBound {
+  enum class Kind : uint8_t { kUnboundedPreceding, kPreceding, kCurrentRow, kFollowing, kUnboundedFollowing };
+  Kind kind = Kind::kCurrentRow;
+  Pos pos;
+  ExprPtr offset;  // kPreceding / kFollowing: the constant offset
+};
+struct WindowSpec {
+  Pos pos;
+  std::string ref;  // the named window it starts from (WINDOW clause), or empty
+  std::vector<ExprPtr> partition_by;
+  std::vector<OrderItem> order_by;
+  bool has_frame = false;
+  FrameUnit unit = FrameUnit::kRange;
+  FrameBound start, end;
+};
+
 struct Select {
   Pos pos;
   bool distinct = false;  // SELECT DISTINCT (SELECT ALL is the default)
@@ -144,15 +172,10 @@ struct Select {
   ExprPtr where;
   std::vector<ExprPtr> group_by;
   ExprPtr having;
+  std::vector<std::pair<std::string, std::unique_ptr<WindowSpec>>> windows;  // WINDOW name AS (...), ...
 };
 
 enum class SetOp : uint8_t { kUnion, kExcept, kIntersect };
-
-struct OrderItem {
-  ExprPtr expr;
-  bool desc = false;
-  std::optional<bool> nulls_first;
-};
 
 // WITH name [(columns)] AS (query): a common table expression, visible to the later ones and
 // to the query it belongs to.

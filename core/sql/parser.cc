@@ -163,6 +163,8 @@ class Parser {
   // True when the current token can be read as an alias given without AS.
   bool AtImplicitAlias() const {
     const Token& t = Peek();
+    // `FROM t WINDOW w AS (...)`: WINDOW starts the clause of named windows.
+    if (t.kind == TokenKind::kIdent && t.upper == "WINDOW" && IsKw(Peek(2), "AS")) return false;
     return t.kind == TokenKind::kQuotedIdent || (t.kind == TokenKind::kIdent && !IsReserved(t.upper));
   }
 
@@ -642,28 +644,99 @@ class Parser {
     if (AcceptKw("ORDER")) {
       ExpectKw("BY");
       do {
-        OrderItem item;
-        item.expr = ParseExpr();
-        if (AcceptKw("DESC")) {
-          item.desc = true;
-        } else {
-          AcceptKw("ASC");
-        }
-        if (AcceptKw("NULLS")) {
-          if (AcceptKw("FIRST")) {
-            item.nulls_first = true;
-          } else if (AcceptKw("LAST")) {
-            item.nulls_first = false;
-          } else {
-            Expected("FIRST or LAST");
-          }
-        }
-        q->order_by.push_back(std::move(item));
+        q->order_by.push_back(ParseOrderItem());
       } while (AcceptSym(","));
     }
     if (AcceptKw("LIMIT")) q->limit = ParseInteger("an integer");
     if (AcceptKw("OFFSET")) q->offset = ParseInteger("an integer");
     return q;
+  }
+
+  // expr [ASC | DESC] [NULLS FIRST | NULLS LAST]
+  OrderItem ParseOrderItem() {
+    OrderItem item;
+    item.expr = ParseExpr();
+    if (AcceptKw("DESC")) {
+      item.desc = true;
+    } else {
+      AcceptKw("ASC");
+    }
+    if (AcceptKw("NULLS")) {
+      if (AcceptKw("FIRST")) {
+        item.nulls_first = true;
+      } else if (AcceptKw("LAST")) {
+        item.nulls_first = false;
+      } else {
+        Expected("FIRST or LAST");
+      }
+    }
+    return item;
+  }
+
+  // The inside of a window's parentheses: [name] [PARTITION BY e, ...] [ORDER BY item, ...]
+  // [{ROWS | RANGE} {bound | BETWEEN bound AND bound}].
+  std::unique_ptr<WindowSpec> ParseWindowBody(Pos pos) {
+    auto w = std::make_unique<WindowSpec>();
+    w->pos = pos;
+    if (AtImplicitAlias() && !IsKw(Peek(), "PARTITION") && !IsKw(Peek(), "ROWS") && !IsKw(Peek(), "RANGE") &&
+        !IsKw(Peek(), "GROUPS"))
+      w->ref = Take().text;
+    if (AcceptKw("PARTITION")) {
+      ExpectKw("BY");
+      do {
+        w->partition_by.push_back(ParseExpr());
+      } while (AcceptSym(","));
+    }
+    if (AcceptKw("ORDER")) {
+      ExpectKw("BY");
+      do {
+        w->order_by.push_back(ParseOrderItem());
+      } while (AcceptSym(","));
+    }
+    if (IsKw(Peek(), "GROUPS")) FailAt(Peek().pos, "GROUPS window frames are not supported yet");
+    if (IsKw(Peek(), "ROWS") || IsKw(Peek(), "RANGE")) {
+      w->has_frame = true;
+      w->unit = Take().upper == "ROWS" ? FrameUnit::kRows : FrameUnit::kRange;
+      if (AcceptKw("BETWEEN")) {
+        ParseFrameBound(&w->start);
+        ExpectKw("AND");
+        ParseFrameBound(&w->end);
+      } else {
+        ParseFrameBound(&w->start);
+        w->end.kind = FrameBound::Kind::kCurrentRow;
+        w->end.pos = w->start.pos;
+      }
+      if (IsKw(Peek(), "EXCLUDE")) FailAt(Peek().pos, "EXCLUDE in window frames is not supported yet");
+    }
+    return w;
+  }
+
+  // UNBOUNDED PRECEDING | UNBOUNDED FOLLOWING | CURRENT ROW | offset PRECEDING | offset FOLLOWING
+  void ParseFrameBound(FrameBound* b) {
+    b->pos = Peek().pos;
+    if (AcceptKw("UNBOUNDED")) {
+      if (AcceptKw("PRECEDING")) {
+        b->kind = FrameBound::Kind::kUnboundedPreceding;
+      } else if (AcceptKw("FOLLOWING")) {
+        b->kind = FrameBound::Kind::kUnboundedFollowing;
+      } else {
+        Expected("PRECEDING or FOLLOWING");
+      }
+      return;
+    }
+    if (AcceptKw("CURRENT")) {
+      ExpectKw("ROW");
+      b->kind = FrameBound::Kind::kCurrentRow;
+      return;
+    }
+    b->offset = ParseAdditive();
+    if (AcceptKw("PRECEDING")) {
+      b->kind = FrameBound::Kind::kPreceding;
+    } else if (AcceptKw("FOLLOWING")) {
+      b->kind = FrameBound::Kind::kFollowing;
+    } else {
+      Expected("PRECEDING or FOLLOWING");
+    }
   }
 
   static std::unique_ptr<Query> NewSetOp(SetOp op, bool all, std::unique_ptr<Query> l, std::unique_ptr<Query> r) {
@@ -771,6 +844,17 @@ class Parser {
       } while (AcceptSym(","));
     }
     if (AcceptKw("HAVING")) sel->having = ParseExpr();
+    if (AcceptKw("WINDOW")) {
+      do {
+        std::string name = ParseName("a window name");
+        ExpectKw("AS");
+        Pos pos = Peek().pos;
+        ExpectSym("(");
+        auto w = ParseWindowBody(pos);
+        ExpectSym(")");
+        sel->windows.emplace_back(std::move(name), std::move(w));
+      } while (AcceptSym(","));
+    }
     return sel;
   }
 
@@ -1317,7 +1401,7 @@ class Parser {
     return e;
   }
 
-  // After an aggregate call: FILTER (WHERE condition); OVER (...) is refused by name.
+  // After a call: FILTER (WHERE condition), then OVER (window) or OVER name.
   void ParseCallTail(Expr* e) {
     if (IsKw(Peek(), "FILTER") && IsSym(Peek(1), "(")) {
       Take();
@@ -1326,7 +1410,17 @@ class Parser {
       e->filter = ParseExpr();
       ExpectSym(")");
     }
-    if (IsKw(Peek(), "OVER")) FailAt(Peek().pos, "window functions (OVER) are not supported yet");
+    if (AcceptKw("OVER")) {
+      Pos pos = Peek().pos;
+      if (AcceptSym("(")) {
+        e->over = ParseWindowBody(pos);
+        ExpectSym(")");
+      } else {
+        e->over = std::make_unique<WindowSpec>();
+        e->over->pos = pos;
+        e->over->ref = ParseName("'(' or a window name");
+      }
+    }
   }
 
   ExprPtr ParseCase() {

@@ -814,12 +814,47 @@ TEST_CASE("binary literals, SAFE_CAST and FILTER", "[parser]") {
   CHECK(ErrorOf("SELECT X'abc'").find("even number") != std::string::npos);
 }
 
+TEST_CASE("window functions: OVER, frames and named windows", "[parser]") {
+  auto q = ParseQuery(
+      "SELECT SUM(a) OVER (PARTITION BY b, c ORDER BY d DESC NULLS LAST ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING), "
+      "ROW_NUMBER() OVER w, COUNT(*) OVER (w RANGE 5 PRECEDING), LAG(a, 2, 0) OVER () "
+      "FROM t window WINDOW w AS (ORDER BY a)");
+  const auto& items = q->select->items;
+  REQUIRE(items.size() == 4);
+  const WindowSpec& w0 = *items[0].expr->over;
+  CHECK(w0.partition_by.size() == 2);
+  REQUIRE(w0.order_by.size() == 1);
+  CHECK(w0.order_by[0].desc);
+  CHECK(w0.order_by[0].nulls_first == false);
+  CHECK(w0.has_frame);
+  CHECK(w0.unit == FrameUnit::kRows);
+  CHECK(w0.start.kind == FrameBound::Kind::kPreceding);
+  CHECK(Show(*w0.start.offset) == "2");
+  CHECK(w0.end.kind == FrameBound::Kind::kFollowing);
+  CHECK(items[1].expr->over->ref == "w");
+  const WindowSpec& w2 = *items[2].expr->over;
+  CHECK(w2.ref == "w");
+  CHECK(w2.unit == FrameUnit::kRange);
+  CHECK(w2.start.kind == FrameBound::Kind::kPreceding);
+  CHECK(w2.end.kind == FrameBound::Kind::kCurrentRow);
+  CHECK(items[3].expr->args.size() == 3);
+  CHECK(!items[3].expr->over->has_frame);
+  // `FROM t window WINDOW w AS (...)`: the alias `window`, then the WINDOW clause.
+  CHECK(q->select->from[0]->alias == "window");
+  REQUIRE(q->select->windows.size() == 1);
+  CHECK(q->select->windows[0].first == "w");
+  CHECK(q->select->windows[0].second->order_by.size() == 1);
+}
+
 TEST_CASE("what is not supported yet is refused by name", "[parser]") {
   CHECK(ErrorOf("SELECT ARRAY[1, 2]").find("ARRAY values are not supported yet") != std::string::npos);
-  CHECK(ErrorOf("SELECT SUM(a) OVER (PARTITION BY b) FROM t").find("window functions (OVER)") != std::string::npos);
   CHECK(ErrorOf("SELECT * FROM TABLE(SESSION(TABLE t, DESCRIPTOR(ts), INTERVAL '1' HOUR))")
             .find("SESSION windows are not supported yet") != std::string::npos);
   CHECK(ErrorOf("SELECT INTERVAL '1' MONTH TO DAY").find("not a valid interval range") != std::string::npos);
+  CHECK(ErrorOf("SELECT SUM(a) OVER (ORDER BY b GROUPS 1 PRECEDING) FROM t").find("GROUPS window frames") !=
+        std::string::npos);
+  CHECK(ErrorOf("SELECT SUM(a) OVER (ORDER BY b ROWS 1 PRECEDING EXCLUDE TIES) FROM t").find("EXCLUDE") !=
+        std::string::npos);
   CHECK(ErrorOf("CREATE FUNCTION f(x INT) RETURNS INT AS x + 1").find("CREATE FUNCTION is not supported yet") !=
         std::string::npos);
   CHECK(ErrorOf("CREATE TYPE p AS (x INT)").find("CREATE TYPE is not supported yet") != std::string::npos);

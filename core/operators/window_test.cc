@@ -1,0 +1,387 @@
+// Tests of the window operator (core/operators/window.h) and of the per-partition top-K
+// (core/operators/topk.h): random inserts and deletes, step by step; after every step the
+// integral of the output changes must equal a from-scratch evaluation of the window functions
+// over the integral of the input (naive code below: linear scans by the definitions, sharing
+// nothing with the operators but the sort-key struct). Save/restore at a random step must give
+// the same output changes byte for byte afterwards.
+#include "core/operators/window.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/common/serialize.h"
+#include "core/operators/topk.h"
+#include "core/zset/batch.h"
+
+namespace fld {
+namespace {
+
+using Row = std::vector<Value>;
+using ZSet = std::map<Row, int64_t>;
+
+void AddInto(ZSet* z, const Row& r, int64_t w) {
+  auto it = z->try_emplace(r, 0).first;
+  it->second += w;
+  if (it->second == 0) z->erase(it);
+}
+
+std::string Show(const ZSet& z) {
+  std::string s;
+  for (const auto& [r, w] : z) {
+    s += "(";
+    for (const Value& v : r)
+      s += v.IsNull()                       ? "NULL,"
+           : v.kind == Value::Kind::kDouble ? std::to_string(v.d) + ","
+                                            : std::to_string(v.i) + ",";
+    s += ") x" + std::to_string(w) + "\n";
+  }
+  return s;
+}
+
+// Input columns: p (partition, NULLs), o (order key, NULLs, ties), v (value, NULLs), d (dyadic
+// double), a default value.
+const std::vector<PhysType> kTypes = {PhysType::kI64, PhysType::kI64, PhysType::kI64, PhysType::kF64, PhysType::kI64};
+
+Row RandomRow(std::mt19937_64& rng) {
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto maybe_null = [&](Value v) { return pick(0, 6) == 0 ? Value::Null() : v; };
+  return {maybe_null(Value::Int(pick(0, 2))), maybe_null(Value::Int(pick(0, 6))), maybe_null(Value::Int(pick(-5, 9))),
+          Value::Double(pick(-8, 8) * 0.25), Value::Int(pick(100, 103))};
+}
+
+// x sorts before y by the keys (NULL placed by nulls_first), peers compare equal.
+int NaiveCompare(const std::vector<SortKey>& keys, const Row& x, const Row& y) {
+  for (const SortKey& k : keys) {
+    const Value &a = x[k.column], &b = y[k.column];
+    if (a.IsNull() && b.IsNull()) continue;
+    if (a.IsNull()) return k.nulls_first ? -1 : 1;
+    if (b.IsNull()) return k.nulls_first ? 1 : -1;
+    if (a == b) continue;
+    return (a < b) != k.desc ? -1 : 1;
+  }
+  return 0;
+}
+
+// The sorted copies of each partition of `in`.
+std::map<Row, std::vector<Row>> NaivePartitions(const ZSet& in, const std::vector<int>& partition,
+                                                const std::vector<SortKey>& keys) {
+  std::map<Row, std::vector<Row>> parts;
+  for (const auto& [r, w] : in) {
+    Row key;
+    for (int c : partition) key.push_back(r[c]);
+    for (int64_t k = 0; k < w; ++k) parts[key].push_back(r);
+  }
+  for (auto& [k, rows] : parts)
+    std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+      int c = NaiveCompare(keys, a, b);
+      return c != 0 ? c < 0 : a < b;
+    });
+  return parts;
+}
+
+// Whether row j of `rows` is in row i's frame, by the definitions.
+bool InFrame(const WindowFn& f, const std::vector<SortKey>& keys, const std::vector<Row>& rows, int64_t i, int64_t j) {
+  auto peer = [&](int64_t x, int64_t y) { return NaiveCompare(keys, rows[x], rows[y]) == 0; };
+  auto side = [&](const WindowBound& b, bool is_start) -> bool {  // j is on the inner side of b
+    using K = WindowBound::Kind;
+    if (b.kind == K::kUnboundedPreceding || b.kind == K::kUnboundedFollowing) return true;
+    if (f.rows) {
+      int64_t at = b.kind == K::kCurrentRow ? i : b.kind == K::kPreceding ? i - b.rows : i + b.rows;
+      return is_start ? j >= at : j <= at;
+    }
+    if (b.kind == K::kCurrentRow) return is_start ? (j >= i || peer(i, j)) : (j <= i || peer(i, j));
+    const Value &vi = rows[i][keys[0].column], &vj = rows[j][keys[0].column];
+    if (vi.IsNull()) return is_start ? (j >= i || peer(i, j)) : (j <= i || peer(i, j));
+    if (vj.IsNull()) return is_start ? !keys[0].nulls_first : keys[0].nulls_first;
+    // Distances in the sort direction, in 128 bits (no overflow).
+    __int128 dist = static_cast<__int128>(vj.i) - vi.i;
+    if (keys[0].desc) dist = -dist;
+    __int128 off = b.range.i;
+    __int128 at = b.kind == K::kPreceding ? -off : off;
+    return is_start ? dist >= at : dist <= at;
+  };
+  return side(f.start, true) && side(f.end, false);
+}
+
+ZSet NaiveWindow(const ZSet& in, const std::vector<int>& partition, const std::vector<SortKey>& keys,
+                 const std::vector<WindowFn>& fns) {
+  ZSet out;
+  for (const auto& [key, rows] : NaivePartitions(in, partition, keys)) {
+    const int64_t n = static_cast<int64_t>(rows.size());
+    for (int64_t i = 0; i < n; ++i) {
+      Row r = rows[i];
+      for (const WindowFn& f : fns) {
+        Value v;
+        int64_t before = 0, groups = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          if (NaiveCompare(keys, rows[j], rows[i]) < 0) ++before;
+          if (j <= i && (j == 0 || NaiveCompare(keys, rows[j - 1], rows[j]) != 0)) ++groups;
+        }
+        std::vector<int64_t> frame;
+        for (int64_t j = 0; j < n; ++j)
+          if (InFrame(f, keys, rows, i, j)) frame.push_back(j);
+        switch (f.kind) {
+          case WindowFnKind::kRowNumber:
+            v = Value::Int(i + 1);
+            break;
+          case WindowFnKind::kRank:
+            v = Value::Int(before + 1);
+            break;
+          case WindowFnKind::kDenseRank:
+            v = Value::Int(groups);
+            break;
+          case WindowFnKind::kLag:
+          case WindowFnKind::kLead: {
+            int64_t j = f.kind == WindowFnKind::kLag ? i - f.offset : i + f.offset;
+            v = j >= 0 && j < n ? rows[j][f.arg] : f.default_col >= 0 ? rows[i][f.default_col] : Value::Null();
+            break;
+          }
+          case WindowFnKind::kFirstValue:
+            if (!frame.empty()) v = rows[frame.front()][f.arg];
+            break;
+          case WindowFnKind::kLastValue:
+            if (!frame.empty()) v = rows[frame.back()][f.arg];
+            break;
+          case WindowFnKind::kAggregate: {
+            int64_t count = 0, isum = 0;
+            double dsum = 0;
+            Value best;
+            for (int64_t j : frame) {
+              if (f.agg.kind == AggKind::kCountStar) {
+                ++count;
+                continue;
+              }
+              const Value& x = rows[j][f.agg.arg];
+              if (x.IsNull()) continue;
+              ++count;
+              isum += x.i;
+              dsum += x.d;
+              if (best.IsNull() || (f.agg.kind == AggKind::kMin ? x < best : best < x)) best = x;
+            }
+            const bool dbl = f.agg.arg_type.phys() == PhysType::kF64;
+            switch (f.agg.kind) {
+              case AggKind::kCountStar:
+              case AggKind::kCount:
+                v = Value::Int(count);
+                break;
+              case AggKind::kSum:
+                if (count) v = dbl ? Value::Double(dsum) : Value::Int(isum);
+                break;
+              case AggKind::kAvg:  // integers: truncated toward zero (C++ division)
+                if (count) v = dbl ? Value::Double(dsum / static_cast<double>(count)) : Value::Int(isum / count);
+                break;
+              default:
+                v = best;
+            }
+            break;
+          }
+        }
+        r.push_back(v);
+      }
+      AddInto(&out, r, 1);
+    }
+  }
+  return out;
+}
+
+WindowFn Fn(WindowFnKind kind, int arg = -1) {
+  WindowFn f;
+  f.kind = kind;
+  f.arg = arg;
+  f.result = PhysType::kI64;
+  return f;
+}
+
+WindowFn Agg(AggKind kind, int arg, bool dbl, bool rows, WindowBound start, WindowBound end) {
+  WindowFn f;
+  f.kind = WindowFnKind::kAggregate;
+  f.agg.kind = kind;
+  f.agg.arg = arg;
+  f.agg.arg_type = SqlType::Of(dbl ? TypeId::kDouble : TypeId::kBigInt);
+  f.result = dbl && kind != AggKind::kCount && kind != AggKind::kCountStar ? PhysType::kF64 : PhysType::kI64;
+  f.rows = rows;
+  f.start = start;
+  f.end = end;
+  return f;
+}
+
+using K = WindowBound::Kind;
+WindowBound B(K kind, int64_t off = 0) {
+  return {kind, off, Value::Int(off)};
+}
+
+std::vector<WindowFn> AllFunctions() {
+  std::vector<WindowFn> fns = {Fn(WindowFnKind::kRowNumber), Fn(WindowFnKind::kRank), Fn(WindowFnKind::kDenseRank)};
+  WindowFn lag = Fn(WindowFnKind::kLag, 2);
+  fns.push_back(lag);
+  WindowFn lead = Fn(WindowFnKind::kLead, 2);
+  lead.offset = 2;
+  lead.default_col = 4;
+  fns.push_back(lead);
+  WindowFn first = Fn(WindowFnKind::kFirstValue, 2);
+  first.rows = true;
+  first.start = B(K::kPreceding, 1);
+  first.end = B(K::kFollowing, 1);
+  fns.push_back(first);
+  WindowFn last = Fn(WindowFnKind::kLastValue, 2);  // default frame: up to the last peer
+  fns.push_back(last);
+  fns.push_back(Agg(AggKind::kSum, 2, false, false, B(K::kUnboundedPreceding), B(K::kCurrentRow)));
+  fns.push_back(Agg(AggKind::kCountStar, -1, false, true, B(K::kPreceding, 2), B(K::kCurrentRow)));
+  fns.push_back(Agg(AggKind::kMin, 2, false, false, B(K::kPreceding, 1), B(K::kFollowing, 1)));
+  fns.push_back(Agg(AggKind::kMax, 2, false, true, B(K::kCurrentRow), B(K::kUnboundedFollowing)));
+  fns.push_back(Agg(AggKind::kAvg, 2, false, false, B(K::kPreceding, 2), B(K::kFollowing, 0)));
+  fns.push_back(Agg(AggKind::kSum, 3, true, true, B(K::kUnboundedPreceding), B(K::kFollowing, 1)));
+  fns.push_back(Agg(AggKind::kCount, 2, false, false, B(K::kCurrentRow), B(K::kFollowing, 2)));
+  fns.push_back(Agg(AggKind::kMax, 2, false, true, B(K::kFollowing, 1), B(K::kFollowing, 3)));
+  fns.push_back(Agg(AggKind::kSum, 2, false, false, B(K::kPreceding, 3), B(K::kPreceding, 1)));
+  return fns;
+}
+
+Batch MakeBatch(const std::vector<PhysType>& types, const std::vector<std::pair<Row, int64_t>>& ch) {
+  BatchBuilder b(types);
+  for (const auto& [r, w] : ch) b.AppendRow(r, w);
+  return b.Finish();
+}
+
+std::string Save(const Operator& op) {
+  std::string s;
+  StateWriter w(&s);
+  op.SaveState(w);
+  return s;
+}
+
+std::vector<std::pair<std::string, int64_t>> Encoded(const Batch& b) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (size_t r = 0; r < b.size(); ++r) {
+    std::string enc;
+    EncodeRow(&enc, b, r);
+    out.emplace_back(std::move(enc), b.weights[r]);
+  }
+  return out;
+}
+
+// Random valid changes, step by step; after every step I(output) == naive(I(input)); a copy
+// restored from a checkpoint taken at a random step produces the same changes from then on.
+void Check(const std::function<std::unique_ptr<Operator>()>& make, const std::function<ZSet(const ZSet&)>& naive,
+           uint64_t seed, int sequences) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int s = 0; s < sequences; ++s) {
+    std::unique_ptr<Operator> op = make(), restored;
+    ZSet in, out;
+    const int steps = pick(1, 12), restore_at = pick(0, steps - 1);
+    for (int step = 0; step < steps; ++step) {
+      std::vector<std::pair<Row, int64_t>> ch;
+      for (int k = pick(0, 8); k > 0; --k) {
+        if (!in.empty() && pick(0, 9) < 4) {
+          auto it = in.begin();
+          std::advance(it, pick(0, static_cast<int>(in.size()) - 1));
+          Row r = it->first;
+          int64_t w = it->second >= 2 && pick(0, 1) ? -it->second : -1;
+          ch.emplace_back(r, w);
+          AddInto(&in, r, w);
+        } else {
+          Row r = RandomRow(rng);
+          int64_t w = pick(0, 9) == 0 ? 2 : 1;
+          ch.emplace_back(r, w);
+          AddInto(&in, r, w);
+        }
+      }
+      Batch b = MakeBatch(kTypes, ch);
+      const Batch* ptr[] = {&b};
+      Batch d = op->Step(ptr);
+      if (restored) {
+        Batch d2 = restored->Step(ptr);
+        REQUIRE(Encoded(d) == Encoded(d2));
+      }
+      for (size_t r = 0; r < d.size(); ++r) {
+        Row row;
+        for (size_t c = 0; c < d.width(); ++c) row.push_back(d.Get(c, r));
+        AddInto(&out, row, d.weights[r]);
+      }
+      ZSet want = naive(in);
+      INFO("sequence " << s << " step " << step << "\nactual\n" << Show(out) << "expected\n" << Show(want));
+      REQUIRE(out == want);
+      if (step == restore_at) {
+        restored = make();
+        std::string state = Save(*op);
+        StateReader r(state);
+        restored->RestoreState(r);
+        REQUIRE(Save(*restored) == state);
+      }
+    }
+  }
+}
+
+TEST_CASE("window: I(output) equals the window functions recomputed from scratch", "[operators][window]") {
+  const std::vector<WindowFn> fns = AllFunctions();
+  struct Shape {
+    std::vector<int> partition;
+    std::vector<SortKey> keys;
+  };
+  const Shape shapes[] = {
+      {{0}, {{1, false, true}}},    // PARTITION BY p ORDER BY o (NULLs first)
+      {{0}, {{1, true, false}}},    // ORDER BY o DESC NULLS LAST
+      {{}, {{1, false, false}}},    // no partition, NULLs last
+      {{0, 1}, {{2, true, true}}},  // two partition columns, ORDER BY v DESC NULLS FIRST
+  };
+  uint64_t seed = 7700;
+  for (const Shape& sh : shapes) {
+    std::vector<PhysType> types = kTypes;
+    Check([&] { return std::make_unique<WindowOp>(types, sh.partition, sh.keys, fns); },
+          [&](const ZSet& in) { return NaiveWindow(in, sh.partition, sh.keys, fns); }, seed++, 150);
+  }
+  // Without ORDER BY every row is a peer: the default frame is the whole partition.
+  std::vector<WindowFn> unordered = {
+      Fn(WindowFnKind::kRank),
+      Agg(AggKind::kSum, 2, false, false, B(K::kUnboundedPreceding), B(K::kUnboundedFollowing)),
+      Agg(AggKind::kMin, 2, false, false, B(K::kUnboundedPreceding), B(K::kUnboundedFollowing))};
+  Check([&] { return std::make_unique<WindowOp>(kTypes, std::vector<int>{0}, std::vector<SortKey>{}, unordered); },
+        [&](const ZSet& in) { return NaiveWindow(in, {0}, {}, unordered); }, seed++, 100);
+}
+
+TEST_CASE("window: a change touches only its partition", "[operators][window]") {
+  std::vector<WindowFn> fns = {Fn(WindowFnKind::kRowNumber)};
+  WindowOp op(kTypes, {0}, {{1, false, true}}, fns);
+  std::vector<std::pair<Row, int64_t>> load;
+  for (int p = 0; p < 100; ++p)
+    for (int o = 0; o < 10; ++o)
+      load.push_back({{Value::Int(p), Value::Int(o), Value::Int(0), Value::Double(0), Value::Int(0)}, 1});
+  Batch b = MakeBatch(kTypes, load);
+  const Batch* ptr[] = {&b};
+  REQUIRE(op.Step(ptr).size() == 1000);
+  // A new first row of partition 7 renumbers its 10 rows: -10 +11, nothing else.
+  Batch one = MakeBatch(kTypes, {{{Value::Int(7), Value::Int(-1), Value::Int(0), Value::Double(0), Value::Int(0)}, 1}});
+  const Batch* ptr1[] = {&one};
+  Batch d = op.Step(ptr1);
+  REQUIRE(d.size() == 21);
+  for (size_t r = 0; r < d.size(); ++r) REQUIRE(d.Get(0, r).i == 7);
+}
+
+ZSet NaiveRankTopK(const ZSet& in, const std::vector<int>& partition, const std::vector<SortKey>& keys, RankKind kind,
+                   int64_t limit) {
+  WindowFn f = Fn(kind == RankKind::kRowNumber ? WindowFnKind::kRowNumber
+                  : kind == RankKind::kRank    ? WindowFnKind::kRank
+                                               : WindowFnKind::kDenseRank);
+  ZSet out;
+  for (const auto& [row, w] : NaiveWindow(in, partition, keys, {f}))
+    if (row.back().i <= limit) out[row] = w;
+  return out;
+}
+
+TEST_CASE("top-K per partition: I(output) equals the rows ranked <= N recomputed from scratch", "[operators][window]") {
+  uint64_t seed = 7800;
+  const std::vector<SortKey> keys = {{1, true, false}};  // ORDER BY o DESC NULLS LAST: ties and NULLs
+  for (RankKind kind : {RankKind::kRowNumber, RankKind::kRank, RankKind::kDenseRank})
+    for (int64_t limit : {1, 2, 4}) {
+      Check([&] { return std::make_unique<TopKOp>(kTypes, keys, limit, 0, std::vector<int>{0}, kind); },
+            [&](const ZSet& in) { return NaiveRankTopK(in, {0}, keys, kind, limit); }, seed++, 80);
+    }
+}
+
+}  // namespace
+}  // namespace fld

@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""mk_pg.py FILE.sql > FILE.test: like mk.py ('S: <sql>' statements, 'Q <types> [mode]: <sql>'
+queries), but the expected answers come from PostgreSQL through psql (the server named by the
+usual PGHOST/PGPORT/PGUSER/PGDATABASE variables). Each run starts from a fresh schema."""
+import subprocess, sys
+
+SCHEMA = "slt_mk_pg"
+
+
+def psql(sql):
+    script = "SET client_min_messages = warning;\nSET search_path = %s;\n%s;\n" % (SCHEMA, sql)
+    r = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-F", "\x1f", "-P", "null=\x1e"],
+                       input=script, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("%s: %s" % (sql, r.stderr.strip()))
+    return [line.split("\x1f") for line in r.stdout.split("\n") if line != ""]
+
+
+def fmt_value(v, t):
+    if v == "\x1e": return "NULL"
+    if t == "I": return str(int(float(v)))
+    if t == "R": return "%.3f" % float(v)
+    return "(empty)" if v == "" else v
+
+
+subprocess.run(["psql", "-X", "-q", "-c", "DROP SCHEMA IF EXISTS %s CASCADE; CREATE SCHEMA %s" % (SCHEMA, SCHEMA)],
+               check=True, capture_output=True)
+out = []
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    if not line.strip() or line.startswith("#"): continue
+    head, sql = line.split(":", 1)
+    sql = sql.strip()
+    if head == "S":
+        psql(sql); out.append("statement ok\n%s\n" % sql); continue
+    if head == "E":
+        out.append("statement error\n%s\n" % sql); continue
+    parts = head.split()
+    types = parts[1]; mode = parts[2] if len(parts) > 2 else "rowsort"
+    rows = [[fmt_value(v, t) for v, t in zip(r, types)] for r in psql(sql)]
+    if mode == "rowsort": rows.sort()
+    vals = [v for r in rows for v in r]
+    out.append("query %s %s\n%s\n----\n%s" % (types, mode, sql, "".join(v + "\n" for v in vals)))
+print("\n".join(out))
