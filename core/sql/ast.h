@@ -120,6 +120,9 @@ struct TableRef {
   std::unique_ptr<TableRef> left, right;
   ExprPtr on;                           // ON condition (may be null)
   std::vector<std::string> using_cols;  // USING (a, b)
+  // [LEFT] ASOF JOIN: join_type kLeft or kInner; `on` holds the equalities.
+  ExprPtr match_condition;  // MATCH_CONDITION (expr); non-null only for ASOF joins
+  Pos asof_pos;             // of MATCH_CONDITION
 };
 
 struct SelectItem {
@@ -176,7 +179,8 @@ struct ColumnDef {
   SqlType type;  // nullable = false when NOT NULL or PRIMARY KEY was given
   bool primary_key = false;
   ExprPtr default_value;  // DEFAULT <constant expression>, or null
-  std::string lateness;   // LATENESS <expression> as written (accepted; state is not yet discarded)
+  std::string lateness;   // LATENESS <expression> as written (bound by the planner), or empty
+  Pos lateness_pos;       // of the expression
 };
 
 // 'key' = 'value' in WITH (...). value is the unquoted string.
@@ -227,7 +231,7 @@ struct Statement {
     kDropView,
     kCreateIndex,  // parsed and ignored
     kSet,          // SET key = value: accepted and ignored (Feldera's compiler options)
-    kLateness,     // LATENESS view.column <expression>: accepted and ignored
+    kLateness,     // LATENESS view.column <expression>
   };
   Kind kind = Kind::kQuery;
   Pos pos;
@@ -239,6 +243,9 @@ struct Statement {
   std::unique_ptr<Query> query;
   std::string drop_name;
   bool if_exists = false;
+  // kLateness: LATENESS view.column <expression>; the expression as written and its position.
+  std::string lateness_view, lateness_column, lateness_text;
+  Pos lateness_pos;
 };
 
 }  // namespace fld::sql
