@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/common/error.h"
 
 namespace fld {
@@ -77,10 +79,24 @@ bool IsMonotoneIn(const BoundExpr& e, int col) {
 WaterlineRef WaterlineRef::Through(const BoundExpr& f, int col) const {
   WaterlineRef out = *this;
   out.fn_ = std::shared_ptr<const BoundExpr>(Substitute(f, col, fn_.get()));
+  if (min_with_) out.min_with_ = std::make_shared<const WaterlineRef>(min_with_->Through(f, col));  // f monotone
   return out;
 }
 
+WaterlineRef WaterlineRef::Min(WaterlineRef a, WaterlineRef b) {
+  if (!a.valid() || !b.valid()) return WaterlineRef();
+  a.min_with_ = std::make_shared<const WaterlineRef>(a.min_with_ ? Min(*a.min_with_, std::move(b)) : std::move(b));
+  return a;
+}
+
 std::optional<Value> WaterlineRef::Current() const {
+  if (min_with_) {
+    WaterlineRef self = *this;
+    self.min_with_.reset();
+    std::optional<Value> a = self.Current(), b = min_with_->Current();
+    if (!a || !b) return std::nullopt;
+    return std::min(*a, *b);
+  }
   if (!cell_ || !cell_->known) return std::nullopt;
   if (!fn_) return cell_->value;
   Batch one;

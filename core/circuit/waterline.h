@@ -15,8 +15,10 @@
 // meet a new row of the other). A WaterlineRef is a cell plus the function applied to it.
 //
 // Who uses them: operators whose state holds values of such a column discard the entries below
-// the waterline, which no future change can reach: aggregates (groups), DISTINCT (rows), the
-// as-of join (left rows). Discarding is not deleting: it changes no output.
+// the waterline, which no future change can reach: aggregates (groups), DISTINCT (rows), joins
+// on a key column with waterlines on both sides (both sides' rows below the smaller one), the
+// as-of join (left rows, and right rows but the last). Discarding is not deleting: it changes
+// no output.
 #pragma once
 
 #include <memory>
@@ -43,14 +45,17 @@ class WaterlineRef {
   bool valid() const { return cell_ != nullptr; }
   // The waterline of f(column), where f reads column `col` of its input and IsMonotoneIn(f, col).
   WaterlineRef Through(const BoundExpr& f, int col) const;
+  // The smaller of two waterlines (of one type): what bounds the changes of both.
+  static WaterlineRef Min(WaterlineRef a, WaterlineRef b);
   // The current value, or nullopt while unknown (or when f of it is NULL or fails).
   std::optional<Value> Current() const;
   std::string ToString() const;
 
  private:
   std::shared_ptr<const WaterlineCell> cell_;
-  SqlType type_;                         // of the cell's column
-  std::shared_ptr<const BoundExpr> fn_;  // over column 0 (the cell's value); null: identity
+  SqlType type_;                                  // of the cell's column
+  std::shared_ptr<const BoundExpr> fn_;           // over column 0 (the cell's value); null: identity
+  std::shared_ptr<const WaterlineRef> min_with_;  // set: the minimum of this and *min_with_
 };
 
 // The entries of an operator's state (keyed by a row encoding, core/zset/batch.h) ordered by the

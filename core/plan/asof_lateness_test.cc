@@ -143,7 +143,10 @@ class Db {
     std::vector<std::string> out;
     for (size_t i = 0; i < b.size(); ++i) {
       std::string row;
-      for (size_t k = 0; k < b.width(); ++k) row += (k ? "|" : "") + FormatValue(b.Get(k, i), schema.fields[k].type);
+      for (size_t k = 0; k < b.width(); ++k) {
+        if (k) row += '|';
+        row += FormatValue(b.Get(k, i), schema.fields[k].type);
+      }
       for (int64_t w = 0; w < b.weights[i]; ++w) out.push_back(row);
     }
     std::sort(out.begin(), out.end());
@@ -268,7 +271,15 @@ size_t StreamState(const std::string& lateness, int steps) {
         "CREATE VIEW aj AS SELECT t.ts, side.name FROM t LEFT ASOF JOIN side MATCH_CONDITION t.ts >= side.ts "
         "ON t.k = side.k;"
         "CREATE MATERIALIZED VIEW last_windows AS SELECT bucket, SUM(s) AS s FROM win WHERE bucket >= " +
-        std::to_string(steps * 20 / 100 - 3) + " GROUP BY bucket;");
+        std::to_string(steps * 20 / 100 - 3) +
+        " GROUP BY bucket;"
+        "CREATE VIEW per_b AS SELECT ts / 100 AS b, COUNT(*) AS n FROM t GROUP BY ts / 100;"
+        "CREATE VIEW side_b AS SELECT ts / 100 AS b, COUNT(*) AS m FROM side GROUP BY ts / 100;"
+        "CREATE MATERIALIZED VIEW joined AS SELECT COALESCE(per_b.b, side_b.b), n, m FROM per_b FULL JOIN side_b ON "
+        "per_b.b = side_b.b "
+        "WHERE COALESCE(per_b.b, side_b.b) >= " +
+        std::to_string(steps * 20 / 100 - 3) + ";");
+  std::map<int64_t, std::pair<int64_t, int64_t>> counts;  // bucket -> rows of t, rows of side
   std::map<int64_t, int64_t> expect;
   int64_t ts = 0;
   for (int s = 0; s < steps; ++s) {
@@ -277,7 +288,9 @@ size_t StreamState(const std::string& lateness, int steps) {
       int64_t v = (ts * 7) % 13;
       ins += (i ? ", (" : "(") + std::to_string(ts) + ", " + std::to_string(ts % 3) + ", " + std::to_string(v) + ")";
       expect[ts / 100] += v;
+      counts[ts / 100].first++;
     }
+    counts[ts / 100].second++;
     db.Push(ins + ";");
     db.Push("INSERT INTO side VALUES (" + std::to_string(ts) + ", " + std::to_string(s % 3) + ", 'x');");
     db.Step();
@@ -287,6 +300,14 @@ size_t StreamState(const std::string& lateness, int steps) {
     if (b >= steps * 20 / 100 - 3) want.push_back(std::to_string(b) + "|" + std::to_string(sum));
   std::sort(want.begin(), want.end());
   CHECK(db.Rows("last_windows") == want);
+  want.clear();
+  for (const auto& [b, nm] : counts) {
+    if (b < steps * 20 / 100 - 3) continue;
+    auto show = [](int64_t x) { return x ? std::to_string(x) : std::string("NULL"); };
+    want.push_back(std::to_string(b) + "|" + show(nm.first) + "|" + show(nm.second));
+  }
+  std::sort(want.begin(), want.end());
+  CHECK(db.Rows("joined") == want);
   return db.StateBytes();
 }
 

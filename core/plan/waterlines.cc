@@ -5,6 +5,7 @@
 #include "core/operators/aggregate.h"
 #include "core/operators/asof_join.h"
 #include "core/operators/distinct.h"
+#include "core/operators/join.h"
 #include "core/operators/lateness.h"
 #include "core/operators/map.h"
 
@@ -78,6 +79,15 @@ void AttachWaterlines(Circuit* c) {
       for (size_t k = 0; k < in.size(); ++k) {
         if (!in[k].valid()) continue;
         dist->SetWaterline(static_cast<int>(k), in[k]);
+        break;
+      }
+    } else if (auto* j = dynamic_cast<JoinOp*>(&op)) {
+      const auto& l = d.Of(ins[0]);
+      const auto& r = d.Of(ins[1]);
+      for (size_t k = 0; k < j->left_keys().size(); ++k) {
+        WaterlineRef w = WaterlineRef::Min(l[j->left_keys()[k]], r[j->right_keys()[k]]);
+        if (!w.valid()) continue;
+        j->SetWaterline(static_cast<int>(k), w);
         break;
       }
     } else if (auto* j = dynamic_cast<AsofJoinOp*>(&op)) {

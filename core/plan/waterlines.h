@@ -13,8 +13,9 @@ namespace fld::plan {
 // Per output column of `node`: its waterline, or an invalid ref.
 std::vector<WaterlineRef> NodeWaterlines(const Circuit& c, int node);
 
-// Gives aggregates (a GROUP BY key with a waterline), DISTINCT (a column with one) and as-of
-// joins (both match columns with one) the waterlines below which they discard state.
+// Gives aggregates (a GROUP BY key with a waterline), DISTINCT (a column with one), joins (a key
+// column with one on both sides) and as-of joins (both match columns with one) the waterlines
+// below which they discard state.
 void AttachWaterlines(Circuit* c);
 
 }  // namespace fld::plan
