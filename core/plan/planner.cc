@@ -19,6 +19,7 @@
 #include "core/operators/topk.h"
 #include "core/operators/union_all.h"
 #include "core/operators/upsert.h"
+#include "core/operators/watermark.h"
 #include "core/plan/waterlines.h"
 
 namespace fld::plan {
@@ -130,6 +131,16 @@ int Planner::AddTable(const sql::Statement& stmt) {
   auto types = r.schema.PhysTypes();
   r.input_node = circuit_->AddNode(std::make_unique<SourceOp>(types), {}, types);
   r.node = r.input_node;
+  // WATERMARK holds rows back before LATENESS judges them (as they are released).
+  int watermark = -1;
+  for (size_t i = 0; i < ct.columns.size(); ++i) {
+    const sql::ColumnDef& c = ct.columns[i];
+    if (c.watermark.empty()) continue;
+    if (watermark >= 0) ctx_.Error(c.watermark_pos, "a table with more than one WATERMARK column is not supported");
+    watermark = static_cast<int>(i);
+    Value delay = BindDelay(r.schema.fields[i], c.watermark, c.watermark_pos, "WATERMARK");
+    r.node = circuit_->AddNode(std::make_unique<WatermarkOp>(types, watermark, delay), {r.node}, types);
+  }
   std::vector<LatenessSpec> lateness;
   for (size_t i = 0; i < ct.columns.size(); ++i)
     if (!ct.columns[i].lateness.empty())
@@ -176,46 +187,49 @@ int Planner::AddView(const sql::Statement& stmt) {
   return circuit_->AddRelation(std::move(r));
 }
 
+Value Planner::BindDelay(const Field& f, const std::string& text, Pos pos, std::string_view what) {
+  std::unique_ptr<sql::Query> q;
+  try {
+    q = sql::ParseQuery("SELECT " + text);
+  } catch (const fld::Error&) {
+  }
+  const bool interval = text.size() >= 8 && EqualsIgnoreCase(text.substr(0, 8), "INTERVAL");
+  if (!q || !q->select || q->select->items.size() != 1 || !q->select->from.empty())
+    ctx_.Error(pos, interval ? fmt::format("{} as an INTERVAL is not supported yet", what)
+                             : fmt::format("{} needs a constant expression, not '{}'", what, text));
+  Scope none;
+  BoundExprPtr e;
+  try {
+    e = binder_.Bind(*q->select->items[0].expr, none);
+  } catch (const fld::Error&) {
+    ctx_.Error(pos, fmt::format("{} needs a constant expression, not '{}'", what, text));
+  }
+  if (!e->IsConstant()) ctx_.Error(pos, fmt::format("{} needs a constant expression", what));
+  if (f.type.IsTemporal())
+    ctx_.Error(pos, fmt::format("{} of the {} column '{}' is an INTERVAL, which is not supported yet", what,
+                                f.type.ToString(), f.name));
+  if (!f.type.IsNumeric())
+    ctx_.Error(pos, fmt::format("{} needs a numeric or date/time column; '{}' is {}", what, f.name, f.type.ToString()));
+  if (!e->type.IsNumeric())
+    ctx_.Error(pos, fmt::format("the {} of the {} column '{}' must be a number", what, f.type.ToString(), f.name));
+  Value v;
+  try {
+    v = EvaluateConstant(*binder_.Coerce(std::move(e), f.type.WithNullable(true), pos));
+  } catch (const fld::Error& err) {
+    ctx_.Error(pos, err.what());
+  }
+  if (v.IsNull() || (v.kind == Value::Kind::kInt && v.i < 0) || (v.kind == Value::Kind::kDouble && !(v.d >= 0)))
+    ctx_.Error(pos, fmt::format("{} must not be negative or NULL", what));
+  return v;
+}
+
 int Planner::AddLateness(int node, const Schema& schema, const std::vector<LatenessSpec>& specs) {
   std::vector<LatenessOp::Annotated> cols;
   for (const auto& sp : specs) {
     const Field& f = schema.fields[sp.column];
     for (const auto& c : cols)
       if (c.index == sp.column) ctx_.Error(sp.pos, fmt::format("column '{}' has LATENESS twice", f.name));
-    std::unique_ptr<sql::Query> q;
-    try {
-      q = sql::ParseQuery("SELECT " + sp.text);
-    } catch (const fld::Error&) {
-    }
-    const bool interval = sp.text.size() >= 8 && EqualsIgnoreCase(sp.text.substr(0, 8), "INTERVAL");
-    if (!q || !q->select || q->select->items.size() != 1 || !q->select->from.empty())
-      ctx_.Error(sp.pos, interval ? "LATENESS as an INTERVAL is not supported yet"
-                                  : fmt::format("LATENESS needs a constant expression, not '{}'", sp.text));
-    Scope none;
-    BoundExprPtr e;
-    try {
-      e = binder_.Bind(*q->select->items[0].expr, none);
-    } catch (const fld::Error&) {
-      ctx_.Error(sp.pos, fmt::format("LATENESS needs a constant expression, not '{}'", sp.text));
-    }
-    if (!e->IsConstant()) ctx_.Error(sp.pos, "LATENESS needs a constant expression");
-    if (f.type.IsTemporal())
-      ctx_.Error(sp.pos, fmt::format("LATENESS of the {} column '{}' is an INTERVAL, which is not supported yet",
-                                     f.type.ToString(), f.name));
-    if (!f.type.IsNumeric())
-      ctx_.Error(sp.pos,
-                 fmt::format("LATENESS needs a numeric or date/time column; '{}' is {}", f.name, f.type.ToString()));
-    if (!e->type.IsNumeric())
-      ctx_.Error(sp.pos, fmt::format("the LATENESS of the {} column '{}' must be a number", f.type.ToString(), f.name));
-    Value v;
-    try {
-      v = EvaluateConstant(*binder_.Coerce(std::move(e), f.type.WithNullable(true), sp.pos));
-    } catch (const fld::Error& err) {
-      ctx_.Error(sp.pos, err.what());
-    }
-    if (v.IsNull() || (v.kind == Value::Kind::kInt && v.i < 0) || (v.kind == Value::Kind::kDouble && !(v.d >= 0)))
-      ctx_.Error(sp.pos, "LATENESS must not be negative or NULL");
-    cols.push_back({sp.column, f.name, f.type, v});
+    cols.push_back({sp.column, f.name, f.type, BindDelay(f, sp.text, sp.pos, "LATENESS")});
   }
   auto types = schema.PhysTypes();
   return circuit_->AddNode(std::make_unique<LatenessOp>(types, std::move(cols)), {node}, types);

@@ -105,6 +105,8 @@ class Planner {
     sql::Pos pos;
   };
   int AddLateness(int node, const Schema& schema, const std::vector<LatenessSpec>& specs);
+  // The constant of a LATENESS or WATERMARK (`what`) on column f, in f's physical form.
+  Value BindDelay(const Field& f, const std::string& text, sql::Pos pos, std::string_view what);
   std::vector<PhysType> Types(const Scope& s) const;
 
   Circuit* circuit_;

@@ -181,6 +181,8 @@ struct ColumnDef {
   ExprPtr default_value;  // DEFAULT <constant expression>, or null
   std::string lateness;   // LATENESS <expression> as written (bound by the planner), or empty
   Pos lateness_pos;       // of the expression
+  std::string watermark;  // WATERMARK <expression> as written, or empty
+  Pos watermark_pos;
 };
 
 // 'key' = 'value' in WITH (...). value is the unquoted string.

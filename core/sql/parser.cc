@@ -376,13 +376,12 @@ class Parser {
         ParseReferences();
       } else if (IsKw(Peek(), "REFERENCES")) {
         ParseReferences();
-      } else if (IsKw(Peek(), "WATERMARK")) {
-        FailAt(Peek().pos, "WATERMARK (holding input rows back) is not supported yet");
-      } else if (IsKw(Peek(), "LATENESS")) {
-        // LATENESS <expression> (often an INTERVAL, which fld does not parse): kept as text up to
-        // the next ',' or ')' outside parentheses.
+      } else if (IsKw(Peek(), "LATENESS") || IsKw(Peek(), "WATERMARK")) {
+        // LATENESS / WATERMARK <expression> (often an INTERVAL): kept as text up to the next ','
+        // or ')' outside parentheses, and bound by the planner.
+        const bool lateness = IsKw(Peek(), "LATENESS");
         Pos at = Take().pos;
-        col.lateness_pos = Peek().pos;
+        (lateness ? col.lateness_pos : col.watermark_pos) = Peek().pos;
         size_t begin = Peek().pos.offset;
         int depth = 0;
         while (!AtEnd() && !(depth == 0 && (IsSym(Peek(), ",") || IsSym(Peek(), ")")))) {
@@ -390,8 +389,8 @@ class Parser {
           if (IsSym(Peek(), ")")) --depth;
           Take();
         }
-        if (last_end_ <= begin) FailAt(at, "LATENESS needs an expression");
-        col.lateness = std::string(sql_.substr(begin, last_end_ - begin));
+        if (last_end_ <= begin) FailAt(at, lateness ? "LATENESS needs an expression" : "WATERMARK needs an expression");
+        (lateness ? col.lateness : col.watermark) = std::string(sql_.substr(begin, last_end_ - begin));
       } else {
         break;
       }
