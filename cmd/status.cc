@@ -201,6 +201,7 @@ int StatusOnce(const StatusOptions& o) {
     lj["total_input_records"] = ls.total_input_records;
     lj["total_processed_records"] = ls.total_processed_records;
     lj["buffered_input_records"] = ls.buffered_records;
+    lj["late_records"] = ls.late_records;
     lj["throughput_now"] = now_rate;
     lj["throughput_avg"] = up > 0 ? static_cast<double>(ls.total_processed_records) / up : 0.0;
     nlohmann::json samples = nlohmann::json::array();
@@ -248,6 +249,8 @@ int StatusOnce(const StatusOptions& o) {
     }
     std::cout << fmt::format("step        {}\nrecords     {} in, {} processed, {} buffered\n", ls.step,
                              ls.total_input_records, ls.total_processed_records, ls.buffered_records);
+    if (ls.late_records > 0)
+      std::cout << fmt::format("late        {} dropped behind a LATENESS waterline\n", ls.late_records);
     std::cout << fmt::format("throughput  {} records/s now, {:.0f} average\n            |{}| last 60 s\n",
                              lj["throughput_now"].get<uint64_t>(), lj["throughput_avg"].get<double>(), Sparkline(ls));
     std::cout << fmt::format("memory      {:.1f} MiB resident\n", static_cast<double>(ls.rss_bytes) / (1 << 20));

@@ -163,6 +163,7 @@ class Controller::Impl {
   bool rerun_ = false;                      // resumed a completed pipeline to read what is new
   uint64_t holding_ = 0;                    // records read and held for the next step
   std::vector<Batch> prefetched_;           // per input: records Prefetch read (the first step's)
+  bool warned_late_ = false;                // logged once per run that a late record was dropped
   bool in_step_ = false;                    // an error inside a step leaves the circuit half-updated: no checkpoint
   std::unique_ptr<LiveStatusWriter> live_;  // counters for `fld status` while running
   std::atomic<bool>* checkpoint_flag_ = nullptr;  // set by `fld checkpoint` (SIGUSR1)
@@ -202,6 +203,11 @@ void Controller::Impl::StepOnce(std::vector<JournalInput> journal, bool replayin
   }
   for (auto& j : journal) c.Push(p_->inputs()[j.index].relation, std::move(*j.rows));
   c.Step();
+  if (!warned_late_ && c.LateRecords() > 0) {
+    warned_late_ = true;
+    spdlog::warn("{}: records behind a LATENESS waterline were dropped (counted as late_records in `fld status`)",
+                 spec().name);
+  }
   AccumulateMaterialized();
   for (auto& out : p_->outputs()) out.connector->Write(c.Delta(out.relation), step);
   unreleased_ = true;
@@ -453,6 +459,7 @@ void Controller::Impl::Publish(const char* state, bool force) {
     ls.total_input_records = base_records_ + s_.records + holding_;
     ls.total_processed_records = base_records_ + s_.records;
     ls.buffered_records = holding_;  // read, waiting for a step (min_batch_size_records, the delay)
+    ls.late_records = p_->circuit().LateRecords();
     ls.rss_bytes = CurrentRssBytes();
     ls.checkpoints = s_.checkpoints;
     ls.last_checkpoint_step = last_checkpoint_step_;

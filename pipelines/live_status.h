@@ -35,7 +35,7 @@ struct LiveConnector {
 
 // The mapped layout (fixed size; version bumps when it changes).
 struct LiveStatus {
-  static constexpr uint64_t kMagic = 0x31535654534C4446ull;  // "FLDSTVS1"
+  static constexpr uint64_t kMagic = 0x32535654534C4446ull;  // "FLDSTVS2"
   static constexpr size_t kMaxConnectors = 16;
   static constexpr size_t kSamples = 60;
   uint64_t magic = kMagic;
@@ -60,6 +60,7 @@ struct LiveStatus {
   std::array<uint64_t, kSamples> samples{};  // records processed in each of the last 60 seconds
   uint64_t num_connectors = 0;
   std::array<LiveConnector, kMaxConnectors> connectors{};
+  uint64_t late_records = 0;  // dropped behind a LATENESS waterline (since the pipeline started)
 };
 
 // Writer side (the controller). Creates <storage>/status when absent and maps it

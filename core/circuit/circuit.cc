@@ -6,6 +6,7 @@
 
 #include "core/common/error.h"
 #include "core/operators/integrate.h"
+#include "core/operators/lateness.h"
 #include "core/operators/source.h"
 
 namespace fld {
@@ -95,6 +96,13 @@ void Circuit::RestoreState(std::string_view in) {
       node.op->RestoreState(nr);
     }
   }
+}
+
+uint64_t Circuit::LateRecords() const {
+  uint64_t n = 0;
+  for (const auto& node : nodes_)
+    if (auto* l = dynamic_cast<const LatenessOp*>(node.op.get())) n += l->late_records();
+  return n;
 }
 
 std::string Circuit::Explain(int relation) const {

@@ -45,6 +45,9 @@ class Circuit {
   ThreadPool* pool() const { return pool_; }
   const std::vector<PhysType>& node_types(int id) const { return nodes_[id].types; }
   size_t num_nodes() const { return nodes_.size(); }
+  Operator& op(int id) { return *nodes_[id].op; }
+  const Operator& op(int id) const { return *nodes_[id].op; }
+  const std::vector<int>& node_inputs(int id) const { return nodes_[id].inputs; }
 
   // ---- running ----
   const std::vector<Relation>& relations() const { return relations_; }
@@ -70,6 +73,8 @@ class Circuit {
   void SaveState(std::string* out) const;
   void RestoreState(std::string_view in);
   void LoadContents(int relation, const Batch& contents);
+  // Rows dropped so far for lying behind a LATENESS waterline (core/operators/lateness.h).
+  uint64_t LateRecords() const;
   // Text form of the operator graph that computes `relation` (for `fld check`).
   std::string Explain(int relation) const;
 

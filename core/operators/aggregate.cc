@@ -34,6 +34,7 @@ std::string AggregateOp::Describe() const {
     }
     if (a.filter >= 0) s += fmt::format(" FILTER(${})", a.filter);
   }
+  if (gc_.active()) s += fmt::format(" (discards groups below the waterline of ${})", gc_.column());
   return s;
 }
 
@@ -232,7 +233,10 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
   const Batch& in = *inputs[0];
   const size_t n = in.size();
   BatchBuilder out(out_types_);
-  if (n == 0 && (num_keys_ > 0 || initialized_)) return out.Finish();
+  if (n == 0 && (num_keys_ > 0 || initialized_)) {
+    for (const auto& key : gc_.TakeBelow()) groups_.erase(key);
+    return out.Finish();
+  }
 
   std::vector<std::string> keys;
   std::vector<Group> partial;
@@ -301,16 +305,23 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
     bool had = it != groups_.end() && (it->second.rows != 0 || num_keys_ == 0);
     if (num_keys_ == 0 && !initialized_) had = false;
     if (had) row_of(key, it->second, &old_row);
-    if (it == groups_.end()) it = groups_.emplace(key, empty).first;
+    if (it == groups_.end()) {
+      it = groups_.emplace(key, empty).first;
+      gc_.Added(key);
+    }
     Fold(&it->second, partial[g]);
     bool has = it->second.rows != 0 || num_keys_ == 0;
     if (has) row_of(key, it->second, &new_row);
-    if (!has) groups_.erase(it);
+    if (!has) {
+      gc_.Removed(key);
+      groups_.erase(it);
+    }
     if (had && has && old_row == new_row) continue;
     if (had) out.AppendRow(old_row, -1);
     if (has) out.AppendRow(new_row, +1);
   }
   initialized_ = true;
+  for (const auto& key : gc_.TakeBelow()) groups_.erase(key);
   return out.Finish();
 }
 
@@ -583,6 +594,7 @@ void AggregateOp::SaveState(StateWriter& w) const {
 
 void AggregateOp::RestoreState(StateReader& r) {
   groups_.clear();
+  gc_.Clear();
   initialized_ = r.U64() != 0;
   uint64_t n = r.U64();
   for (uint64_t i = 0; i < n; ++i) {
@@ -623,6 +635,7 @@ void AggregateOp::RestoreState(StateReader& r) {
         }
       }
     }
+    gc_.Added(key);
     groups_.emplace(std::move(key), std::move(g));
   }
 }

@@ -25,6 +25,8 @@
 // An aggregate with FILTER (WHERE c) sees only the rows where input column `filter` is TRUE.
 // A group whose row weight returns to 0 disappears. Without GROUP BY (global) the output always
 // has exactly one row, emitted at the first step even when the input is empty.
+// With a waterline on a key column (core/circuit/waterline.h), the groups below it, which no
+// future change can reach, are discarded after each step.
 // Result types follow Feldera: SUM(integer) is BIGINT; AVG, STDDEV and VARIANCE have the
 // argument's type, so over integers they truncate toward zero and over DECIMAL(p, s) they are
 // truncated to s digits; integer sums that overflow 64 bits raise an error. The variance of
@@ -38,6 +40,7 @@
 #include <vector>
 
 #include "core/circuit/operator.h"
+#include "core/circuit/waterline.h"
 #include "core/common/thread_pool.h"
 #include "core/types/types.h"
 
@@ -91,6 +94,8 @@ class AggregateOp : public Operator {
   bool HasState() const override { return true; }
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
+  int num_keys() const { return num_keys_; }
+  void SetWaterline(int key_col, WaterlineRef w) { gc_ = WaterlineIndex(key_col, std::move(w)); }
 
  private:
   struct Acc {
@@ -134,6 +139,7 @@ class AggregateOp : public Operator {
   std::vector<PhysType> out_types_;
   std::unordered_map<std::string, Group> groups_;  // key encoding -> group
   bool initialized_ = false;                       // global: the initial row was emitted
+  WaterlineIndex gc_;                              // groups by a key column with a waterline
 };
 
 }  // namespace fld

@@ -1,11 +1,13 @@
 // Distinct: a row is in the output iff its integrated weight is positive. Per changed row it
 // compares the old and new integrated weight and emits +1 (0 -> positive) or -1 (positive -> 0).
-// State: the integrated input (row encoding -> weight).
+// State: the integrated input (row encoding -> weight). With a waterline on a column, the rows
+// below it (which no future change can reach) are discarded after each step.
 #pragma once
 
 #include <unordered_map>
 
 #include "core/circuit/operator.h"
+#include "core/circuit/waterline.h"
 
 namespace fld {
 
@@ -13,12 +15,15 @@ class DistinctOp : public Operator {
  public:
   Batch Step(std::span<const Batch* const> inputs) override;
   std::string Name() const override { return "distinct"; }
+  std::string Describe() const override;
   bool HasState() const override { return true; }
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
+  void SetWaterline(int col, WaterlineRef w) { gc_ = WaterlineIndex(col, std::move(w)); }
 
  private:
   std::unordered_map<std::string, int64_t> weights_;
+  WaterlineIndex gc_;
 };
 
 }  // namespace fld

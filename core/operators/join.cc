@@ -27,6 +27,7 @@ std::string JoinOp::Describe() const {
   std::string s = Name();
   for (size_t i = 0; i < left_.keys.size(); ++i)
     s += fmt::format("{} left.${} = right.${}", i ? " and" : " on", left_.keys[i], right_.keys[i]);
+  if (left_.gc.active()) s += fmt::format(" (discards rows below the waterline of key {})", left_.gc.column());
   return s;
 }
 
@@ -42,20 +43,29 @@ bool KeyOf(const Batch& b, size_t r, const std::vector<int>& keys, std::string* 
   return true;
 }
 
-void AddToTrace(std::unordered_map<std::string, std::map<std::string, int64_t>>* trace, const std::string& key,
-                std::string row, int64_t w) {
-  auto& rows = (*trace)[key];
-  auto it = rows.try_emplace(std::move(row), 0).first;
-  it->second += w;
-  if (it->second == 0) rows.erase(it);
-  if (rows.empty()) trace->erase(key);
-}
-
 void AppendNulls(BatchBuilder* out, size_t first, size_t n) {
   for (size_t c = first; c < first + n; ++c) out->col(c).AppendNull();
 }
 
 }  // namespace
+
+void JoinOp::Add(Side* side, const std::string& key, std::string row, int64_t w) {
+  auto [kit, fresh] = side->trace.try_emplace(key);
+  if (fresh) side->gc.Added(key);
+  auto& rows = kit->second;
+  auto it = rows.try_emplace(std::move(row), 0).first;
+  it->second += w;
+  if (it->second == 0) rows.erase(it);
+  if (rows.empty()) {
+    side->gc.Removed(key);
+    side->trace.erase(kit);
+  }
+}
+
+void JoinOp::SetWaterline(int key, WaterlineRef w) {
+  left_.gc = WaterlineIndex(key, w);
+  right_.gc = WaterlineIndex(key, std::move(w));
+}
 
 int64_t JoinOp::Count(const Side& s, const std::string& key) {
   auto it = s.trace.find(key);
@@ -88,7 +98,10 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
   std::vector<PhysType> types = left_.types;
   types.insert(types.end(), right_.types.begin(), right_.types.end());
   BatchBuilder out(types);
-  if (dl.empty() && dr.empty()) return out.Finish();
+  if (dl.empty() && dr.empty()) {
+    CollectGarbage();
+    return out.Finish();
+  }
   const size_t nl = left_.types.size(), nr = right_.types.size();
   const bool outer = pad_left_ || pad_right_;
 
@@ -127,7 +140,7 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
     }
     row.clear();
     EncodeRow(&row, dl, r);
-    AddToTrace(&left_.trace, key, row, dl.weights[r]);
+    Add(&left_, key, row, dl.weights[r]);
   }
   // L_new ⋈ ΔR, then fold ΔR into R.
   for (size_t r = 0; r < dr.size(); ++r) {
@@ -149,15 +162,22 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
     }
     row.clear();
     EncodeRow(&row, dr, r);
-    AddToTrace(&right_.trace, key, row, dr.weights[r]);
+    Add(&right_, key, row, dr.weights[r]);
   }
 
-  if (!outer) return out.Finish();
-  for (const auto& k : touched) {
-    if (pad_left_ && Count(right_, k) == 0) EmitPadded(left_, true, k, +1, &out);
-    if (pad_right_ && Count(left_, k) == 0) EmitPadded(right_, false, k, +1, &out);
+  if (outer) {
+    for (const auto& k : touched) {
+      if (pad_left_ && Count(right_, k) == 0) EmitPadded(left_, true, k, +1, &out);
+      if (pad_right_ && Count(left_, k) == 0) EmitPadded(right_, false, k, +1, &out);
+    }
   }
-  return Consolidate(out.Finish());
+  CollectGarbage();
+  return outer ? Consolidate(out.Finish()) : out.Finish();
+}
+
+void JoinOp::CollectGarbage() {
+  for (Side* side : {&left_, &right_})
+    for (const auto& k : side->gc.TakeBelow()) side->trace.erase(k);
 }
 
 namespace {
@@ -197,6 +217,10 @@ void JoinOp::SaveState(StateWriter& w) const {
 void JoinOp::RestoreState(StateReader& r) {
   LoadTrace(r, &left_.trace);
   LoadTrace(r, &right_.trace);
+  for (Side* side : {&left_, &right_}) {
+    side->gc.Clear();
+    for (const auto& [k, rows] : side->trace) side->gc.Added(k);
+  }
 }
 
 }  // namespace fld

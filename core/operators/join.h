@@ -11,12 +11,16 @@
 // rows before (when the other side's count was 0) are retracted and the padded rows after are
 // emitted, so the output stays the change of the outer join.
 // State: both sides integrated, indexed by key (key encoding -> row encoding -> weight).
+// With waterlines on both sides of key column i, the rows of both sides whose key column i lies
+// below the smaller one are discarded after each step: no future change of either side can
+// have that key, so such rows neither match nor change padding again.
 #pragma once
 
 #include <map>
 #include <unordered_map>
 
 #include "core/circuit/operator.h"
+#include "core/circuit/waterline.h"
 
 namespace fld {
 
@@ -30,6 +34,10 @@ class JoinOp : public Operator {
   bool HasState() const override { return true; }
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
+  const std::vector<int>& left_keys() const { return left_.keys; }
+  const std::vector<int>& right_keys() const { return right_.keys; }
+  // Key column `key` (an index into the key lists) has waterline `w` on both sides (their minimum).
+  void SetWaterline(int key, WaterlineRef w);
 
  private:
   using Rows = std::map<std::string, int64_t>;  // row encoding -> weight
@@ -37,7 +45,10 @@ class JoinOp : public Operator {
     std::vector<PhysType> types;
     std::vector<int> keys;
     std::unordered_map<std::string, Rows> trace;
+    WaterlineIndex gc;  // keys of the trace by the key column with a waterline
   };
+  void Add(Side* side, const std::string& key, std::string row, int64_t w);
+  void CollectGarbage();
   static int64_t Count(const Side& s, const std::string& key);
   void EmitPadded(const Side& side, bool side_is_left, const std::string& key, int64_t sign, BatchBuilder* out) const;
 

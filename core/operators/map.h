@@ -17,6 +17,8 @@ class MapOp : public Operator {
   Batch Step(std::span<const Batch* const> inputs) override;
   std::string Name() const override { return predicate_ ? (projections_.empty() ? "filter" : "filter+map") : "map"; }
   std::string Describe() const override;
+  const BoundExpr* predicate() const { return predicate_.get(); }
+  const std::vector<BoundExprPtr>& projections() const { return projections_; }
 
  private:
   BoundExprPtr predicate_;

@@ -9,16 +9,20 @@
 #include "core/common/error.h"
 #include "core/expr/time.h"
 #include "core/operators/aggregate.h"
+#include "core/operators/asof_join.h"
 #include "core/operators/constant.h"
 #include "core/operators/distinct.h"
 #include "core/operators/hop.h"
 #include "core/operators/integrate.h"
 #include "core/operators/join.h"
+#include "core/operators/lateness.h"
 #include "core/operators/map.h"
 #include "core/operators/source.h"
 #include "core/operators/topk.h"
 #include "core/operators/union_all.h"
 #include "core/operators/upsert.h"
+#include "core/operators/watermark.h"
+#include "core/plan/waterlines.h"
 
 namespace fld::plan {
 
@@ -129,6 +133,21 @@ int Planner::AddTable(const sql::Statement& stmt) {
   auto types = r.schema.PhysTypes();
   r.input_node = circuit_->AddNode(std::make_unique<SourceOp>(types), {}, types);
   r.node = r.input_node;
+  // WATERMARK holds rows back before LATENESS judges them (as they are released).
+  int watermark = -1;
+  for (size_t i = 0; i < ct.columns.size(); ++i) {
+    const sql::ColumnDef& c = ct.columns[i];
+    if (c.watermark.empty()) continue;
+    if (watermark >= 0) ctx_.Error(c.watermark_pos, "a table with more than one WATERMARK column is not supported");
+    watermark = static_cast<int>(i);
+    Value delay = BindDelay(r.schema.fields[i], c.watermark, c.watermark_pos, "WATERMARK");
+    r.node = circuit_->AddNode(std::make_unique<WatermarkOp>(types, watermark, delay), {r.node}, types);
+  }
+  std::vector<LatenessSpec> lateness;
+  for (size_t i = 0; i < ct.columns.size(); ++i)
+    if (!ct.columns[i].lateness.empty())
+      lateness.push_back({static_cast<int>(i), ct.columns[i].lateness, ct.columns[i].lateness_pos});
+  if (!lateness.empty()) r.node = AddLateness(r.node, r.schema, lateness);
   if (!r.primary_key.empty())
     r.node = circuit_->AddNode(std::make_unique<UpsertOp>(types, r.primary_key), {r.input_node}, types);
   r.materialized = materialized;
@@ -166,8 +185,64 @@ int Planner::AddView(const sql::Statement& stmt) {
                                        cv.column_names.size(), r.schema.size()));
     for (size_t i = 0; i < cv.column_names.size(); ++i) r.schema.fields[i].name = cv.column_names[i];
   }
+  std::vector<LatenessSpec> lateness;
+  for (const sql::Statement* st : view_lateness_) {
+    if (!EqualsIgnoreCase(st->lateness_view, cv.name)) continue;
+    int c = r.schema.IndexOf(st->lateness_column);
+    if (c < 0) ctx_.Error(st->pos, fmt::format("view '{}' has no column '{}'", cv.name, st->lateness_column));
+    lateness.push_back({c, st->lateness_text, st->lateness_pos});
+  }
+  if (!lateness.empty()) r.node = AddLateness(r.node, r.schema, lateness);
   if (r.materialized) r.integrate_node = Materialize(r.node, r.schema.PhysTypes());
   return circuit_->AddRelation(std::move(r));
+}
+
+Value Planner::BindDelay(const Field& f, const std::string& text, Pos pos, std::string_view what) {
+  std::unique_ptr<sql::Query> q;
+  try {
+    q = sql::ParseQuery("SELECT " + text);
+  } catch (const fld::Error&) {
+  }
+  const bool interval = text.size() >= 8 && EqualsIgnoreCase(text.substr(0, 8), "INTERVAL");
+  if (!q || !q->select || q->select->items.size() != 1 || !q->select->from.empty())
+    ctx_.Error(pos, interval ? fmt::format("{} as an INTERVAL is not supported yet", what)
+                             : fmt::format("{} needs a constant expression, not '{}'", what, text));
+  Scope none;
+  BoundExprPtr e;
+  try {
+    e = binder_.Bind(*q->select->items[0].expr, none);
+  } catch (const fld::Error&) {
+    ctx_.Error(pos, fmt::format("{} needs a constant expression, not '{}'", what, text));
+  }
+  if (!e->IsConstant()) ctx_.Error(pos, fmt::format("{} needs a constant expression", what));
+  if (f.type.IsTemporal())
+    ctx_.Error(pos, fmt::format("{} of the {} column '{}' is an INTERVAL, which is not supported yet", what,
+                                f.type.ToString(), f.name));
+  if (!f.type.IsNumeric())
+    ctx_.Error(pos, fmt::format("{} needs a numeric or date/time column; '{}' is {}", what, f.name, f.type.ToString()));
+  if (!e->type.IsNumeric())
+    ctx_.Error(pos, fmt::format("the {} of the {} column '{}' must be a number", what, f.type.ToString(), f.name));
+  Value v;
+  try {
+    v = EvaluateConstant(*binder_.Coerce(std::move(e), f.type.WithNullable(true), pos));
+  } catch (const fld::Error& err) {
+    ctx_.Error(pos, err.what());
+  }
+  if (v.IsNull() || (v.kind == Value::Kind::kInt && v.i < 0) || (v.kind == Value::Kind::kDouble && !(v.d >= 0)))
+    ctx_.Error(pos, fmt::format("{} must not be negative or NULL", what));
+  return v;
+}
+
+int Planner::AddLateness(int node, const Schema& schema, const std::vector<LatenessSpec>& specs) {
+  std::vector<LatenessOp::Annotated> cols;
+  for (const auto& sp : specs) {
+    const Field& f = schema.fields[sp.column];
+    for (const auto& c : cols)
+      if (c.index == sp.column) ctx_.Error(sp.pos, fmt::format("column '{}' has LATENESS twice", f.name));
+    cols.push_back({sp.column, f.name, f.type, BindDelay(f, sp.text, sp.pos, "LATENESS")});
+  }
+  auto types = schema.PhysTypes();
+  return circuit_->AddNode(std::make_unique<LatenessOp>(types, std::move(cols)), {node}, types);
 }
 
 // ORDER BY ... LIMIT / OFFSET of a view: the order keys are bound over the view's output columns
@@ -450,6 +525,114 @@ Planner::Plan Planner::Join(Plan left, Plan right, std::vector<std::pair<BoundEx
   return out;
 }
 
+Planner::Plan Planner::AsofJoin(Plan left, Plan right, const sql::TableRef& t) {
+  // Which side an expression reads: 1 left, 2 right, 3 both, 0 neither.
+  auto side_of = [&](const Expr& e) {
+    std::vector<const Expr*> refs;
+    CollectRefs(e, &refs);
+    int mask = 0;
+    for (const Expr* r : refs) {
+      int li = binder_.TryResolve(left.scope, r->qualifier, r->name, r->pos);
+      int ri = binder_.TryResolve(right.scope, r->qualifier, r->name, r->pos);
+      if (li >= 0 && ri >= 0)
+        ctx_.Error(r->pos, fmt::format("column '{}' is ambiguous; qualify it with a table name", r->name));
+      if (li < 0 && ri < 0) {
+        Scope both = left.scope;
+        for (auto col : right.scope.cols) both.cols.push_back(col);
+        binder_.Resolve(both, r->qualifier, r->name, r->pos);
+      }
+      mask |= li >= 0 ? 1 : 2;
+    }
+    return mask;
+  };
+  const Expr& m = *t.match_condition;
+  const bool cmp = m.kind == ExprKind::kBinary &&
+                   (m.op == sql::Op::kGe || m.op == sql::Op::kGt || m.op == sql::Op::kLe || m.op == sql::Op::kLt);
+  if (!cmp || side_of(*m.args[0]) + side_of(*m.args[1]) != 3 || side_of(*m.args[0]) == 3)
+    ctx_.Error(m.pos,
+               "an ASOF JOIN's MATCH_CONDITION compares a left expression with a right one (left.ts >= right.ts)");
+  const bool left_first = side_of(*m.args[0]) == 1;
+  const Expr& lm = *m.args[left_first ? 0 : 1];
+  const Expr& rm = *m.args[left_first ? 1 : 0];
+  sql::Op op = m.op;
+  if (!left_first)
+    op = op == sql::Op::kLe   ? sql::Op::kGe
+         : op == sql::Op::kLt ? sql::Op::kGt
+         : op == sql::Op::kGe ? sql::Op::kLe
+                              : sql::Op::kLt;
+  if (op != sql::Op::kGe && op != sql::Op::kGt)
+    ctx_.Error(m.pos,
+               "an ASOF JOIN matching a later right row (left.ts <= right.ts) is not supported; Feldera's form is "
+               "left.ts >= right.ts");
+  std::vector<std::pair<BoundExprPtr, BoundExprPtr>> pairs;  // the keys, then the match columns
+  std::vector<const Expr*> conj;
+  SplitAnd(t.on.get(), &conj);
+  for (const Expr* c : conj) {
+    if (ContainsSubquery(*c)) ctx_.Error(c->pos, "subqueries in a join's ON condition are not supported yet");
+    bool ok = c->kind == ExprKind::kBinary && c->op == sql::Op::kEq;
+    int ma = ok ? side_of(*c->args[0]) : 0, mb = ok ? side_of(*c->args[1]) : 0;
+    if (!ok || !((ma == 1 && mb == 2) || (ma == 2 && mb == 1)))
+      ctx_.Error(c->pos, "an ASOF JOIN's ON condition must be equalities between the two sides (l.k = r.k AND ...)");
+    const Expr* le = ma == 1 ? c->args[0].get() : c->args[1].get();
+    const Expr* re = ma == 1 ? c->args[1].get() : c->args[0].get();
+    pairs.emplace_back(binder_.Bind(*le, left.scope), binder_.Bind(*re, right.scope));
+  }
+  pairs.emplace_back(binder_.Bind(lm, left.scope), binder_.Bind(rm, right.scope));
+  // Expressions that are not plain columns of the common type become hidden columns.
+  std::vector<int> lk, rk;
+  std::vector<BoundExprPtr> lextra, rextra;
+  for (auto& [a, b] : pairs) {
+    SqlType ty = binder_.CommonType(a->type, b->type, m.pos);
+    if (ty.id == TypeId::kNull) ty = SqlType::Of(TypeId::kInteger);
+    if (ty.id == TypeId::kRow || ty.id == TypeId::kArray || ty.id == TypeId::kBoolean)
+      if (&a == &pairs.back().first)
+        ctx_.Error(m.pos, "an ASOF JOIN's MATCH_CONDITION needs numbers, strings or times");
+    a = binder_.Coerce(std::move(a), ty.WithNullable(a->type.nullable), m.pos);
+    b = binder_.Coerce(std::move(b), ty.WithNullable(b->type.nullable), m.pos);
+    auto place = [&](BoundExprPtr& e, Plan& side, std::vector<BoundExprPtr>& extra, std::vector<int>& idx) {
+      if (e->op == ExprOp::kColumn) {
+        idx.push_back(e->column_index);
+      } else {
+        idx.push_back(static_cast<int>(side.scope.cols.size() + extra.size()));
+        extra.push_back(std::move(e));
+      }
+    };
+    place(a, left, lextra, lk);
+    place(b, right, rextra, rk);
+  }
+  auto extend = [&](Plan& side, std::vector<BoundExprPtr>& extra) {
+    if (extra.empty()) return;
+    std::vector<BoundExprPtr> proj;
+    for (size_t i = 0; i < side.scope.cols.size(); ++i)
+      proj.push_back(MakeColumn(static_cast<int>(i), side.scope.cols[i].type));
+    for (auto& e : extra) {
+      side.scope.cols.push_back({"", "", e->type, true});
+      proj.push_back(std::move(e));
+    }
+    side = Project(side, std::move(proj), side.scope.cols);
+  };
+  extend(left, lextra);
+  extend(right, rextra);
+  const int lts = lk.back(), rts = rk.back();
+  lk.pop_back();
+  rk.pop_back();
+  // Both match columns are encoded with one type (nullability aside).
+  right.scope.cols[rts].type = left.scope.cols[lts].type.WithNullable(right.scope.cols[rts].type.nullable);
+  std::vector<SqlType> ltypes, rtypes;
+  for (const auto& c : left.scope.cols) ltypes.push_back(c.type);
+  for (const auto& c : right.scope.cols) rtypes.push_back(c.type);
+  const bool pad_left = t.join_type == sql::JoinType::kLeft;
+  auto op_ptr = std::make_unique<AsofJoinOp>(ltypes, rtypes, lk, rk, lts, rts, op == sql::Op::kGt, pad_left);
+  Plan out;
+  out.scope = left.scope;
+  for (auto c : right.scope.cols) {
+    if (pad_left) c.type.nullable = true;
+    out.scope.cols.push_back(c);
+  }
+  out.node = circuit_->AddNode(std::move(op_ptr), {left.node, right.node}, Types(out.scope));
+  return out;
+}
+
 Planner::Plan Planner::PlanTableRef(const sql::TableRef& t) {
   // A FROM item reads nothing of its query, so one plan serves every look at it (the subquery
   // analysis plans FROM items before the subquery itself is planned).
@@ -570,6 +753,7 @@ Planner::Plan Planner::PlanWindowRef(const sql::TableRef& t) {
 Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t) {
   Plan left = PlanTableRef(*t.left);
   Plan right = PlanTableRef(*t.right);
+  if (t.match_condition) return AsofJoin(std::move(left), std::move(right), t);
   if (t.join_type == sql::JoinType::kCross) return Join(std::move(left), std::move(right), {}, false, false, t.pos);
   const bool pad_left = t.join_type == sql::JoinType::kLeft || t.join_type == sql::JoinType::kFull;
   const bool pad_right = t.join_type == sql::JoinType::kRight || t.join_type == sql::JoinType::kFull;
@@ -1570,6 +1754,10 @@ std::unique_ptr<Circuit> CompileProgram(const std::vector<sql::Statement>& progr
   auto circuit = std::make_unique<Circuit>(pool);
   Planner planner(circuit.get(), sql, src);
   SqlContext ctx{sql, src};
+  std::vector<const sql::Statement*> lateness;
+  for (const auto& st : program)
+    if (st.kind == sql::Statement::Kind::kLateness) lateness.push_back(&st);
+  planner.SetViewLateness(lateness);
   for (const auto& st : program) {
     switch (st.kind) {
       case sql::Statement::Kind::kCreateTable:
@@ -1586,6 +1774,12 @@ std::unique_ptr<Circuit> CompileProgram(const std::vector<sql::Statement>& progr
         ctx.Error(st.pos, "a pipeline's program holds only CREATE TABLE and CREATE [MATERIALIZED] VIEW statements");
     }
   }
+  for (const sql::Statement* st : lateness) {
+    int r = circuit->FindRelation(st->lateness_view);
+    if (r < 0 || circuit->relations()[r].kind != Relation::Kind::kView)
+      ctx.Error(st->pos, fmt::format("LATENESS names '{}', which is not a view of this program", st->lateness_view));
+  }
+  AttachWaterlines(circuit.get());
   return circuit;
 }
 

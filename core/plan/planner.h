@@ -42,6 +42,9 @@ class Planner {
   // Adds a table with a given schema (ad-hoc queries over stored relations).
   int AddStoredTable(const std::string& name, const Schema& schema);
   int AddView(const sql::Statement& stmt);
+  // `LATENESS view.column expr;` statements, applied when their view is added (they may come
+  // before or after it).
+  void SetViewLateness(std::vector<const sql::Statement*> stmts) { view_lateness_ = std::move(stmts); }
   // Names that exist but cannot be read (not materialized): selecting them fails with `hint`.
   void AddUnavailable(std::string name, std::string hint);
 
@@ -94,18 +97,31 @@ class Planner {
   // then the right's.
   Plan Join(Plan left, Plan right, std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys, bool pad_left,
             bool pad_right, sql::Pos pos, size_t* left_width = nullptr);
+  // l [LEFT] ASOF JOIN r MATCH_CONDITION l.ts >= r.ts ON l.k = r.k (t.match_condition set).
+  Plan AsofJoin(Plan left, Plan right, const sql::TableRef& t);
   Plan Filter(Plan p, BoundExprPtr pred);
   Plan ExceptOrIntersect(Plan l, Plan r, sql::SetOp op, sql::Pos pos);
   Plan Cast(Plan p, const std::vector<SqlType>& types, sql::Pos pos);
   // Adds ORDER BY ... LIMIT / OFFSET of a view's query over `node` (whose columns are `schema`).
   int TopK(int node, const Schema& schema, const sql::Query& q);
   int Materialize(int node, const std::vector<PhysType>& types);
+  // A lateness operator (core/operators/lateness.h) after `node` for the columns (index, the
+  // lateness expression as written, its position) of `schema`; returns its node.
+  struct LatenessSpec {
+    int column;
+    std::string text;
+    sql::Pos pos;
+  };
+  int AddLateness(int node, const Schema& schema, const std::vector<LatenessSpec>& specs);
+  // The constant of a LATENESS or WATERMARK (`what`) on column f, in f's physical form.
+  Value BindDelay(const Field& f, const std::string& text, sql::Pos pos, std::string_view what);
   std::vector<PhysType> Types(const Scope& s) const;
 
   Circuit* circuit_;
   SqlContext ctx_;
   Binder binder_;
   std::vector<std::pair<std::string, std::string>> unavailable_;
+  std::vector<const sql::Statement*> view_lateness_;
   int constant_node_ = -1;
   // The correlation domain of the subquery block PlanSelect plans next (taken on entry).
   const Plan* domain_ = nullptr;

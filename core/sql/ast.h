@@ -130,6 +130,9 @@ struct TableRef {
   ExprPtr on;                           // ON condition (may be null)
   std::vector<std::string> using_cols;  // USING (a, b)
   std::vector<ExprPtr> window_args;     // kWindow
+  // [LEFT] ASOF JOIN: join_type kLeft or kInner; `on` holds the equalities.
+  ExprPtr match_condition;  // MATCH_CONDITION (expr); non-null only for ASOF joins
+  Pos asof_pos;             // of MATCH_CONDITION
 };
 
 struct SelectItem {
@@ -207,7 +210,10 @@ struct ColumnDef {
   SqlType type;  // nullable = false when NOT NULL or PRIMARY KEY was given
   bool primary_key = false;
   ExprPtr default_value;  // DEFAULT <constant expression>, or null
-  std::string lateness;   // LATENESS <expression> as written (accepted; state is not yet discarded)
+  std::string lateness;   // LATENESS <expression> as written (bound by the planner), or empty
+  Pos lateness_pos;       // of the expression
+  std::string watermark;  // WATERMARK <expression> as written, or empty
+  Pos watermark_pos;
 };
 
 // 'key' = 'value' in WITH (...). value is the unquoted string.
@@ -258,7 +264,7 @@ struct Statement {
     kDropView,
     kCreateIndex,  // parsed and ignored
     kSet,          // SET key = value: accepted and ignored (Feldera's compiler options)
-    kLateness,     // LATENESS view.column <expression>: accepted and ignored
+    kLateness,     // LATENESS view.column <expression>
   };
   Kind kind = Kind::kQuery;
   Pos pos;
@@ -270,6 +276,9 @@ struct Statement {
   std::unique_ptr<Query> query;
   std::string drop_name;
   bool if_exists = false;
+  // kLateness: LATENESS view.column <expression>; the expression as written and its position.
+  std::string lateness_view, lateness_column, lateness_text;
+  Pos lateness_pos;
 };
 
 }  // namespace fld::sql

@@ -165,6 +165,8 @@ class Parser {
     const Token& t = Peek();
     // `FROM t WINDOW w AS (...)`: WINDOW starts the clause of named windows.
     if (t.kind == TokenKind::kIdent && t.upper == "WINDOW" && IsKw(Peek(2), "AS")) return false;
+    if (t.kind == TokenKind::kIdent && (t.upper == "MATCH_CONDITION" || (t.upper == "ASOF" && IsKw(Peek(1), "JOIN"))))
+      return false;  // ASOF JOIN's words are not reserved, but never an alias
     return t.kind == TokenKind::kQuotedIdent || (t.kind == TokenKind::kIdent && !IsReserved(t.upper));
   }
 
@@ -248,19 +250,29 @@ class Parser {
       st.query = ParseQueryExpr();
     } else if (IsKw(first, "DECLARE")) {
       FailAt(first.pos, "DECLARE RECURSIVE VIEW (recursive queries) is not supported yet");
-    } else if (IsKw(first, "SET") || IsKw(first, "LATENESS")) {
-      // SET key = value (Feldera's compiler options) and LATENESS view.column <expression>:
-      // accepted and ignored, so skip to the end of the statement.
-      st.kind = IsKw(first, "SET") ? Statement::Kind::kSet : Statement::Kind::kLateness;
+    } else if (IsKw(first, "LATENESS")) {
+      // LATENESS view.column <expression>: the expression is kept as text (it is often an
+      // INTERVAL) and bound by the planner.
+      st.kind = Statement::Kind::kLateness;
       Take();
-      if (st.kind == Statement::Kind::kSet) {
-        if (Peek().kind == TokenKind::kString)
-          Take();
-        else
-          ParseName("an option name");
-        ExpectSym("=");
-      }
-      if (AtEnd() || IsSym(Peek(), ";")) Expected(st.kind == Statement::Kind::kSet ? "a value" : "a column");
+      st.lateness_view = ParseName("a view name");
+      ExpectSym(".");
+      st.lateness_column = ParseName("a column name");
+      if (AtEnd() || IsSym(Peek(), ";")) Expected("the lateness (an expression)");
+      st.lateness_pos = Peek().pos;
+      size_t begin = Peek().pos.offset;
+      while (!AtEnd() && !IsSym(Peek(), ";")) Take();
+      st.lateness_text = std::string(sql_.substr(begin, last_end_ - begin));
+    } else if (IsKw(first, "SET")) {
+      // SET key = value (Feldera's compiler options): accepted and ignored.
+      st.kind = Statement::Kind::kSet;
+      Take();
+      if (Peek().kind == TokenKind::kString)
+        Take();
+      else
+        ParseName("an option name");
+      ExpectSym("=");
+      if (AtEnd() || IsSym(Peek(), ";")) Expected("a value");
       while (!AtEnd() && !IsSym(Peek(), ";")) Take();
     } else {
       Expected("a statement (CREATE, INSERT, DELETE, DROP, SELECT, SET or LATENESS)");
@@ -371,10 +383,12 @@ class Parser {
         ParseReferences();
       } else if (IsKw(Peek(), "REFERENCES")) {
         ParseReferences();
-      } else if (IsKw(Peek(), "LATENESS")) {
-        // LATENESS <expression> (often an INTERVAL, which fld does not parse): kept as text up to
-        // the next ',' or ')' outside parentheses.
+      } else if (IsKw(Peek(), "LATENESS") || IsKw(Peek(), "WATERMARK")) {
+        // LATENESS / WATERMARK <expression> (often an INTERVAL): kept as text up to the next ','
+        // or ')' outside parentheses, and bound by the planner.
+        const bool lateness = IsKw(Peek(), "LATENESS");
         Pos at = Take().pos;
+        (lateness ? col.lateness_pos : col.watermark_pos) = Peek().pos;
         size_t begin = Peek().pos.offset;
         int depth = 0;
         while (!AtEnd() && !(depth == 0 && (IsSym(Peek(), ",") || IsSym(Peek(), ")")))) {
@@ -382,8 +396,8 @@ class Parser {
           if (IsSym(Peek(), ")")) --depth;
           Take();
         }
-        if (last_end_ <= begin) FailAt(at, "LATENESS needs an expression");
-        col.lateness = std::string(sql_.substr(begin, last_end_ - begin));
+        if (last_end_ <= begin) FailAt(at, lateness ? "LATENESS needs an expression" : "WATERMARK needs an expression");
+        (lateness ? col.lateness : col.watermark) = std::string(sql_.substr(begin, last_end_ - begin));
       } else {
         break;
       }
@@ -887,7 +901,17 @@ class Parser {
       Pos join_pos = Peek().pos;
       bool natural = AcceptKw("NATURAL");
       JoinType type;
-      if (AcceptKw("CROSS")) {
+      bool asof = false;
+      if (IsKw(Peek(), "ASOF") && IsKw(Peek(1), "JOIN")) {  // ASOF JOIN: the inner form
+        Take();
+        type = JoinType::kInner;
+        asof = true;
+      } else if (IsKw(Peek(), "LEFT") && IsKw(Peek(1), "ASOF")) {
+        Take();
+        Take();
+        type = JoinType::kLeft;
+        asof = true;
+      } else if (AcceptKw("CROSS")) {
         type = JoinType::kCross;
       } else if (AcceptKw("INNER")) {
         type = JoinType::kInner;
@@ -907,6 +931,7 @@ class Parser {
         return left;
       }
       if (natural && type == JoinType::kCross) FailAt(join_pos, "NATURAL CROSS JOIN is not valid");
+      if (natural && asof) FailAt(join_pos, "NATURAL ASOF JOIN is not valid");
       ExpectKw("JOIN");
       auto join = std::make_unique<TableRef>();
       join->kind = TableRef::Kind::kJoin;
@@ -915,7 +940,14 @@ class Parser {
       join->natural = natural;
       join->left = std::move(left);
       join->right = ParseTablePrimary();
-      if (type != JoinType::kCross && !natural) {
+      if (asof) {
+        // MATCH_CONDITION [(] left.ts >= right.ts [)] ON equalities (Feldera's, after Snowflake).
+        if (!IsKw(Peek(), "MATCH_CONDITION")) Expected("MATCH_CONDITION after ASOF JOIN's right side");
+        join->asof_pos = Take().pos;
+        join->match_condition = ParseExpr();
+        if (!AcceptKw("ON")) Expected("ON after ASOF JOIN's MATCH_CONDITION");
+        join->on = ParseExpr();
+      } else if (type != JoinType::kCross && !natural) {
         if (AcceptKw("ON")) {
           join->on = ParseExpr();
         } else if (AcceptKw("USING")) {

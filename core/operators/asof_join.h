@@ -1,0 +1,75 @@
+// As-of join, incremental: `l [LEFT] ASOF JOIN r MATCH_CONDITION l.ts >= r.ts ON l.k = r.k`.
+//
+// Each left row is joined with at most one right row: among the right rows with the same key
+// whose match column is <= the left row's (< for a strict `>` condition), the one with the
+// largest match value; ties on the match value go to the right row that sorts last (column by
+// column, NULL first). Output rows are the left columns then the right columns; the weight is
+// the left row's times the matched right row's (as Feldera's operator computes it). A left row
+// with no match is dropped (inner form) or padded with NULLs (LEFT form). NULL keys and NULL
+// match values never match.
+//
+//        ΔL ──► affected left times ◄── ΔR (each changed right time R affects the left rows
+//                     │                      from R up to the next right time)
+//         -old matches of those rows, fold ΔL and ΔR in, +new matches
+//
+// A step re-emits only the left rows whose match may have changed: the rows of ΔL, and for each
+// right change at time R the left rows of that key whose time lies between R and the next right
+// time of the key (before or after the step). Their old output is retracted and their new
+// output inserted, so the result is the change of the as-of join.
+// State: both sides integrated, per key, ordered by the match column (then by the row). With
+// waterlines on both match columns, left rows below the smaller one are discarded, as Feldera
+// does: no future left change has such a time, and no future right change can become their
+// match (it would need a right time at or below theirs). Right rows below it are discarded too,
+// except, per key, those of the last time below it, which later left rows may still match.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <unordered_map>
+
+#include "core/circuit/operator.h"
+#include "core/circuit/waterline.h"
+#include "core/types/types.h"
+
+namespace fld {
+
+class AsofJoinOp : public Operator {
+ public:
+  // `left_ts` / `right_ts`: the match columns (same type on both sides). strict: `>` instead of `>=`.
+  AsofJoinOp(std::vector<SqlType> left_types, std::vector<SqlType> right_types, std::vector<int> left_keys,
+             std::vector<int> right_keys, int left_ts, int right_ts, bool strict, bool pad_left);
+  Batch Step(std::span<const Batch* const> inputs) override;
+  std::string Name() const override { return pad_left_ ? "left_asof_join" : "asof_join"; }
+  std::string Describe() const override;
+  bool HasState() const override { return true; }
+  void SaveState(StateWriter& w) const override;
+  void RestoreState(StateReader& r) override;
+  int left_ts() const { return left_.ts; }
+  int right_ts() const { return right_.ts; }
+  // Waterlines of the left and right match columns (core/circuit/waterline.h).
+  void SetWaterlines(WaterlineRef left, WaterlineRef right) {
+    left_waterline_ = std::move(left);
+    right_waterline_ = std::move(right);
+  }
+
+ private:
+  using Rows = std::map<std::string, int64_t>;  // EncodeRowValue(row) -> weight
+  using Times = std::map<std::string, Rows>;    // EncodeRowValue(match value) -> rows
+  struct Side {
+    std::vector<SqlType> types;
+    std::vector<int> keys;
+    int ts = -1;
+    std::unordered_map<std::string, Times> trace;  // key encoding -> rows by time
+  };
+  // The right rows the left rows of time `t` match in `times` (null: none).
+  const Rows* Match(const Times* times, const std::string& t) const;
+  void Emit(const std::string& lrow, int64_t lw, const Rows* match, int64_t sign, BatchBuilder* out) const;
+  void CollectGarbage();
+
+  Side left_, right_;
+  bool strict_, pad_left_;
+  WaterlineRef left_waterline_, right_waterline_;
+  std::string gc_bound_;  // the waterline of the last discarding (encoded)
+};
+
+}  // namespace fld

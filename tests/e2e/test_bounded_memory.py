@@ -1,0 +1,72 @@
+"""Bounded memory over an endless stream: datagen feeds a table whose time column has a LATENESS
+into a windowed aggregate (GROUP BY ts / 1000, k with COUNT, SUM, MAX) and a DISTINCT; the
+resident memory is sampled every second and must stay flat once warm, while the same pipeline
+without LATENESS keeps growing. Prints the figures.
+
+FLD_SOAK_SECONDS (default 12) sets how long each pipeline runs, FLD_SOAK_RATE (default 200000;
+0 = unlimited) the datagen rate: `ci/soak` runs it for 10 minutes."""
+
+import json
+import os
+import subprocess
+import time
+
+from fldtest import FLD, check, finish, run, spec, tmpdir
+
+SECONDS = int(os.environ.get("FLD_SOAK_SECONDS", "12"))
+RATE = int(os.environ.get("FLD_SOAK_RATE", "200000"))
+d = tmpdir()
+
+
+def program(lateness):
+    plan = {"fields": {"k": {"strategy": "uniform", "range": [0, 50]},
+                       "v": {"strategy": "uniform", "range": [0, 1000]}}}
+    if RATE > 0:
+        plan["rate"] = RATE
+    conn = json.dumps([{"transport": {"name": "datagen", "config": {"seed": 1, "plan": [plan]}}}])
+    return f"""
+CREATE TABLE t (ts BIGINT NOT NULL {lateness}, k INT NOT NULL, v INT NOT NULL) WITH ('connectors' = '{conn}');
+CREATE VIEW w AS SELECT ts / 1000 AS bucket, k, COUNT(*) AS n, SUM(v) AS s, MAX(v) AS m FROM t GROUP BY ts / 1000, k;
+CREATE VIEW d AS SELECT DISTINCT ts / 10 AS t10, k FROM t;
+"""
+
+
+def rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def soak(name, lateness):
+    p = spec(d, name, program(lateness), "fault_tolerance: {model: none}\n")
+    proc = subprocess.Popen([FLD, "run", "--quiet", p], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    samples = []
+    try:
+        for _ in range(SECONDS):
+            time.sleep(1)
+            assert proc.poll() is None, proc.stderr.read()
+            samples.append(rss_mib(proc.pid))
+    finally:
+        run(["stop", p], expect=None)
+        proc.wait(timeout=120)
+    out, _ = run(["status", p, "--json"], expect=None)
+    print(f"     {name}: RSS MiB per second: {' '.join(f'{s:.0f}' for s in samples)}", flush=True)
+    print(f"     {name}: {out.strip()[:200]}", flush=True)
+    return samples
+
+
+@check(f"RSS stays flat with LATENESS over an endless stream ({SECONDS} s, rate {RATE or 'unlimited'})")
+def _():
+    with_lateness = soak("bounded", "LATENESS 5000")
+    without = soak("unbounded", "")
+    warm = len(with_lateness) // 3
+    growth = with_lateness[-1] - with_lateness[warm]
+    growth_without = without[-1] - without[warm]
+    print(f"     growth after warm-up: {growth:.1f} MiB with LATENESS, {growth_without:.1f} MiB without", flush=True)
+    assert growth < max(8.0, 0.1 * with_lateness[warm]), with_lateness
+    assert growth_without > growth + 5, (with_lateness, without)
+
+
+finish()
