@@ -8,6 +8,7 @@
 
 #include "core/common/error.h"
 #include "core/operators/aggregate.h"
+#include "core/operators/bag_set_op.h"
 #include "core/operators/constant.h"
 #include "core/operators/distinct.h"
 #include "core/operators/integrate.h"
@@ -282,8 +283,6 @@ Planner::Plan Planner::PlanQueryBlock(const sql::Query& q) {
   if (l.scope.cols.size() != r.scope.cols.size())
     ctx_.Error(q.right->pos, fmt::format("the two sides of a set operation have {} and {} columns", l.scope.cols.size(),
                                          r.scope.cols.size()));
-  if (q.set_op != sql::SetOp::kUnion && q.set_all)
-    ctx_.Error(q.pos, "EXCEPT ALL and INTERSECT ALL are not supported yet");
   std::vector<SqlType> types;
   for (size_t i = 0; i < l.scope.cols.size(); ++i) {
     SqlType t = binder_.CommonType(l.scope.cols[i].type, r.scope.cols[i].type, q.pos);
@@ -292,10 +291,16 @@ Planner::Plan Planner::PlanQueryBlock(const sql::Query& q) {
   }
   l = Cast(std::move(l), types, q.pos);
   r = Cast(std::move(r), types, q.pos);
-  if (q.set_op != sql::SetOp::kUnion) return ExceptOrIntersect(std::move(l), std::move(r), q.set_op, q.pos);
   Plan out;
   out.scope = l.scope;
   for (auto& c : out.scope.cols) c.qualifier.clear();
+  if (q.set_op != sql::SetOp::kUnion && q.set_all) {
+    // Multiplicities min(l, r) / max(l - r, 0): one operator keeping both sides' counts.
+    auto kind = q.set_op == sql::SetOp::kExcept ? BagSetOp::Kind::kExceptAll : BagSetOp::Kind::kIntersectAll;
+    out.node = circuit_->AddNode(std::make_unique<BagSetOp>(kind), {l.node, r.node}, Types(out.scope));
+    return out;
+  }
+  if (q.set_op != sql::SetOp::kUnion) return ExceptOrIntersect(std::move(l), std::move(r), q.set_op, q.pos);
   out.node = circuit_->AddNode(std::make_unique<UnionAllOp>(), {l.node, r.node}, Types(out.scope));
   if (!q.set_all) out.node = circuit_->AddNode(std::make_unique<DistinctOp>(), {out.node}, Types(out.scope));
   return out;
@@ -1193,6 +1198,71 @@ Planner::Plan Planner::GeneralOuterJoin(Plan left, Plan right, std::vector<std::
   return out;
 }
 
+// One aggregate per grouping set over the same pre-aggregation map (group keys, then the
+// aggregates' arguments), each projected to the common layout (every group key, NULL where the
+// set lacks it; then the aggregates, a GROUPING(...) slot being the set's constant mask) and
+// unioned. Each piece is an ordinary incremental aggregate, and an empty set is a global
+// aggregate, so it has its row even over no input, as in PostgreSQL.
+int Planner::GroupingSets(int pre_node, const std::vector<PhysType>& pre_types, const std::vector<AggSpec>& specs,
+                          const AggContext& agg, const std::vector<std::vector<int>>& sets,
+                          const std::vector<PhysType>& out_types) {
+  const size_t num_keys = agg.group_exprs.size();
+  std::vector<int> parts;
+  for (const auto& set : sets) {
+    // Input of this set's aggregate: its keys, then every argument column of the pre map.
+    std::vector<BoundExprPtr> in;
+    std::vector<PhysType> in_types;
+    for (int g : set) {
+      in.push_back(MakeColumn(g, agg.group_exprs[g]->type));
+      in_types.push_back(pre_types[g]);
+    }
+    for (size_t c = num_keys; c < pre_types.size(); ++c) {
+      in.push_back(MakeColumn(static_cast<int>(c), SqlType::Of(TypeId::kNull)));
+      in.back()->type = SqlType::Of(pre_types[c] == PhysType::kF64   ? TypeId::kDouble
+                                    : pre_types[c] == PhysType::kStr ? TypeId::kVarchar
+                                                                     : TypeId::kBigInt);
+      in_types.push_back(pre_types[c]);
+    }
+    const int shift = static_cast<int>(set.size()) - static_cast<int>(num_keys);
+    std::vector<AggSpec> real;
+    std::vector<PhysType> agg_types;
+    for (int g : set) agg_types.push_back(pre_types[g]);
+    for (size_t a = 0; a < specs.size(); ++a) {
+      if (agg.grouping_calls.contains(a)) continue;
+      AggSpec sp = specs[a];
+      for (int* idx : {&sp.arg, &sp.key, &sp.filter})
+        if (*idx >= 0) *idx += shift;
+      real.push_back(sp);
+      agg_types.push_back(sp.result_type.phys());
+    }
+    int node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(in)), {pre_node}, in_types);
+    node =
+        circuit_->AddNode(std::make_unique<AggregateOp>(in_types, static_cast<int>(set.size()), real, circuit_->pool()),
+                          {node}, agg_types);
+    std::vector<BoundExprPtr> out;
+    for (size_t g = 0; g < num_keys; ++g) {
+      auto it = std::find(set.begin(), set.end(), static_cast<int>(g));
+      const SqlType& t = agg.group_exprs[g]->type;
+      out.push_back(it == set.end() ? MakeLiteral(Value::Null(), t.WithNullable(true))
+                                    : MakeColumn(static_cast<int>(it - set.begin()), t));
+    }
+    size_t next = set.size();
+    for (size_t a = 0; a < specs.size(); ++a) {
+      auto call = agg.grouping_calls.find(a);
+      if (call == agg.grouping_calls.end()) {
+        out.push_back(MakeColumn(static_cast<int>(next++), specs[a].result_type));
+        continue;
+      }
+      int64_t mask = 0;
+      for (int g : call->second) mask = mask << 1 | (std::find(set.begin(), set.end(), g) == set.end() ? 1 : 0);
+      out.push_back(MakeLiteral(Value::Int(mask), specs[a].result_type));
+    }
+    parts.push_back(circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(out)), {node}, out_types));
+  }
+  if (parts.size() == 1) return parts[0];
+  return circuit_->AddNode(std::make_unique<UnionAllOp>(), parts, out_types);
+}
+
 Planner::Plan Planner::PlanSelect(const sql::Select& s) {
   // A correlated subquery's block: its domain joins the FROM as the first item; the domain's
   // columns lead the output (hidden) and are the first GROUP BY keys.
@@ -1276,6 +1346,7 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
     AggContext agg;
     agg.input = &from.scope;
     for (size_t i = 0; i < k; ++i) agg.group_exprs.push_back(MakeColumn(static_cast<int>(i), from.scope.cols[i].type));
+    std::vector<int> group_index;  // per s.group_by item: its index in agg.group_exprs
     for (const auto& g : s.group_by) {
       // As in PostgreSQL (and SQLite, MySQL): GROUP BY <n> is the n-th select item, and a bare
       // name that is no input column may be a select item's alias.
@@ -1298,7 +1369,31 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         if (found) ge = found;
       }
       if (ContainsAggregate(*ge)) ctx_.Error(g->pos, "aggregate functions are not allowed in GROUP BY");
-      agg.group_exprs.push_back(binder_.Bind(*ge, from.scope));
+      BoundExprPtr b = binder_.Bind(*ge, from.scope);
+      int at = -1;
+      for (size_t n = k; n < agg.group_exprs.size() && at < 0 && !s.grouping_sets.empty(); ++n)
+        if (b->Equals(*agg.group_exprs[n])) at = static_cast<int>(n);
+      if (at < 0) {
+        at = static_cast<int>(agg.group_exprs.size());
+        agg.group_exprs.push_back(std::move(b));
+      }
+      group_index.push_back(at);
+    }
+    // GROUPING SETS / ROLLUP / CUBE: each set as indices into group_exprs (no index twice); a key
+    // missing from some set is NULL in that set's rows.
+    std::vector<std::vector<int>> sets;
+    if (!s.grouping_sets.empty()) {
+      if (domain) ctx_.Error(s.pos, "GROUPING SETS, ROLLUP and CUBE in a correlated subquery are not supported yet");
+      for (const auto& set : s.grouping_sets) {
+        std::vector<int> keys;
+        for (int i : set)
+          if (std::find(keys.begin(), keys.end(), group_index[i]) == keys.end()) keys.push_back(group_index[i]);
+        sets.push_back(std::move(keys));
+      }
+      for (size_t g = 0; g < agg.group_exprs.size(); ++g)
+        for (const auto& set : sets)
+          if (std::find(set.begin(), set.end(), static_cast<int>(g)) == set.end())
+            agg.group_exprs[g]->type.nullable = true;
     }
     // A correlated global aggregate (no GROUP BY of its own) keeps one row per domain value even
     // where no row matches: a marker COUNT(*) tells the matched values after a LEFT JOIN.
@@ -1360,6 +1455,15 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         agg_plan.scope.cols.push_back(c);
       }
       for (const auto& a : agg.aggs) agg_plan.scope.cols.push_back({"", "", a.result_type, false});
+      if (!sets.empty() || !agg.grouping_calls.empty()) {
+        if (domain) ctx_.Error(s.pos, "GROUPING in a correlated subquery is not supported yet");
+        if (sets.empty()) {
+          sets.emplace_back();
+          for (size_t g = 0; g < agg.group_exprs.size(); ++g) sets.back().push_back(static_cast<int>(g));
+        }
+        agg_plan.node = GroupingSets(pre_node, pre_types, specs, agg, sets, Types(agg_plan.scope));
+        return;
+      }
       agg_plan.node = circuit_->AddNode(
           std::make_unique<AggregateOp>(pre_types, static_cast<int>(agg.group_exprs.size()), specs, circuit_->pool()),
           {pre_node}, Types(agg_plan.scope));

@@ -77,6 +77,10 @@ class Planner {
   // are not keys: the inner matches plus each side's unmatched rows padded with NULLs.
   Plan GeneralOuterJoin(Plan left, Plan right, std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys,
                         const std::vector<const sql::Expr*>& residual, bool pad_left, bool pad_right, sql::Pos pos);
+  // The aggregate of a block with GROUPING SETS / ROLLUP / CUBE or GROUPING(...) calls.
+  int GroupingSets(int pre_node, const std::vector<PhysType>& pre_types, const std::vector<AggSpec>& specs,
+                   const AggContext& agg, const std::vector<std::vector<int>>& sets,
+                   const std::vector<PhysType>& out_types);
   Plan Distinct(Plan p);
   Plan Project(const Plan& p, std::vector<BoundExprPtr> proj, std::vector<ScopeColumn> cols);
   Plan PlanTableRef(const sql::TableRef& t);

@@ -135,6 +135,10 @@ struct Select {
   std::vector<std::unique_ptr<TableRef>> from;  // comma-separated list; empty = no FROM
   ExprPtr where;
   std::vector<ExprPtr> group_by;
+  // GROUPING SETS / ROLLUP / CUBE / `()`: the grouping sets, each a list of indices into
+  // group_by (several GROUP BY elements multiply out into their cross product). Empty for a plain
+  // GROUP BY, which is one set of all of group_by.
+  std::vector<std::vector<int>> grouping_sets;
   ExprPtr having;
 };
 
