@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 
+#include "core/circuit/fixed_point.h"
 #include "core/common/error.h"
 #include "core/operators/aggregate.h"
 #include "core/operators/bag_set_op.h"
@@ -139,6 +140,28 @@ int Planner::AddView(const sql::Statement& stmt) {
   const sql::CreateView& cv = *stmt.create_view;
   if (circuit_->FindRelation(cv.name) >= 0)
     ctx_.Error(stmt.pos, fmt::format("a table or view named '{}' already exists", cv.name));
+  if (!recursive_.declared.empty()) {
+    std::set<std::string> refs;
+    CollectRelationNames(*cv.query, &refs);
+    bool joins = recursive_.names.contains(ToUpper(cv.name));
+    for (const auto& r : refs) joins = joins || recursive_.names.contains(r);
+    if (joins) {
+      for (const auto* v : recursive_.views)
+        if (EqualsIgnoreCase(v->create_view->name, cv.name))
+          ctx_.Error(stmt.pos, fmt::format("a table or view named '{}' already exists", cv.name));
+      recursive_.views.push_back(&stmt);
+      recursive_.names.insert(ToUpper(cv.name));
+      bool complete = true;
+      for (const auto* d : recursive_.declared) {
+        bool defined = false;
+        for (const auto* v : recursive_.views)
+          defined = defined || EqualsIgnoreCase(v->create_view->name, d->create_table->name);
+        complete = complete && defined;
+      }
+      if (complete) BuildRecursiveGroup();
+      return -1;
+    }
+  }
   for (const auto& p : cv.properties)
     if (p.key != "connectors") ctx_.Error(p.pos, fmt::format("unknown view property '{}' (known: connectors)", p.key));
   Relation r;
@@ -159,6 +182,238 @@ int Planner::AddView(const sql::Statement& stmt) {
   }
   if (r.materialized) r.integrate_node = Materialize(r.node, r.schema.PhysTypes());
   return circuit_->AddRelation(std::move(r));
+}
+
+namespace {
+
+void NamesIn(const sql::Expr& e, std::set<std::string>* out);
+
+void NamesIn(const sql::TableRef& t, std::set<std::string>* out) {
+  if (t.kind == sql::TableRef::Kind::kTable) out->insert(ToUpper(t.name));
+  if (t.subquery) CollectRelationNames(*t.subquery, out);
+  if (t.left) NamesIn(*t.left, out);
+  if (t.right) NamesIn(*t.right, out);
+  if (t.on) NamesIn(*t.on, out);
+}
+
+void NamesIn(const sql::Expr& e, std::set<std::string>* out) {
+  if (e.subquery) CollectRelationNames(*e.subquery, out);
+  for (const auto& a : e.args)
+    if (a) NamesIn(*a, out);
+  if (e.filter) NamesIn(*e.filter, out);
+}
+
+}  // namespace
+
+// Every relation name a query reads (upper case; WITH names included, which is harmless).
+void CollectRelationNames(const sql::Query& q, std::set<std::string>* out) {
+  for (const auto& cte : q.with) CollectRelationNames(*cte.query, out);
+  if (q.left) CollectRelationNames(*q.left, out);
+  if (q.right) CollectRelationNames(*q.right, out);
+  if (!q.select) return;
+  const sql::Select& s = *q.select;
+  for (const auto& item : s.items) NamesIn(*item.expr, out);
+  for (const auto& f : s.from) NamesIn(*f, out);
+  for (const auto* e : {s.where.get(), s.having.get()})
+    if (e) NamesIn(*e, out);
+  for (const auto& g : s.group_by) NamesIn(*g, out);
+}
+
+void Planner::DeclareRecursiveView(const sql::Statement& stmt) {
+  const std::string& name = stmt.create_table->name;
+  if (circuit_->FindRelation(name) >= 0 || recursive_.names.contains(ToUpper(name)))
+    ctx_.Error(stmt.pos, fmt::format("a table or view named '{}' already exists", name));
+  for (const auto& c : stmt.create_table->columns)
+    if (c.primary_key || c.default_value || !c.lateness.empty())
+      ctx_.Error(c.pos, "a recursive view's columns take a name, a type and NOT NULL only");
+  recursive_.declared.push_back(&stmt);
+  recursive_.names.insert(ToUpper(name));
+}
+
+void Planner::Finish() {
+  for (const auto* d : recursive_.declared) {
+    bool defined = false;
+    for (const auto* v : recursive_.views)
+      defined = defined || EqualsIgnoreCase(v->create_view->name, d->create_table->name);
+    if (!defined)
+      ctx_.Error(d->pos, fmt::format("recursive view '{}' is declared but never defined", d->create_table->name));
+  }
+}
+
+// What one nested copy of a recursive group is built from (shared by every copy, kept as long as
+// the fixed point node lives): the program text, re-parsed, and which of its statements to plan.
+struct RecursiveInstance {
+  std::string sql;
+  sql::SourceInfo src;
+  std::vector<sql::Statement> program;
+  std::vector<std::pair<std::string, Schema>> inputs;  // outer relations read, in input order
+  std::vector<size_t> declared, views;                 // indices into program; views in order
+  ThreadPool* pool = nullptr;
+
+  static Schema DeclaredSchema(const sql::Statement& d) {
+    Schema s;
+    for (const auto& c : d.create_table->columns) s.fields.push_back({c.name, c.type});
+    return s;
+  }
+
+  // Builds one copy; fills the layout and the exposed views' schemas.
+  std::unique_ptr<Circuit> Build(FixedPointOp::Layout* layout, std::vector<Schema>* exposed) const {
+    auto c = std::make_unique<Circuit>(pool);
+    Planner p(c.get(), sql, src);
+    *layout = {};
+    exposed->clear();
+    for (const auto& [name, schema] : inputs) layout->inputs.push_back(p.AddStoredTable(name, schema));
+    for (size_t d : declared) {
+      layout->feedback_in.push_back(p.AddStoredTable(program[d].create_table->name, DeclaredSchema(program[d])));
+      layout->names.push_back(program[d].create_table->name);
+    }
+    layout->feedback_out.resize(declared.size());
+    for (size_t vi : views) {
+      const sql::Statement& st = program[vi];
+      const sql::CreateView& cv = *st.create_view;
+      Schema schema;
+      Planner::Plan plan;
+      plan.node = p.PlanQuery(*cv.query, &schema);
+      if (cv.query->limit || cv.query->offset) plan.node = p.TopK(plan.node, schema, *cv.query);
+      if (!cv.column_names.empty()) {
+        if (cv.column_names.size() != schema.size())
+          p.ctx_.Error(st.pos, fmt::format("view '{}' names {} columns but its query has {}", cv.name,
+                                           cv.column_names.size(), schema.size()));
+        for (size_t i = 0; i < schema.size(); ++i) schema.fields[i].name = cv.column_names[i];
+      }
+      for (const auto& f : schema.fields) plan.scope.cols.push_back({"", f.name, f.type, false});
+      int decl = -1;
+      for (size_t d = 0; d < declared.size(); ++d)
+        if (EqualsIgnoreCase(program[declared[d]].create_table->name, cv.name)) decl = static_cast<int>(d);
+      if (decl >= 0) {
+        // The declared names and types (the query's types cast to them).
+        const Schema want = DeclaredSchema(program[declared[decl]]);
+        if (want.size() != schema.size())
+          p.ctx_.Error(st.pos, fmt::format("recursive view '{}' is declared with {} columns but its query has {}",
+                                           cv.name, want.size(), schema.size()));
+        std::vector<SqlType> types;
+        for (size_t i = 0; i < want.size(); ++i) {
+          const Field& w = want.fields[i];
+          const Field& g = schema.fields[i];
+          if (!EqualsIgnoreCase(w.name, g.name))
+            p.ctx_.Error(st.pos, fmt::format("column {} of recursive view '{}' is declared as '{}' but its query "
+                                             "names it '{}'",
+                                             i + 1, cv.name, w.name, g.name));
+          if (!w.type.nullable && g.type.nullable)
+            p.ctx_.Error(st.pos, fmt::format("column '{}' of recursive view '{}' is declared NOT NULL but its query "
+                                             "can give NULL",
+                                             w.name, cv.name));
+          types.push_back(w.type);
+        }
+        plan = p.Cast(std::move(plan), types, st.pos);
+        schema = want;
+      }
+      // Every view of a recursive group is a set (Feldera's rule), or the iteration would not
+      // end.
+      plan.node = c->AddNode(std::make_unique<DistinctOp>(), {plan.node}, schema.PhysTypes());
+      if (decl >= 0) {
+        layout->feedback_out[decl] = plan.node;
+      } else {
+        // A view of the group that is not declared: later views of this copy read it.
+        Relation r;
+        r.kind = Relation::Kind::kView;
+        r.name = cv.name;
+        r.schema = schema;
+        r.node = plan.node;
+        c->AddRelation(std::move(r));
+      }
+      layout->outputs.push_back(plan.node);
+      exposed->push_back(schema);
+    }
+    return c;
+  }
+};
+
+void Planner::BuildRecursiveGroup() {
+  RecursiveGroup group = std::move(recursive_);
+  recursive_ = {};
+  // The views the declared ones read, transitively, are the group's fixed point; the others
+  // only read it.
+  std::map<std::string, std::set<std::string>> refs;  // upper-case view name -> group names it reads
+  for (const auto* v : group.views) {
+    std::set<std::string> all;
+    CollectRelationNames(*v->create_view->query, &all);
+    for (const auto& n : all)
+      if (group.names.contains(n)) refs[ToUpper(v->create_view->name)].insert(n);
+  }
+  std::set<std::string> in_cycle;
+  std::vector<std::string> todo;
+  for (const auto* d : group.declared) todo.push_back(ToUpper(d->create_table->name));
+  while (!todo.empty()) {
+    std::string n = todo.back();
+    todo.pop_back();
+    if (!in_cycle.insert(n).second) continue;
+    for (const auto& m : refs[n]) todo.push_back(m);
+  }
+  auto rec = std::make_shared<RecursiveInstance>();
+  rec->sql = std::string(ctx_.sql);
+  rec->src = ctx_.src;
+  rec->program = sql::ParseProgram(rec->sql, rec->src);
+  rec->pool = circuit_->pool();
+  auto index_of = [&](const sql::Statement* st) {
+    for (size_t i = 0; i < rec->program.size(); ++i)
+      if (rec->program[i].begin == st->begin) return i;
+    ctx_.Error(st->pos, "internal error: statement not found");
+  };
+  for (const auto* d : group.declared) rec->declared.push_back(index_of(d));
+  std::vector<const sql::Statement*> members, others;
+  std::set<std::string> read;
+  for (const auto* v : group.views) {
+    if (!in_cycle.contains(ToUpper(v->create_view->name))) {
+      others.push_back(v);
+      continue;
+    }
+    members.push_back(v);
+    rec->views.push_back(index_of(v));
+    CollectRelationNames(*v->create_view->query, &read);
+  }
+  std::vector<int> input_nodes;
+  for (const auto& n : read) {
+    if (in_cycle.contains(n)) continue;
+    int r = circuit_->FindRelation(n);
+    if (r < 0) continue;  // a WITH name (or unknown: planning the copy reports it)
+    const Relation& rel = circuit_->relations()[r];
+    rec->inputs.emplace_back(rel.name, rel.schema);
+    input_nodes.push_back(rel.node);
+  }
+  FixedPointOp::Layout layout;
+  std::vector<Schema> exposed;
+  rec->Build(&layout, &exposed);  // reports the group's errors now
+  auto op = std::make_unique<FixedPointOp>(
+      [rec] {
+        FixedPointOp::Layout l;
+        std::vector<Schema> e;
+        return rec->Build(&l, &e);
+      },
+      layout, kMaxRecursionIterations);
+  const FixedPointOp* fp = op.get();
+  int node = circuit_->AddNode(std::move(op), input_nodes, {});
+  for (size_t k = 0; k < members.size(); ++k) {
+    const sql::Statement& st = *members[k];
+    const sql::CreateView& cv = *st.create_view;
+    for (const auto& p : cv.properties)
+      if (p.key != "connectors")
+        ctx_.Error(p.pos, fmt::format("unknown view property '{}' (known: connectors)", p.key));
+    Relation r;
+    r.kind = Relation::Kind::kView;
+    r.name = cv.name;
+    r.pos = st.pos;
+    r.properties = cv.properties;
+    r.materialized = cv.materialized;
+    r.local = cv.local;
+    r.query_text = std::string(ctx_.sql.substr(cv.query_begin, cv.query_end - cv.query_begin));
+    r.schema = exposed[k];
+    auto types = r.schema.PhysTypes();
+    r.node = circuit_->AddNode(std::make_unique<FixedPointOutputOp>(fp, k), {node}, types);
+    if (r.materialized) r.integrate_node = Materialize(r.node, types);
+    circuit_->AddRelation(std::move(r));
+  }
+  for (const auto* v : others) AddView(*v);
 }
 
 // ORDER BY ... LIMIT / OFFSET of a view: the order keys are bound over the view's output columns
@@ -1599,6 +1854,9 @@ std::unique_ptr<Circuit> CompileProgram(const std::vector<sql::Statement>& progr
       case sql::Statement::Kind::kCreateView:
         planner.AddView(st);
         break;
+      case sql::Statement::Kind::kDeclareRecursiveView:
+        planner.DeclareRecursiveView(st);
+        break;
       case sql::Statement::Kind::kCreateIndex:
       case sql::Statement::Kind::kSet:
       case sql::Statement::Kind::kLateness:
@@ -1607,6 +1865,7 @@ std::unique_ptr<Circuit> CompileProgram(const std::vector<sql::Statement>& progr
         ctx.Error(st.pos, "a pipeline's program holds only CREATE TABLE and CREATE [MATERIALIZED] VIEW statements");
     }
   }
+  planner.Finish();
   return circuit;
 }
 

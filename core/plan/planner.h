@@ -48,6 +48,18 @@ class Planner {
   // Plans a query; returns its output node and fills the output schema.
   int PlanQuery(const sql::Query& q, Schema* schema);
 
+  // DECLARE RECURSIVE VIEW. The views defined after it that read a declared view (directly or
+  // through other such views) form a recursive group, built once every declared view of the
+  // group is defined: the views that a declared view reads (transitively) are computed together
+  // by one fixed point node (core/circuit/fixed_point.h) as DISTINCT sets; the others are
+  // planned after it as ordinary views. A view's query must give its declared column names;
+  // its types are cast to the declared ones.
+  void DeclareRecursiveView(const sql::Statement& stmt);
+  // Ends a program: a declared view never defined is an error.
+  void Finish();
+  // The most iterations a recursive group may need in one step (a run-time error beyond).
+  static constexpr size_t kMaxRecursionIterations = 1000;
+
  private:
   struct Plan {
     int node = -1;
@@ -98,6 +110,16 @@ class Planner {
   int Materialize(int node, const std::vector<PhysType>& types);
   std::vector<PhysType> Types(const Scope& s) const;
 
+  // The open recursive group: its DECLARE statements and the views that joined it, in order.
+  struct RecursiveGroup {
+    std::vector<const sql::Statement*> declared;
+    std::vector<const sql::Statement*> views;
+    std::set<std::string> names;  // upper case: declared views and views that joined
+  };
+  RecursiveGroup recursive_;
+  void BuildRecursiveGroup();
+  friend struct RecursiveInstance;
+
   Circuit* circuit_;
   SqlContext ctx_;
   Binder binder_;
@@ -117,7 +139,14 @@ class Planner {
   std::map<const sql::TableRef*, Plan> ref_plans_;
 };
 
-// Compiles a whole program. Only CREATE TABLE and CREATE [MATERIALIZED] VIEW are allowed.
+// Every relation name a query reads (upper case; the names of its WITH queries too).
+void CollectRelationNames(const sql::Query& q, std::set<std::string>* out);
+
+// Every relation name a query reads (upper case; the names of its WITH queries too).
+void CollectRelationNames(const sql::Query& q, std::set<std::string>* out);
+
+// Compiles a whole program. Only CREATE TABLE, CREATE [MATERIALIZED] VIEW and DECLARE RECURSIVE
+// VIEW are allowed.
 std::unique_ptr<Circuit> CompileProgram(const std::vector<sql::Statement>& program, std::string_view sql,
                                         const sql::SourceInfo& src, ThreadPool* pool);
 

@@ -229,9 +229,10 @@ struct Statement {
     kQuery,  // a bare SELECT
     kDropTable,
     kDropView,
-    kCreateIndex,  // parsed and ignored
-    kSet,          // SET key = value: accepted and ignored (Feldera's compiler options)
-    kLateness,     // LATENESS view.column <expression>: accepted and ignored
+    kCreateIndex,           // parsed and ignored
+    kSet,                   // SET key = value: accepted and ignored (Feldera's compiler options)
+    kLateness,              // LATENESS view.column <expression>: accepted and ignored
+    kDeclareRecursiveView,  // DECLARE RECURSIVE VIEW v (columns): create_table holds name and columns
   };
   Kind kind = Kind::kQuery;
   Pos pos;

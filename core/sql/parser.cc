@@ -240,7 +240,18 @@ class Parser {
       st.kind = Statement::Kind::kQuery;
       st.query = ParseQueryExpr();
     } else if (IsKw(first, "DECLARE")) {
-      FailAt(first.pos, "DECLARE RECURSIVE VIEW (recursive queries) is not supported yet");
+      // DECLARE RECURSIVE VIEW v (c type, ...): the forward declaration of a recursive view.
+      Take();
+      ExpectKw("RECURSIVE");
+      ExpectKw("VIEW");
+      st.kind = Statement::Kind::kDeclareRecursiveView;
+      st.create_table = std::make_unique<CreateTable>();
+      st.create_table->name = ParseName("a view name");
+      ExpectSym("(");
+      do {
+        st.create_table->columns.push_back(ParseColumnDef(st.create_table.get()));
+      } while (AcceptSym(","));
+      ExpectSym(")");
     } else if (IsKw(first, "SET") || IsKw(first, "LATENESS")) {
       // SET key = value (Feldera's compiler options) and LATENESS view.column <expression>:
       // accepted and ignored, so skip to the end of the statement.
