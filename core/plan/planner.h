@@ -16,7 +16,10 @@
 // Scalar subqueries returning more than one row are a run-time error. WITH queries are planned
 // once and shared by every reference. Outer joins take any ON condition: equalities between the
 // sides become keys; the rest filters the matches, and the padded rows are the rows of a side
-// with no match (an anti-join against the DISTINCT matched rows).
+// with no match (an anti-join against the DISTINCT matched rows). GROUPING SETS / ROLLUP / CUBE
+// are one aggregate per set, unioned; EXCEPT ALL / INTERSECT ALL one multiset operator. Recursive
+// views (DECLARE RECURSIVE VIEW) are one fixed point node over a nested circuit planned from the
+// group's queries (see DeclareRecursiveView).
 #pragma once
 
 #include <map>
