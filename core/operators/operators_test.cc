@@ -24,6 +24,7 @@
 #include "core/common/thread_pool.h"
 #include "core/expr/expr.h"
 #include "core/operators/aggregate.h"
+#include "core/operators/bag_set_op.h"
 #include "core/operators/constant.h"
 #include "core/operators/distinct.h"
 #include "core/operators/integrate.h"
@@ -1128,6 +1129,49 @@ TEST_CASE("distinct: I(output) is the set of rows with positive weight", "[opera
   // Distinct is defined for any Z-set (rows of weight <= 0 are absent), so negative integrated
   // weights must work too.
   CheckAll(DistinctScenario(true), 8100);
+}
+
+// ----------------------------------------------------------------- EXCEPT ALL / INTERSECT ALL
+
+Scenario BagSetScenario(BagSetOp::Kind kind, bool arbitrary) {
+  Scenario sc;
+  const bool except = kind == BagSetOp::Kind::kExceptAll;
+  sc.name = std::string(except ? "except all" : "intersect all") + (arbitrary ? " (arbitrary weights)" : "");
+  sc.inputs = {{kKey3, kKeyStr}, {kKey3, kKeyStr}};
+  sc.out_types = TypesOf(sc.inputs[0]);
+  sc.make = [kind] { return std::make_unique<BagSetOp>(kind); };
+  sc.consolidated = true;
+  // PostgreSQL's rule, with a multiplicity below zero counting as zero.
+  sc.naive = [except](const std::vector<ZSet>& in, const std::vector<Changes>&) {
+    ZSet out;
+    std::set<Row> rows;
+    for (const auto& z : in)
+      for (const auto& [r, w] : z) rows.insert(r);
+    for (const Row& r : rows) {
+      auto mult = [&](const ZSet& z) {
+        auto it = z.find(r);
+        return it == z.end() ? int64_t{0} : std::max<int64_t>(it->second, 0);
+      };
+      int64_t l = mult(in[0]), rr = mult(in[1]);
+      AddInto(&out, r, except ? std::max<int64_t>(l - rr, 0) : std::min(l, rr));
+    }
+    return out;
+  };
+  if (arbitrary) {
+    auto specs = sc.inputs[0];
+    sc.delta = [specs](Gen& g, size_t, ZSet* cur) {
+      Changes ch = g.ArbitraryDelta(specs);
+      for (const auto& [r, w] : ch) AddInto(cur, r, w);
+      return ch;
+    };
+  }
+  return sc;
+}
+
+TEST_CASE("except all / intersect all: I(output) is the multiset difference / intersection", "[operators]") {
+  uint64_t seed = 8500;
+  for (auto kind : {BagSetOp::Kind::kExceptAll, BagSetOp::Kind::kIntersectAll})
+    for (bool arbitrary : {false, true}) CheckAll(BagSetScenario(kind, arbitrary), seed += 10);
 }
 
 // ---------------------------------------------------------------------------------- upsert

@@ -20,9 +20,9 @@ bool IsAggregateName(std::string_view n) {
   static const std::string_view kNames[] = {"COUNT", "SUM", "AVG", "MIN", "MAX", "ARG_MIN", "ARG_MAX", "STDDEV",
                                             "STDDEV_POP", "STDDEV_SAMP", "VARIANCE", "VAR_POP", "VAR_SAMP", "BIT_AND",
                                             "BIT_OR", "BIT_XOR", "EVERY", "SOME", "BOOL_AND", "BOOL_OR", "COUNTIF",
-                                            "ARRAY_AGG",
+                                            "ARRAY_AGG", "GROUPING", "GROUPING_ID",
                                             // Known to Feldera, refused by name ("MAP_AGG is not supported yet").
-                                            "MAP_AGG"};
+                                            "MAP_AGG", "GROUP_ID"};
   for (std::string_view k : kNames)
     if (n == k) return true;
   return false;
@@ -385,6 +385,7 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
       {"BOOL_OR", AggKind::kMax},
       {"COUNTIF", AggKind::kCountStar},
   };
+  if (e.name == "GROUPING" || e.name == "GROUPING_ID") return GroupingCall(e, agg);
   AggSpec spec;
   bool known = false;
   for (const auto& [name, kind] : kKinds)
@@ -473,7 +474,7 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
   auto same = [](const BoundExprPtr& a, const BoundExprPtr& b) { return a ? (b && a->Equals(*b)) : !b; };
   for (size_t i = 0; i < agg->aggs.size(); ++i) {
     const AggSpec& o = agg->aggs[i];
-    if (o.kind != spec.kind || o.distinct != spec.distinct) continue;
+    if (o.kind != spec.kind || o.distinct != spec.distinct || agg->grouping_calls.contains(i)) continue;
     if (!same(arg, agg->args[i]) || !same(key, agg->keys[i]) || !same(filter, agg->filters[i])) continue;
     return MakeColumn(static_cast<int>(agg->group_exprs.size() + i), o.result_type);
   }
@@ -482,6 +483,35 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
   agg->keys.push_back(std::move(key));
   agg->filters.push_back(std::move(filter));
   return MakeColumn(static_cast<int>(agg->group_exprs.size() + agg->aggs.size() - 1), spec.result_type);
+}
+
+// GROUPING(a, b, ...): each argument must be a GROUP BY expression; the value is a BIGINT bit
+// mask per grouping set, computed by the planner (see AggContext::grouping_calls).
+BoundExprPtr Binder::GroupingCall(const Expr& e, AggContext* agg) {
+  if (e.star_arg || e.args.empty()) ctx_.Error(e.pos, fmt::format("{} needs at least one argument", e.name));
+  if (e.distinct || e.filter) ctx_.Error(e.pos, fmt::format("{} takes neither DISTINCT nor FILTER", e.name));
+  if (e.args.size() > 62) ctx_.Error(e.pos, fmt::format("{} takes at most 62 arguments", e.name));
+  std::vector<int> keys;
+  for (const auto& a : e.args) {
+    if (ContainsAggregate(*a)) ctx_.Error(a->pos, "aggregate calls cannot be nested");
+    BoundExprPtr b = Bind(*a, *agg->input);
+    int g = -1;
+    for (size_t i = 0; i < agg->group_exprs.size() && g < 0; ++i)
+      if (b->Equals(*agg->group_exprs[i])) g = static_cast<int>(i);
+    if (g < 0) ctx_.Error(a->pos, fmt::format("the arguments of {} must be GROUP BY expressions", e.name));
+    keys.push_back(g);
+  }
+  const SqlType type = SqlType::Of(TypeId::kBigInt, false);
+  for (const auto& [slot, k] : agg->grouping_calls)
+    if (k == keys) return MakeColumn(static_cast<int>(agg->group_exprs.size() + slot), type);
+  AggSpec spec;  // a placeholder: never given to an aggregate operator
+  spec.result_type = type;
+  agg->grouping_calls.emplace(agg->aggs.size(), std::move(keys));
+  agg->aggs.push_back(spec);
+  agg->args.push_back(nullptr);
+  agg->keys.push_back(nullptr);
+  agg->filters.push_back(nullptr);
+  return MakeColumn(static_cast<int>(agg->group_exprs.size() + agg->aggs.size() - 1), type);
 }
 
 BoundExprPtr Binder::BindAggregate(const Expr& e, AggContext* agg) {

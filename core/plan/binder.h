@@ -13,6 +13,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,10 @@ struct AggContext {
   std::vector<BoundExprPtr> args;         // per aggregate, bound over `input`: its argument (or null),
   std::vector<BoundExprPtr> keys;         // the ARG_MIN/ARG_MAX ordering argument (or null),
   std::vector<BoundExprPtr> filters;      // the FILTER (WHERE ...) condition (or null)
+  // Aggregate slots that are GROUPING(...) / GROUPING_ID(...) calls, with their arguments as
+  // indices into group_exprs: no aggregate computes them; the planner gives each grouping set's
+  // rows the constant bit mask (1 where the argument is not in the set, first argument highest).
+  std::map<size_t, std::vector<int>> grouping_calls;
 };
 
 bool IsAggregateName(std::string_view upper_name);
@@ -107,6 +112,7 @@ class Binder {
   BoundExprPtr Logic(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;
   BoundExprPtr RequireBool(BoundExprPtr e, sql::Pos pos) const;
   BoundExprPtr AggregateCall(const sql::Expr& e, AggContext* agg);
+  BoundExprPtr GroupingCall(const sql::Expr& e, AggContext* agg);
   int TryResolveAmong(const Scope& scope, std::string_view qualifier, std::string_view name, sql::Pos pos,
                       bool correlated) const;
   // Dates, times and intervals (bind_time.cc). Each returns null when e (the operands) is not

@@ -6,10 +6,12 @@
 #include <functional>
 #include <set>
 
+#include "core/circuit/fixed_point.h"
 #include "core/common/error.h"
 #include "core/expr/time.h"
 #include "core/operators/aggregate.h"
 #include "core/operators/asof_join.h"
+#include "core/operators/bag_set_op.h"
 #include "core/operators/constant.h"
 #include "core/operators/distinct.h"
 #include "core/operators/hop.h"
@@ -159,6 +161,28 @@ int Planner::AddView(const sql::Statement& stmt) {
   const sql::CreateView& cv = *stmt.create_view;
   if (circuit_->FindRelation(cv.name) >= 0)
     ctx_.Error(stmt.pos, fmt::format("a table or view named '{}' already exists", cv.name));
+  if (!recursive_.declared.empty()) {
+    std::set<std::string> refs;
+    CollectRelationNames(*cv.query, &refs);
+    bool joins = recursive_.names.contains(ToUpper(cv.name));
+    for (const auto& r : refs) joins = joins || recursive_.names.contains(r);
+    if (joins) {
+      for (const auto* v : recursive_.views)
+        if (EqualsIgnoreCase(v->create_view->name, cv.name))
+          ctx_.Error(stmt.pos, fmt::format("a table or view named '{}' already exists", cv.name));
+      recursive_.views.push_back(&stmt);
+      recursive_.names.insert(ToUpper(cv.name));
+      bool complete = true;
+      for (const auto* d : recursive_.declared) {
+        bool defined = false;
+        for (const auto* v : recursive_.views)
+          defined = defined || EqualsIgnoreCase(v->create_view->name, d->create_table->name);
+        complete = complete && defined;
+      }
+      if (complete) BuildRecursiveGroup();
+      return -1;
+    }
+  }
   for (const auto& p : cv.properties)
     if (p.key == "emit_final")
       ctx_.Error(p.pos, "the view property 'emit_final' is not supported yet (it needs LATENESS to be acted on)");
@@ -243,6 +267,238 @@ int Planner::AddLateness(int node, const Schema& schema, const std::vector<Laten
   }
   auto types = schema.PhysTypes();
   return circuit_->AddNode(std::make_unique<LatenessOp>(types, std::move(cols)), {node}, types);
+}
+
+namespace {
+
+void NamesIn(const sql::Expr& e, std::set<std::string>* out);
+
+void NamesIn(const sql::TableRef& t, std::set<std::string>* out) {
+  if (t.kind == sql::TableRef::Kind::kTable) out->insert(ToUpper(t.name));
+  if (t.subquery) CollectRelationNames(*t.subquery, out);
+  if (t.left) NamesIn(*t.left, out);
+  if (t.right) NamesIn(*t.right, out);
+  if (t.on) NamesIn(*t.on, out);
+}
+
+void NamesIn(const sql::Expr& e, std::set<std::string>* out) {
+  if (e.subquery) CollectRelationNames(*e.subquery, out);
+  for (const auto& a : e.args)
+    if (a) NamesIn(*a, out);
+  if (e.filter) NamesIn(*e.filter, out);
+}
+
+}  // namespace
+
+// Every relation name a query reads (upper case; WITH names included, which is harmless).
+void CollectRelationNames(const sql::Query& q, std::set<std::string>* out) {
+  for (const auto& cte : q.with) CollectRelationNames(*cte.query, out);
+  if (q.left) CollectRelationNames(*q.left, out);
+  if (q.right) CollectRelationNames(*q.right, out);
+  if (!q.select) return;
+  const sql::Select& s = *q.select;
+  for (const auto& item : s.items) NamesIn(*item.expr, out);
+  for (const auto& f : s.from) NamesIn(*f, out);
+  for (const auto* e : {s.where.get(), s.having.get()})
+    if (e) NamesIn(*e, out);
+  for (const auto& g : s.group_by) NamesIn(*g, out);
+}
+
+void Planner::DeclareRecursiveView(const sql::Statement& stmt) {
+  const std::string& name = stmt.create_table->name;
+  if (circuit_->FindRelation(name) >= 0 || recursive_.names.contains(ToUpper(name)))
+    ctx_.Error(stmt.pos, fmt::format("a table or view named '{}' already exists", name));
+  for (const auto& c : stmt.create_table->columns)
+    if (c.primary_key || c.default_value || !c.lateness.empty())
+      ctx_.Error(c.pos, "a recursive view's columns take a name, a type and NOT NULL only");
+  recursive_.declared.push_back(&stmt);
+  recursive_.names.insert(ToUpper(name));
+}
+
+void Planner::Finish() {
+  for (const auto* d : recursive_.declared) {
+    bool defined = false;
+    for (const auto* v : recursive_.views)
+      defined = defined || EqualsIgnoreCase(v->create_view->name, d->create_table->name);
+    if (!defined)
+      ctx_.Error(d->pos, fmt::format("recursive view '{}' is declared but never defined", d->create_table->name));
+  }
+}
+
+// What one nested copy of a recursive group is built from (shared by every copy, kept as long as
+// the fixed point node lives): the program text, re-parsed, and which of its statements to plan.
+struct RecursiveInstance {
+  std::string sql;
+  sql::SourceInfo src;
+  std::vector<sql::Statement> program;
+  std::vector<std::pair<std::string, Schema>> inputs;  // outer relations read, in input order
+  std::vector<size_t> declared, views;                 // indices into program; views in order
+  ThreadPool* pool = nullptr;
+
+  static Schema DeclaredSchema(const sql::Statement& d) {
+    Schema s;
+    for (const auto& c : d.create_table->columns) s.fields.push_back({c.name, c.type});
+    return s;
+  }
+
+  // Builds one copy; fills the layout and the exposed views' schemas.
+  std::unique_ptr<Circuit> Build(FixedPointOp::Layout* layout, std::vector<Schema>* exposed) const {
+    auto c = std::make_unique<Circuit>(pool);
+    Planner p(c.get(), sql, src);
+    *layout = {};
+    exposed->clear();
+    for (const auto& [name, schema] : inputs) layout->inputs.push_back(p.AddStoredTable(name, schema));
+    for (size_t d : declared) {
+      layout->feedback_in.push_back(p.AddStoredTable(program[d].create_table->name, DeclaredSchema(program[d])));
+      layout->names.push_back(program[d].create_table->name);
+    }
+    layout->feedback_out.resize(declared.size());
+    for (size_t vi : views) {
+      const sql::Statement& st = program[vi];
+      const sql::CreateView& cv = *st.create_view;
+      Schema schema;
+      Planner::Plan plan;
+      plan.node = p.PlanQuery(*cv.query, &schema);
+      if (cv.query->limit || cv.query->offset) plan.node = p.TopK(plan.node, schema, *cv.query);
+      if (!cv.column_names.empty()) {
+        if (cv.column_names.size() != schema.size())
+          p.ctx_.Error(st.pos, fmt::format("view '{}' names {} columns but its query has {}", cv.name,
+                                           cv.column_names.size(), schema.size()));
+        for (size_t i = 0; i < schema.size(); ++i) schema.fields[i].name = cv.column_names[i];
+      }
+      for (const auto& f : schema.fields) plan.scope.cols.push_back({"", f.name, f.type, false});
+      int decl = -1;
+      for (size_t d = 0; d < declared.size(); ++d)
+        if (EqualsIgnoreCase(program[declared[d]].create_table->name, cv.name)) decl = static_cast<int>(d);
+      if (decl >= 0) {
+        // The declared names and types (the query's types cast to them).
+        const Schema want = DeclaredSchema(program[declared[decl]]);
+        if (want.size() != schema.size())
+          p.ctx_.Error(st.pos, fmt::format("recursive view '{}' is declared with {} columns but its query has {}",
+                                           cv.name, want.size(), schema.size()));
+        std::vector<SqlType> types;
+        for (size_t i = 0; i < want.size(); ++i) {
+          const Field& w = want.fields[i];
+          const Field& g = schema.fields[i];
+          if (!EqualsIgnoreCase(w.name, g.name))
+            p.ctx_.Error(st.pos, fmt::format("column {} of recursive view '{}' is declared as '{}' but its query "
+                                             "names it '{}'",
+                                             i + 1, cv.name, w.name, g.name));
+          if (!w.type.nullable && g.type.nullable)
+            p.ctx_.Error(st.pos, fmt::format("column '{}' of recursive view '{}' is declared NOT NULL but its query "
+                                             "can give NULL",
+                                             w.name, cv.name));
+          types.push_back(w.type);
+        }
+        plan = p.Cast(std::move(plan), types, st.pos);
+        schema = want;
+      }
+      // Every view of a recursive group is a set (Feldera's rule), or the iteration would not
+      // end.
+      plan.node = c->AddNode(std::make_unique<DistinctOp>(), {plan.node}, schema.PhysTypes());
+      if (decl >= 0) {
+        layout->feedback_out[decl] = plan.node;
+      } else {
+        // A view of the group that is not declared: later views of this copy read it.
+        Relation r;
+        r.kind = Relation::Kind::kView;
+        r.name = cv.name;
+        r.schema = schema;
+        r.node = plan.node;
+        c->AddRelation(std::move(r));
+      }
+      layout->outputs.push_back(plan.node);
+      exposed->push_back(schema);
+    }
+    return c;
+  }
+};
+
+void Planner::BuildRecursiveGroup() {
+  RecursiveGroup group = std::move(recursive_);
+  recursive_ = {};
+  // The views the declared ones read, transitively, are the group's fixed point; the others
+  // only read it.
+  std::map<std::string, std::set<std::string>> refs;  // upper-case view name -> group names it reads
+  for (const auto* v : group.views) {
+    std::set<std::string> all;
+    CollectRelationNames(*v->create_view->query, &all);
+    for (const auto& n : all)
+      if (group.names.contains(n)) refs[ToUpper(v->create_view->name)].insert(n);
+  }
+  std::set<std::string> in_cycle;
+  std::vector<std::string> todo;
+  for (const auto* d : group.declared) todo.push_back(ToUpper(d->create_table->name));
+  while (!todo.empty()) {
+    std::string n = todo.back();
+    todo.pop_back();
+    if (!in_cycle.insert(n).second) continue;
+    for (const auto& m : refs[n]) todo.push_back(m);
+  }
+  auto rec = std::make_shared<RecursiveInstance>();
+  rec->sql = std::string(ctx_.sql);
+  rec->src = ctx_.src;
+  rec->program = sql::ParseProgram(rec->sql, rec->src);
+  rec->pool = circuit_->pool();
+  auto index_of = [&](const sql::Statement* st) {
+    for (size_t i = 0; i < rec->program.size(); ++i)
+      if (rec->program[i].begin == st->begin) return i;
+    ctx_.Error(st->pos, "internal error: statement not found");
+  };
+  for (const auto* d : group.declared) rec->declared.push_back(index_of(d));
+  std::vector<const sql::Statement*> members, others;
+  std::set<std::string> read;
+  for (const auto* v : group.views) {
+    if (!in_cycle.contains(ToUpper(v->create_view->name))) {
+      others.push_back(v);
+      continue;
+    }
+    members.push_back(v);
+    rec->views.push_back(index_of(v));
+    CollectRelationNames(*v->create_view->query, &read);
+  }
+  std::vector<int> input_nodes;
+  for (const auto& n : read) {
+    if (in_cycle.contains(n)) continue;
+    int r = circuit_->FindRelation(n);
+    if (r < 0) continue;  // a WITH name (or unknown: planning the copy reports it)
+    const Relation& rel = circuit_->relations()[r];
+    rec->inputs.emplace_back(rel.name, rel.schema);
+    input_nodes.push_back(rel.node);
+  }
+  FixedPointOp::Layout layout;
+  std::vector<Schema> exposed;
+  rec->Build(&layout, &exposed);  // reports the group's errors now
+  auto op = std::make_unique<FixedPointOp>(
+      [rec] {
+        FixedPointOp::Layout l;
+        std::vector<Schema> e;
+        return rec->Build(&l, &e);
+      },
+      layout, kMaxRecursionIterations);
+  const FixedPointOp* fp = op.get();
+  int node = circuit_->AddNode(std::move(op), input_nodes, {});
+  for (size_t k = 0; k < members.size(); ++k) {
+    const sql::Statement& st = *members[k];
+    const sql::CreateView& cv = *st.create_view;
+    for (const auto& p : cv.properties)
+      if (p.key != "connectors")
+        ctx_.Error(p.pos, fmt::format("unknown view property '{}' (known: connectors)", p.key));
+    Relation r;
+    r.kind = Relation::Kind::kView;
+    r.name = cv.name;
+    r.pos = st.pos;
+    r.properties = cv.properties;
+    r.materialized = cv.materialized;
+    r.local = cv.local;
+    r.query_text = std::string(ctx_.sql.substr(cv.query_begin, cv.query_end - cv.query_begin));
+    r.schema = exposed[k];
+    auto types = r.schema.PhysTypes();
+    r.node = circuit_->AddNode(std::make_unique<FixedPointOutputOp>(fp, k), {node}, types);
+    if (r.materialized) r.integrate_node = Materialize(r.node, types);
+    circuit_->AddRelation(std::move(r));
+  }
+  for (const auto* v : others) AddView(*v);
 }
 
 // ORDER BY ... LIMIT / OFFSET of a view: the order keys are bound over the view's output columns
@@ -367,8 +623,6 @@ Planner::Plan Planner::PlanQueryBlock(const sql::Query& q) {
   if (l.scope.cols.size() != r.scope.cols.size())
     ctx_.Error(q.right->pos, fmt::format("the two sides of a set operation have {} and {} columns", l.scope.cols.size(),
                                          r.scope.cols.size()));
-  if (q.set_op != sql::SetOp::kUnion && q.set_all)
-    ctx_.Error(q.pos, "EXCEPT ALL and INTERSECT ALL are not supported yet");
   std::vector<SqlType> types;
   for (size_t i = 0; i < l.scope.cols.size(); ++i) {
     SqlType t = binder_.CommonType(l.scope.cols[i].type, r.scope.cols[i].type, q.pos);
@@ -377,10 +631,16 @@ Planner::Plan Planner::PlanQueryBlock(const sql::Query& q) {
   }
   l = Cast(std::move(l), types, q.pos);
   r = Cast(std::move(r), types, q.pos);
-  if (q.set_op != sql::SetOp::kUnion) return ExceptOrIntersect(std::move(l), std::move(r), q.set_op, q.pos);
   Plan out;
   out.scope = l.scope;
   for (auto& c : out.scope.cols) c.qualifier.clear();
+  if (q.set_op != sql::SetOp::kUnion && q.set_all) {
+    // Multiplicities min(l, r) / max(l - r, 0): one operator keeping both sides' counts.
+    auto kind = q.set_op == sql::SetOp::kExcept ? BagSetOp::Kind::kExceptAll : BagSetOp::Kind::kIntersectAll;
+    out.node = circuit_->AddNode(std::make_unique<BagSetOp>(kind), {l.node, r.node}, Types(out.scope));
+    return out;
+  }
+  if (q.set_op != sql::SetOp::kUnion) return ExceptOrIntersect(std::move(l), std::move(r), q.set_op, q.pos);
   out.node = circuit_->AddNode(std::make_unique<UnionAllOp>(), {l.node, r.node}, Types(out.scope));
   if (!q.set_all) out.node = circuit_->AddNode(std::make_unique<DistinctOp>(), {out.node}, Types(out.scope));
   return out;
@@ -1450,6 +1710,71 @@ Planner::Plan Planner::GeneralOuterJoin(Plan left, Plan right, std::vector<std::
   return out;
 }
 
+// One aggregate per grouping set over the same pre-aggregation map (group keys, then the
+// aggregates' arguments), each projected to the common layout (every group key, NULL where the
+// set lacks it; then the aggregates, a GROUPING(...) slot being the set's constant mask) and
+// unioned. Each piece is an ordinary incremental aggregate, and an empty set is a global
+// aggregate, so it has its row even over no input, as in PostgreSQL.
+int Planner::GroupingSets(int pre_node, const std::vector<PhysType>& pre_types, const std::vector<AggSpec>& specs,
+                          const AggContext& agg, const std::vector<std::vector<int>>& sets,
+                          const std::vector<PhysType>& out_types) {
+  const size_t num_keys = agg.group_exprs.size();
+  std::vector<int> parts;
+  for (const auto& set : sets) {
+    // Input of this set's aggregate: its keys, then every argument column of the pre map.
+    std::vector<BoundExprPtr> in;
+    std::vector<PhysType> in_types;
+    for (int g : set) {
+      in.push_back(MakeColumn(g, agg.group_exprs[g]->type));
+      in_types.push_back(pre_types[g]);
+    }
+    for (size_t c = num_keys; c < pre_types.size(); ++c) {
+      in.push_back(MakeColumn(static_cast<int>(c), SqlType::Of(TypeId::kNull)));
+      in.back()->type = SqlType::Of(pre_types[c] == PhysType::kF64   ? TypeId::kDouble
+                                    : pre_types[c] == PhysType::kStr ? TypeId::kVarchar
+                                                                     : TypeId::kBigInt);
+      in_types.push_back(pre_types[c]);
+    }
+    const int shift = static_cast<int>(set.size()) - static_cast<int>(num_keys);
+    std::vector<AggSpec> real;
+    std::vector<PhysType> agg_types;
+    for (int g : set) agg_types.push_back(pre_types[g]);
+    for (size_t a = 0; a < specs.size(); ++a) {
+      if (agg.grouping_calls.contains(a)) continue;
+      AggSpec sp = specs[a];
+      for (int* idx : {&sp.arg, &sp.key, &sp.filter})
+        if (*idx >= 0) *idx += shift;
+      real.push_back(sp);
+      agg_types.push_back(sp.result_type.phys());
+    }
+    int node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(in)), {pre_node}, in_types);
+    node =
+        circuit_->AddNode(std::make_unique<AggregateOp>(in_types, static_cast<int>(set.size()), real, circuit_->pool()),
+                          {node}, agg_types);
+    std::vector<BoundExprPtr> out;
+    for (size_t g = 0; g < num_keys; ++g) {
+      auto it = std::find(set.begin(), set.end(), static_cast<int>(g));
+      const SqlType& t = agg.group_exprs[g]->type;
+      out.push_back(it == set.end() ? MakeLiteral(Value::Null(), t.WithNullable(true))
+                                    : MakeColumn(static_cast<int>(it - set.begin()), t));
+    }
+    size_t next = set.size();
+    for (size_t a = 0; a < specs.size(); ++a) {
+      auto call = agg.grouping_calls.find(a);
+      if (call == agg.grouping_calls.end()) {
+        out.push_back(MakeColumn(static_cast<int>(next++), specs[a].result_type));
+        continue;
+      }
+      int64_t mask = 0;
+      for (int g : call->second) mask = mask << 1 | (std::find(set.begin(), set.end(), g) == set.end() ? 1 : 0);
+      out.push_back(MakeLiteral(Value::Int(mask), specs[a].result_type));
+    }
+    parts.push_back(circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(out)), {node}, out_types));
+  }
+  if (parts.size() == 1) return parts[0];
+  return circuit_->AddNode(std::make_unique<UnionAllOp>(), parts, out_types);
+}
+
 Planner::Plan Planner::PlanSelect(const sql::Select& s) {
   // A correlated subquery's block: its domain joins the FROM as the first item; the domain's
   // columns lead the output (hidden) and are the first GROUP BY keys.
@@ -1543,6 +1868,7 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
     AggContext agg;
     agg.input = &from.scope;
     for (size_t i = 0; i < k; ++i) agg.group_exprs.push_back(MakeColumn(static_cast<int>(i), from.scope.cols[i].type));
+    std::vector<int> group_index;  // per s.group_by item: its index in agg.group_exprs
     for (const auto& g : s.group_by) {
       // As in PostgreSQL (and SQLite, MySQL): GROUP BY <n> is the n-th select item, and a bare
       // name that is no input column may be a select item's alias.
@@ -1565,7 +1891,31 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         if (found) ge = found;
       }
       if (ContainsAggregate(*ge)) ctx_.Error(g->pos, "aggregate functions are not allowed in GROUP BY");
-      agg.group_exprs.push_back(binder_.Bind(*ge, from.scope));
+      BoundExprPtr b = binder_.Bind(*ge, from.scope);
+      int at = -1;
+      for (size_t n = k; n < agg.group_exprs.size() && at < 0 && !s.grouping_sets.empty(); ++n)
+        if (b->Equals(*agg.group_exprs[n])) at = static_cast<int>(n);
+      if (at < 0) {
+        at = static_cast<int>(agg.group_exprs.size());
+        agg.group_exprs.push_back(std::move(b));
+      }
+      group_index.push_back(at);
+    }
+    // GROUPING SETS / ROLLUP / CUBE: each set as indices into group_exprs (no index twice); a key
+    // missing from some set is NULL in that set's rows.
+    std::vector<std::vector<int>> sets;
+    if (!s.grouping_sets.empty()) {
+      if (domain) ctx_.Error(s.pos, "GROUPING SETS, ROLLUP and CUBE in a correlated subquery are not supported yet");
+      for (const auto& set : s.grouping_sets) {
+        std::vector<int> keys;
+        for (int i : set)
+          if (std::find(keys.begin(), keys.end(), group_index[i]) == keys.end()) keys.push_back(group_index[i]);
+        sets.push_back(std::move(keys));
+      }
+      for (size_t g = 0; g < agg.group_exprs.size(); ++g)
+        for (const auto& set : sets)
+          if (std::find(set.begin(), set.end(), static_cast<int>(g)) == set.end())
+            agg.group_exprs[g]->type.nullable = true;
     }
     // A correlated global aggregate (no GROUP BY of its own) keeps one row per domain value even
     // where no row matches: a marker COUNT(*) tells the matched values after a LEFT JOIN.
@@ -1627,6 +1977,15 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         agg_plan.scope.cols.push_back(c);
       }
       for (const auto& a : agg.aggs) agg_plan.scope.cols.push_back({"", "", a.result_type, false});
+      if (!sets.empty() || !agg.grouping_calls.empty()) {
+        if (domain) ctx_.Error(s.pos, "GROUPING in a correlated subquery is not supported yet");
+        if (sets.empty()) {
+          sets.emplace_back();
+          for (size_t g = 0; g < agg.group_exprs.size(); ++g) sets.back().push_back(static_cast<int>(g));
+        }
+        agg_plan.node = GroupingSets(pre_node, pre_types, specs, agg, sets, Types(agg_plan.scope));
+        return;
+      }
       agg_plan.node = circuit_->AddNode(
           std::make_unique<AggregateOp>(pre_types, static_cast<int>(agg.group_exprs.size()), specs, circuit_->pool()),
           {pre_node}, Types(agg_plan.scope));
@@ -1766,6 +2125,9 @@ std::unique_ptr<Circuit> CompileProgram(const std::vector<sql::Statement>& progr
       case sql::Statement::Kind::kCreateView:
         planner.AddView(st);
         break;
+      case sql::Statement::Kind::kDeclareRecursiveView:
+        planner.DeclareRecursiveView(st);
+        break;
       case sql::Statement::Kind::kCreateIndex:
       case sql::Statement::Kind::kSet:
       case sql::Statement::Kind::kLateness:
@@ -1774,6 +2136,7 @@ std::unique_ptr<Circuit> CompileProgram(const std::vector<sql::Statement>& progr
         ctx.Error(st.pos, "a pipeline's program holds only CREATE TABLE and CREATE [MATERIALIZED] VIEW statements");
     }
   }
+  planner.Finish();
   for (const sql::Statement* st : lateness) {
     int r = circuit->FindRelation(st->lateness_view);
     if (r < 0 || circuit->relations()[r].kind != Relation::Kind::kView)

@@ -16,7 +16,10 @@
 // Scalar subqueries returning more than one row are a run-time error. WITH queries are planned
 // once and shared by every reference. Outer joins take any ON condition: equalities between the
 // sides become keys; the rest filters the matches, and the padded rows are the rows of a side
-// with no match (an anti-join against the DISTINCT matched rows).
+// with no match (an anti-join against the DISTINCT matched rows). GROUPING SETS / ROLLUP / CUBE
+// are one aggregate per set, unioned; EXCEPT ALL / INTERSECT ALL one multiset operator. Recursive
+// views (DECLARE RECURSIVE VIEW) are one fixed point node over a nested circuit planned from the
+// group's queries (see DeclareRecursiveView).
 #pragma once
 
 #include <map>
@@ -50,6 +53,18 @@ class Planner {
 
   // Plans a query; returns its output node and fills the output schema.
   int PlanQuery(const sql::Query& q, Schema* schema);
+
+  // DECLARE RECURSIVE VIEW. The views defined after it that read a declared view (directly or
+  // through other such views) form a recursive group, built once every declared view of the
+  // group is defined: the views that a declared view reads (transitively) are computed together
+  // by one fixed point node (core/circuit/fixed_point.h) as DISTINCT sets; the others are
+  // planned after it as ordinary views. A view's query must give its declared column names;
+  // its types are cast to the declared ones.
+  void DeclareRecursiveView(const sql::Statement& stmt);
+  // Ends a program: a declared view never defined is an error.
+  void Finish();
+  // The most iterations a recursive group may need in one step (a run-time error beyond).
+  static constexpr size_t kMaxRecursionIterations = 1000;
 
  private:
   struct Plan {
@@ -87,6 +102,10 @@ class Planner {
   // WHERE rn <= N` (also RANK, DENSE_RANK, <, =): the call is then planned as a per-partition
   // top-K, which keeps only the first rows of each partition in its output.
   void NoteRankLimit(const sql::Select& s, const std::vector<const sql::Expr*>& conj);
+  // The aggregate of a block with GROUPING SETS / ROLLUP / CUBE or GROUPING(...) calls.
+  int GroupingSets(int pre_node, const std::vector<PhysType>& pre_types, const std::vector<AggSpec>& specs,
+                   const AggContext& agg, const std::vector<std::vector<int>>& sets,
+                   const std::vector<PhysType>& out_types);
   Plan Distinct(Plan p);
   Plan Project(const Plan& p, std::vector<BoundExprPtr> proj, std::vector<ScopeColumn> cols);
   Plan PlanTableRef(const sql::TableRef& t);
@@ -117,6 +136,16 @@ class Planner {
   Value BindDelay(const Field& f, const std::string& text, sql::Pos pos, std::string_view what);
   std::vector<PhysType> Types(const Scope& s) const;
 
+  // The open recursive group: its DECLARE statements and the views that joined it, in order.
+  struct RecursiveGroup {
+    std::vector<const sql::Statement*> declared;
+    std::vector<const sql::Statement*> views;
+    std::set<std::string> names;  // upper case: declared views and views that joined
+  };
+  RecursiveGroup recursive_;
+  void BuildRecursiveGroup();
+  friend struct RecursiveInstance;
+
   Circuit* circuit_;
   SqlContext ctx_;
   Binder binder_;
@@ -138,7 +167,14 @@ class Planner {
   std::map<const sql::Expr*, int64_t> rank_limits_;  // ranking calls only rows ranked <= N of are read
 };
 
-// Compiles a whole program. Only CREATE TABLE and CREATE [MATERIALIZED] VIEW are allowed.
+// Every relation name a query reads (upper case; the names of its WITH queries too).
+void CollectRelationNames(const sql::Query& q, std::set<std::string>* out);
+
+// Every relation name a query reads (upper case; the names of its WITH queries too).
+void CollectRelationNames(const sql::Query& q, std::set<std::string>* out);
+
+// Compiles a whole program. Only CREATE TABLE, CREATE [MATERIALIZED] VIEW and DECLARE RECURSIVE
+// VIEW are allowed.
 std::unique_ptr<Circuit> CompileProgram(const std::vector<sql::Statement>& program, std::string_view sql,
                                         const sql::SourceInfo& src, ThreadPool* pool);
 

@@ -233,7 +233,6 @@ CREATE MATERIALIZED VIEW p AS SELECT a FROM t1 UNION SELECT a FROM t2 INTERSECT 
   db.Step();
   CHECK(db.Rows("i") == Rows{"NULL|NULL"});
   CHECK(db.Rows("e") == Rows{"1|x", "2|NULL", "3|z", "NULL|y"});
-  CHECK_FALSE(Compiles("CREATE TABLE t(a INT); CREATE VIEW v AS SELECT a FROM t EXCEPT ALL SELECT a FROM t"));
 }
 
 TEST_CASE("OrderAndLimit can sort NULL as the smallest value", "[planner]") {

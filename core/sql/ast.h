@@ -174,6 +174,10 @@ struct Select {
   std::vector<std::unique_ptr<TableRef>> from;  // comma-separated list; empty = no FROM
   ExprPtr where;
   std::vector<ExprPtr> group_by;
+  // GROUPING SETS / ROLLUP / CUBE / `()`: the grouping sets, each a list of indices into
+  // group_by (several GROUP BY elements multiply out into their cross product). Empty for a plain
+  // GROUP BY, which is one set of all of group_by.
+  std::vector<std::vector<int>> grouping_sets;
   ExprPtr having;
   std::vector<std::pair<std::string, std::unique_ptr<WindowSpec>>> windows;  // WINDOW name AS (...), ...
 };
@@ -265,6 +269,7 @@ struct Statement {
     kCreateIndex,  // parsed and ignored
     kSet,          // SET key = value: accepted and ignored (Feldera's compiler options)
     kLateness,     // LATENESS view.column <expression>
+    kDeclareRecursiveView,  // DECLARE RECURSIVE VIEW v (columns): create_table holds name and columns
   };
   Kind kind = Kind::kQuery;
   Pos pos;

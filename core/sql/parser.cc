@@ -249,7 +249,18 @@ class Parser {
       st.kind = Statement::Kind::kQuery;
       st.query = ParseQueryExpr();
     } else if (IsKw(first, "DECLARE")) {
-      FailAt(first.pos, "DECLARE RECURSIVE VIEW (recursive queries) is not supported yet");
+      // DECLARE RECURSIVE VIEW v (c type, ...): the forward declaration of a recursive view.
+      Take();
+      ExpectKw("RECURSIVE");
+      ExpectKw("VIEW");
+      st.kind = Statement::Kind::kDeclareRecursiveView;
+      st.create_table = std::make_unique<CreateTable>();
+      st.create_table->name = ParseName("a view name");
+      ExpectSym("(");
+      do {
+        st.create_table->columns.push_back(ParseColumnDef(st.create_table.get()));
+      } while (AcceptSym(","));
+      ExpectSym(")");
     } else if (IsKw(first, "LATENESS")) {
       // LATENESS view.column <expression>: the expression is kept as text (it is often an
       // INTERVAL) and bound by the planner.
@@ -853,9 +864,21 @@ class Parser {
     if (AcceptKw("WHERE")) sel->where = ParseExpr();
     if (AcceptKw("GROUP")) {
       ExpectKw("BY");
+      // Each element is a list of grouping sets; the whole GROUP BY is their cross product.
+      std::vector<std::vector<int>> sets{{}};
+      bool has_sets = false;
       do {
-        sel->group_by.push_back(ParseExpr());
+        std::vector<std::vector<int>> elem = ParseGroupingElement(sel.get(), /*nested=*/false, &has_sets);
+        std::vector<std::vector<int>> product;
+        for (const auto& a : sets)
+          for (const auto& b : elem) {
+            product.push_back(a);
+            product.back().insert(product.back().end(), b.begin(), b.end());
+          }
+        sets = std::move(product);
+        if (sets.size() > 4096) FailAt(Peek().pos, "more than 4096 grouping sets");
       } while (AcceptSym(","));
+      if (has_sets) sel->grouping_sets = std::move(sets);
     }
     if (AcceptKw("HAVING")) sel->having = ParseExpr();
     if (AcceptKw("WINDOW")) {
@@ -870,6 +893,79 @@ class Parser {
       } while (AcceptSym(","));
     }
     return sel;
+  }
+
+  // One GROUP BY element as its list of grouping sets (indices into sel->group_by): an
+  // expression; `()`; ROLLUP (...), CUBE (...) or GROUPING SETS (...). Inside those (`nested`),
+  // `(a, b)` is one set of several expressions. Sets *has_sets when it is not a plain expression.
+  std::vector<std::vector<int>> ParseGroupingElement(Select* sel, bool nested, bool* has_sets) {
+    auto add = [&](ExprPtr e) {
+      sel->group_by.push_back(std::move(e));
+      return static_cast<int>(sel->group_by.size()) - 1;
+    };
+    // `(a, b)`, `()` or `a`: one set.
+    auto one_set = [&](bool inner) -> std::vector<int> {
+      std::vector<int> set;
+      if (IsSym(Peek(), "(") && (inner || IsSym(Peek(1), ")")) && !ParenStartsQuery(1)) {
+        Take();
+        if (!IsSym(Peek(), ")")) {
+          do {
+            set.push_back(add(ParseExpr()));
+          } while (AcceptSym(","));
+        }
+        ExpectSym(")");
+        return set;
+      }
+      set.push_back(add(ParseExpr()));
+      return set;
+    };
+    const bool rollup = IsKw(Peek(), "ROLLUP") && IsSym(Peek(1), "(");
+    const bool cube = IsKw(Peek(), "CUBE") && IsSym(Peek(1), "(");
+    const bool grouping_sets = IsKw(Peek(), "GROUPING") && IsKw(Peek(1), "SETS");
+    if (!rollup && !cube && !grouping_sets) {
+      if (IsSym(Peek(), "(") && IsSym(Peek(1), ")")) *has_sets = true;
+      return {one_set(nested)};
+    }
+    *has_sets = true;
+    Take();
+    if (grouping_sets) Take();
+    ExpectSym("(");
+    std::vector<std::vector<int>> out;
+    if (grouping_sets) {
+      do {
+        if ((IsKw(Peek(), "GROUPING") && IsKw(Peek(1), "SETS")) ||
+            ((IsKw(Peek(), "ROLLUP") || IsKw(Peek(), "CUBE")) && IsSym(Peek(1), "("))) {
+          for (auto& s : ParseGroupingElement(sel, true, has_sets)) out.push_back(std::move(s));
+        } else {
+          out.push_back(one_set(true));
+        }
+      } while (AcceptSym(","));
+    } else {
+      std::vector<std::vector<int>> parts;
+      do {
+        parts.push_back(one_set(true));
+      } while (AcceptSym(","));
+      if (cube && parts.size() > 12) FailAt(Peek().pos, "CUBE takes at most 12 elements");
+      if (rollup) {
+        // ROLLUP (a, b) = GROUPING SETS ((a, b), (a), ()).
+        for (size_t n = parts.size() + 1; n-- > 0;) {
+          std::vector<int> set;
+          for (size_t i = 0; i < n; ++i) set.insert(set.end(), parts[i].begin(), parts[i].end());
+          out.push_back(std::move(set));
+        }
+      } else {
+        // CUBE (a, b) = GROUPING SETS ((a, b), (a), (b), ()): every subset, largest first.
+        const size_t n = parts.size();
+        for (size_t mask = (size_t{1} << n); mask-- > 0;) {
+          std::vector<int> set;
+          for (size_t i = 0; i < n; ++i)
+            if (mask & (size_t{1} << (n - 1 - i))) set.insert(set.end(), parts[i].begin(), parts[i].end());
+          out.push_back(std::move(set));
+        }
+      }
+    }
+    ExpectSym(")");
+    return out;
   }
 
   SelectItem ParseSelectItem() {

@@ -858,7 +858,6 @@ TEST_CASE("what is not supported yet is refused by name", "[parser]") {
   CHECK(ErrorOf("CREATE FUNCTION f(x INT) RETURNS INT AS x + 1").find("CREATE FUNCTION is not supported yet") !=
         std::string::npos);
   CHECK(ErrorOf("CREATE TYPE p AS (x INT)").find("CREATE TYPE is not supported yet") != std::string::npos);
-  CHECK(ErrorOf("DECLARE RECURSIVE VIEW v (x INT)").find("DECLARE RECURSIVE VIEW") != std::string::npos);
   CHECK(ParseProgram("CREATE TABLE t (a INT ARRAY)")[0].create_table->columns[0].type.id == TypeId::kArray);
   CHECK_THROWS_WITH(ParseProgram("CREATE TABLE t (a ROW(x INT))"), Catch::Contains("ROW types are not supported yet"));
   CHECK_THROWS_WITH(ParseProgram("CREATE TABLE t (a MAP<INT, INT>)"),
@@ -893,6 +892,41 @@ TEST_CASE("INTERVAL literals, time units and window table functions", "[parser]"
   REQUIRE(w.window_args.size() == 2);  // slide, size in positional order
   CHECK(w.window_args[0]->text == "10");
   CHECK(w.window_args[1]->text == "1");
+}
+
+TEST_CASE("DECLARE RECURSIVE VIEW declares a name and typed columns", "[parser]") {
+  auto stmts = ParseProgram("DECLARE RECURSIVE VIEW v (x INT NOT NULL, y VARCHAR)");
+  REQUIRE(stmts.size() == 1);
+  CHECK(stmts[0].kind == Statement::Kind::kDeclareRecursiveView);
+  const CreateTable& d = *stmts[0].create_table;
+  CHECK(d.name == "v");
+  REQUIRE(d.columns.size() == 2);
+  CHECK(!d.columns[0].type.nullable);
+  CHECK(d.columns[1].type.nullable);
+  CHECK(ErrorOf("DECLARE VIEW v (x INT)").find("expected RECURSIVE") != std::string::npos);
+  CHECK(ErrorOf("DECLARE RECURSIVE VIEW v").find("expected '('") != std::string::npos);
+}
+
+TEST_CASE("GROUP BY grouping sets multiply out into index lists", "[parser]") {
+  auto sets = [](const std::string& group_by) {
+    auto q = ParseQuery("SELECT 1 FROM t GROUP BY " + group_by);
+    std::string out;
+    for (const auto& set : q->select->grouping_sets) {
+      out += "(";
+      for (size_t i = 0; i < set.size(); ++i) out += (i ? "," : "") + q->select->group_by[set[i]]->name;
+      out += ")";
+    }
+    return out;
+  };
+  CHECK(sets("a, b").empty());  // a plain GROUP BY
+  CHECK(sets("ROLLUP(a, b)") == "(a,b)(a)()");
+  CHECK(sets("CUBE(a, b)") == "(a,b)(a)(b)()");
+  CHECK(sets("GROUPING SETS ((a, b), a, ())") == "(a,b)(a)()");
+  CHECK(sets("a, ROLLUP(b, (c, d))") == "(a,b,c,d)(a,b)(a)");
+  CHECK(sets("ROLLUP(a), CUBE(b)") == "(a,b)(a)(b)()");
+  CHECK(sets("GROUPING SETS (ROLLUP(a), b)") == "(a)()(b)");
+  CHECK(sets("()") == "()");
+  CHECK(ErrorOf("SELECT 1 FROM t GROUP BY ROLLUP()").find("expected") != std::string::npos);
 }
 
 }  // namespace fld::sql

@@ -372,6 +372,8 @@ void Database::Execute(const std::string& sql, const sql::SourceInfo& src) {
     case Kind::kSet:
     case Kind::kLateness:
       return;
+    case Kind::kDeclareRecursiveView:
+      PlanError("DECLARE RECURSIVE VIEW is not supported yet by the sqllogictest runner");
     case Kind::kInsert: {
       sql::Insert& ins = *st.insert;
       Entry* t = Find(ins.table);

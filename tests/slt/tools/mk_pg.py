@@ -18,7 +18,7 @@ def psql(sql):
 
 def fmt_value(v, t):
     if v == "\x1e": return "NULL"
-    if t == "I": return str(int(float(v)))
+    if t == "I": return ("1" if v == "t" else "0") if v in ("t", "f") else str(int(float(v)))
     if t == "R": return "%.3f" % float(v)
     return "(empty)" if v == "" else v
 
