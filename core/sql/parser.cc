@@ -525,8 +525,17 @@ class Parser {
       return t;
     }
     if (u == "ROW") FailAt(pos, "ROW types are not supported yet");
-    if (u == "MAP") FailAt(pos, "MAP types are not supported yet");
-    if (u == "VARIANT") FailAt(pos, "VARIANT is not supported yet");
+    if (u == "MAP") {
+      // MAP<K, V>: keys NOT NULL, values nullable (as Feldera).
+      ExpectSym("<");
+      SqlType k = ParseType(for_cast).WithNullable(false);
+      ExpectSym(",");
+      SqlType v = ParseType(for_cast);
+      ExpectSym(">");
+      if (k.id == TypeId::kMap) FailAt(pos, "MAP keys cannot be MAPs");
+      return SqlType::Map(k, v.WithNullable(true));
+    }
+    if (u == "VARIANT") return SqlType::Of(TypeId::kVariant);
     if (u == "INTERVAL") FailAt(pos, "INTERVAL types are not supported yet");
     if (for_cast && (u == "SIGNED" || u == "UNSIGNED")) {
       AcceptKw("INTEGER") || AcceptKw("INT");
@@ -536,12 +545,14 @@ class Parser {
   }
 
   SqlType ParseDecimalArgs() {
-    int32_t p = 18, s = 0;
+    // DECIMAL alone is DECIMAL(38, 0), as in Feldera.
+    int32_t p = kMaxDecimalPrecision, s = 0;
     if (AcceptSym("(")) {
       const Token& pt = Peek();
       p = ParseTypeParam("a precision");
       if (p < 1) FailAt(pt.pos, "DECIMAL precision must be at least 1");
-      if (p > 18) FailAt(pt.pos, "DECIMAL precision above 18 is not supported");
+      if (p > kMaxDecimalPrecision)
+        FailAt(pt.pos, fmt::format("DECIMAL precision {} is above the maximum, {}", p, kMaxDecimalPrecision));
       if (AcceptSym(",")) {
         const Token& st = Peek();
         s = ParseTypeParam("a scale");
@@ -718,6 +729,21 @@ class Parser {
     if (AcceptKw("GROUP")) {
       ExpectKw("BY");
       do {
+        // GROUP BY (a, b) groups by the list, as GROUP BY a, b.
+        if (IsSym(Peek(), "(") && !ParenStartsQuery(1)) {
+          const size_t mark = i_;
+          Take();
+          auto first = ParseExpr();
+          if (AcceptSym(",")) {
+            sel->group_by.push_back(std::move(first));
+            do {
+              sel->group_by.push_back(ParseExpr());
+            } while (AcceptSym(","));
+            ExpectSym(")");
+            continue;
+          }
+          i_ = mark;
+        }
         sel->group_by.push_back(ParseExpr());
       } while (AcceptSym(","));
     }
@@ -774,6 +800,7 @@ class Parser {
         return left;
       }
       if (natural && type == JoinType::kCross) FailAt(join_pos, "NATURAL CROSS JOIN is not valid");
+      if (IsKw(Peek(), "ASOF")) FailAt(Peek().pos, "ASOF joins are not supported yet");
       ExpectKw("JOIN");
       auto join = std::make_unique<TableRef>();
       join->kind = TableRef::Kind::kJoin;
@@ -1014,7 +1041,20 @@ class Parser {
       e->args.push_back(ParseUnary());
       return e;
     }
-    return ParsePrimary();
+    return ParsePostfix(ParsePrimary());
+  }
+
+  // e[index] (ARRAY, MAP and VARIANT element access), parsed as the function "ITEM[]".
+  ExprPtr ParsePostfix(ExprPtr e) {
+    while (IsSym(Peek(), "[")) {
+      auto item = NewExpr(ExprKind::kFunction, Take().pos);
+      item->name = "ITEM[]";
+      item->args.push_back(std::move(e));
+      item->args.push_back(ParseExpr());
+      ExpectSym("]");
+      e = std::move(item);
+    }
+    return e;
   }
 
   ExprPtr ParseLiteral(LiteralKind kind, const Token& t) {
@@ -1082,7 +1122,19 @@ class Parser {
     }
     if (u == "ARRAY" && (IsSym(Peek(1), "[") || IsSym(Peek(1), "(")))
       FailAt(t.pos, "ARRAY values are not supported yet");
-    if (u == "MAP" && IsSym(Peek(1), "[")) FailAt(t.pos, "MAP values are not supported yet");
+    if (u == "MAP" && IsSym(Peek(1), "[")) {
+      // MAP[k1, v1, k2, v2, ...], parsed as the function "MAP[]".
+      auto e = NewExpr(ExprKind::kFunction, Take().pos);
+      e->name = "MAP[]";
+      Take();
+      if (!IsSym(Peek(), "]")) {
+        do {
+          e->args.push_back(ParseExpr());
+        } while (AcceptSym(","));
+      }
+      ExpectSym("]");
+      return e;
+    }
     if (u == "INTERVAL") FailAt(t.pos, "INTERVAL values are not supported yet");
     if (u == "EXISTS") {
       auto e = NewExpr(ExprKind::kExists, Take().pos);
