@@ -4,12 +4,10 @@ decimal module."""
 
 import json
 import os
-import signal
 import subprocess
-import time
 from decimal import Decimal, getcontext
 
-from fldtest import FLD, check, finish, query, run, spec, status, tmpdir, write
+from fldtest import Bg, check, finish, query, run, spec, tmpdir, write
 
 getcontext().prec = 80
 d = tmpdir()
@@ -105,20 +103,10 @@ def _():
     sp = spec(d, "ft", sql, "storage: {path: ft.fld}\nfault_tolerance: {model: exactly_once, "
               "checkpoint_interval_secs: 1}\n")
     first = ROWS * 3
-    p = subprocess.Popen([FLD, "run", "--quiet", sp], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                         stderr=open(os.path.join(d, "ft.err"), "w"), text=True)
-    p.stdin.write("".join(f"{k},{x}\n" for k, x in first))
-    p.stdin.flush()
-    deadline = time.monotonic() + 60
-    while True:
-        assert p.poll() is None, "the run ended early: " + open(os.path.join(d, "ft.err")).read()
-        s = status(sp)
-        if s["state"] == "RUNNING" and s["last_checkpoint"] and s["last_checkpoint"]["step"] >= 1:
-            break
-        assert time.monotonic() < deadline, "no checkpoint in time"
-        time.sleep(0.05)
-    p.kill()
-    assert p.wait(60) == -signal.SIGKILL
+    b = Bg(sp, stdin=subprocess.PIPE)
+    b.p.stdin.write("".join(f"{k},{x}\n" for k, x in first).encode())
+    b.p.stdin.flush()
+    b.kill_after_checkpoint()
     more = [(1, "0.0000000009"), (0, "99999999999999999999.9999999999")]
     run(["run", sp], stdin="".join(f"{k},{x}\n" for k, x in more))
     check_views(sp, first + more, "resumed")
