@@ -334,7 +334,11 @@ bool VariantToValue(std::string_view variant, const SqlType& t, Value* out) {
     Int128 x;
     const int want = t.id == TypeId::kDecimal ? t.scale : 0;
     if (num.exact) {
-      x = want >= num.scale ? num.unscaled * Pow10Wide(want - num.scale) : RoundDiv10(num.unscaled, num.scale - want);
+      if (want >= num.scale) {
+        if (__builtin_mul_overflow(num.unscaled, Pow10Wide(want - num.scale), &x)) return false;
+      } else {
+        x = RoundDiv10(num.unscaled, num.scale - want);
+      }
       if (t.IsInteger() && num.scale > 0) x = num.unscaled / Pow10Wide(num.scale);  // integers truncate
     } else {
       double s = std::trunc(num.d * std::pow(10.0, want));
