@@ -215,7 +215,10 @@ void CsvWriter::AppendRow(const Batch& b, size_t r, std::string* out) const {
     if (!col.IsNull(r)) {
       switch (col.phys) {
         case PhysType::kStr:
-          AppendText(col.str[r], out);
+          if (type.IsString() || type.IsBinary())
+            AppendText(col.str[r], out);
+          else  // DECIMAL(p > 18), ROW, ARRAY, MAP, VARIANT: their text form
+            AppendText(FormatValue(col.Get(r), type), out);
           break;
         case PhysType::kI64:
           if (type.IsInteger()) {

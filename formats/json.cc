@@ -6,6 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/types/variant.h"
+
 namespace fld {
 
 namespace {
@@ -138,6 +140,27 @@ bool Convert(const Json& j, const SqlType& type, Value* out, std::string* why) {
       *out = Value::String(EncodeArrayValue(elements, et));
       return true;
     }
+    case TypeId::kMap: {
+      // A JSON object; keys convert from their text.
+      if (!j.is_object()) return fail();
+      const SqlType& kt = (*type.fields)[0];
+      std::vector<std::pair<Value, Value>> entries;
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        Value k, v;
+        if (!ParseValue(it.key(), kt, &k)) return fail();
+        if (!Convert(it.value(), (*type.fields)[1].WithNullable(true), &v, why)) return false;
+        entries.emplace_back(std::move(k), std::move(v));
+      }
+      *out = Value::String(EncodeMapValue(std::move(entries), type));
+      return true;
+    }
+    case TypeId::kVariant: {
+      // Any JSON value (a JSON null is VARIANT null only inside; a field's null is SQL NULL).
+      std::string v;
+      if (!ParseJsonVariant(j.dump(-1, ' ', false, Json::error_handler_t::replace), &v)) return fail();
+      *out = Value::String(std::move(v));
+      return true;
+    }
     case TypeId::kRow:
     case TypeId::kNull:
     case TypeId::kIntervalDayTime:  // no table column is an INTERVAL (as in Feldera)
@@ -152,6 +175,25 @@ size_t KeyColumn(std::string_view line, std::string_view key) {
   std::string quoted = fmt::format("\"{}\"", key);
   size_t p = line.find(quoted);
   return p == std::string_view::npos ? 1 : p + 1;
+}
+
+// The text of the number after "key": in the line ("" when not found); callers check that it is
+// the number the parser read.
+std::string RawNumberOf(std::string_view line, std::string_view key) {
+  const std::string quoted = fmt::format("\"{}\"", key);
+  for (size_t p = line.find(quoted); p != std::string_view::npos; p = line.find(quoted, p + 1)) {
+    size_t q = p + quoted.size();
+    while (q < line.size() && (line[q] == ' ' || line[q] == '\t')) ++q;
+    if (q >= line.size() || line[q] != ':') continue;
+    ++q;
+    while (q < line.size() && (line[q] == ' ' || line[q] == '\t')) ++q;
+    size_t e = q;
+    while (e < line.size() && (std::isdigit(static_cast<unsigned char>(line[e])) || line[e] == '-' || line[e] == '+' ||
+                               line[e] == '.' || line[e] == 'e' || line[e] == 'E'))
+      ++e;
+    if (e > q) return std::string(line.substr(q, e - q));
+  }
+  return "";
 }
 
 // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error ..." -> "syntax error ..."
@@ -206,6 +248,24 @@ void AppendJson(const Value& v, const SqlType& type, std::string* out) {
         AppendJson(elements[i], (*type.fields)[0], out);
       }
       out->push_back(']');
+      return;
+    }
+    case TypeId::kVariant:
+      out->append(VariantToJson(v.s));
+      return;
+    case TypeId::kMap: {
+      // An object keyed by the keys' text.
+      const SqlType& kt = (*type.fields)[0];
+      out->push_back('{');
+      bool first = true;
+      for (const auto& [k, val] : DecodeMapValue(v.s, type)) {
+        if (!first) out->push_back(',');
+        first = false;
+        out->append(Json(FormatValue(k, kt)).dump(-1, ' ', false, Json::error_handler_t::replace));
+        out->push_back(':');
+        AppendJson(val, (*type.fields)[1], out);
+      }
+      out->push_back('}');
       return;
     }
     case TypeId::kRow: {
@@ -405,6 +465,18 @@ bool JsonParser::ParseSlow(std::string_view line, BatchBuilder* out, FormatError
       error->column = KeyColumn(line, it.key());
       return false;
     }
+    const SqlType& ctype = schema_.fields[c].type;
+    if (ctype.IsWideDecimal() && it.value().is_number_float()) {
+      // nlohmann reads the number as a double: take its digits from the line instead.
+      std::string raw = RawNumberOf(line, it.key());
+      Value exact;
+      if (!raw.empty() && std::strtod(raw.c_str(), nullptr) == it.value().get<double>() &&
+          ParseValue(raw, ctype, &exact)) {
+        row_[c] = std::move(exact);
+        seen_[c] = 1;
+        continue;
+      }
+    }
     if (!Convert(it.value(), schema_.fields[c].type, &row_[c], &why)) {
       error->message = fmt::format("{} in field '{}'", why, schema_.fields[c].name);
       error->column = KeyColumn(line, it.key());
@@ -460,7 +532,7 @@ void JsonWriter::AppendRow(const Batch& b, size_t r, std::string* out) const {
         fmt::format_to(std::back_inserter(*out), "{}", col.i64[r]);
         break;
       case TypeId::kDecimal:
-        out->append(FormatValue(Value::Int(col.i64[r]), type));
+        out->append(FormatValue(col.Get(r), type));
         break;
       case TypeId::kReal:
       case TypeId::kDouble: {
@@ -481,6 +553,8 @@ void JsonWriter::AppendRow(const Batch& b, size_t r, std::string* out) const {
       case TypeId::kVarbinary:
       case TypeId::kRow:
       case TypeId::kArray:
+      case TypeId::kMap:
+      case TypeId::kVariant:
         AppendJson(col.Get(r), type, out);
         break;
       default: {

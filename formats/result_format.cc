@@ -45,7 +45,8 @@ nlohmann::json JsonValue(const Value& v, const SqlType& t) {
   if (t.IsInteger()) return v.i;
   if (t.IsFloat()) return v.d;
   if (t.id == TypeId::kDecimal) return nlohmann::json::parse(FormatValue(v, t));
-  if (t.IsBinary() || t.id == TypeId::kArray || t.id == TypeId::kRow) {
+  if (t.IsBinary() || t.id == TypeId::kArray || t.id == TypeId::kRow || t.id == TypeId::kMap ||
+      t.id == TypeId::kVariant) {
     // Byte arrays, arrays and objects, as the JSON output connector writes them.
     std::string text;
     AppendJsonValue(v, t, &text);

@@ -8,6 +8,7 @@
 
 #include "core/common/error.h"
 #include "core/expr/time.h"
+#include "core/types/variant.h"
 
 namespace fld {
 
@@ -98,12 +99,21 @@ std::string BoundExpr::ToString() const {
                                  "SAFE_CAST",
                                  "ROW",
                                  "SCALAR_SUBQUERY",
-                                 "TIME"};
+                                 "TIME",
+                                 "MAP",
+                                 "ITEM",
+                                 "CARDINALITY",
+                                 "MAP_CONTAINS_KEY",
+                                 "MAP_KEYS",
+                                 "MAP_VALUES",
+                                 "PARSE_JSON",
+                                 "TO_JSON",
+                                 "TYPEOF"};
   switch (op) {
     case ExprOp::kColumn:
       return fmt::format("${}", column_index);
     case ExprOp::kLiteral:
-      if (literal.kind == Value::Kind::kString) return "'" + literal.s + "'";
+      if (literal.kind == Value::Kind::kString && (type.IsString() || type.IsBinary())) return "'" + literal.s + "'";
       return FormatValue(literal, type);
     case ExprOp::kNeg:
     case ExprOp::kNot:
@@ -124,7 +134,16 @@ std::string BoundExpr::ToString() const {
     case ExprOp::kAbs:
     case ExprOp::kLike:
     case ExprOp::kRow:
-    case ExprOp::kScalarSubquery: {
+    case ExprOp::kScalarSubquery:
+    case ExprOp::kMapValue:
+    case ExprOp::kItem:
+    case ExprOp::kCardinality:
+    case ExprOp::kMapContainsKey:
+    case ExprOp::kMapKeys:
+    case ExprOp::kMapValues:
+    case ExprOp::kParseJson:
+    case ExprOp::kToJson:
+    case ExprOp::kTypeOf: {
       std::string s = std::string(kNames[static_cast<int>(op)]) + "(";
       for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i]->ToString();
       return s + ")";
@@ -204,6 +223,135 @@ int64_t CheckedMulDiv(__int128 v, const char* what) {
   return static_cast<int64_t>(v);
 }
 
+// ---- DECIMAL arithmetic in 128 bits ----
+
+using U128 = unsigned __int128;
+
+// floor(a * b / d) for d > 0 through a 256-bit product; false when the quotient needs more than
+// 127 bits.
+bool MulDivUnsigned(U128 a, U128 b, U128 d, U128* q) {
+  const uint64_t a0 = static_cast<uint64_t>(a), a1 = static_cast<uint64_t>(a >> 64);
+  const uint64_t b0 = static_cast<uint64_t>(b), b1 = static_cast<uint64_t>(b >> 64);
+  const U128 p00 = static_cast<U128>(a0) * b0, p01 = static_cast<U128>(a0) * b1;
+  const U128 p10 = static_cast<U128>(a1) * b0, p11 = static_cast<U128>(a1) * b1;
+  const U128 mid = (p00 >> 64) + static_cast<uint64_t>(p01) + static_cast<uint64_t>(p10);
+  const U128 lo = (mid << 64) | static_cast<uint64_t>(p00);
+  const U128 hi = p11 + (p01 >> 64) + (p10 >> 64) + (mid >> 64);
+  if (hi == 0) {
+    *q = lo / d;
+    return (*q >> 127) == 0;
+  }
+  if (hi >= d) return false;
+  U128 r = hi, quot = 0;
+  for (int i = 127; i >= 0; --i) {
+    const bool carry = (r >> 127) != 0;
+    r = (r << 1) | ((lo >> i) & 1);
+    quot <<= 1;
+    if (carry || r >= d) {
+      r -= d;
+      quot |= 1;
+    }
+  }
+  *q = quot;
+  return (quot >> 127) == 0;
+}
+
+// a * b / d truncated toward zero (d != 0); false on overflow.
+bool MulDiv(Int128 a, Int128 b, Int128 d, Int128* out) {
+  const bool neg = (a < 0) != (b < 0) != (d < 0);
+  auto mag = [](Int128 x) { return x < 0 ? static_cast<U128>(-x) : static_cast<U128>(x); };
+  U128 q;
+  if (!MulDivUnsigned(mag(a), mag(b), mag(d), &q)) return false;
+  *out = neg ? -static_cast<Int128>(q) : static_cast<Int128>(q);
+  return true;
+}
+
+Int128 DecimalAt(const Column& c, size_t i, const SqlType& t) {
+  return t.IsWideDecimal() ? DecodeInt128(c.str[i]) : static_cast<Int128>(c.i64[i]);
+}
+
+int ScaleOf(const SqlType& t);
+
+[[noreturn]] void DecimalOverflow(const BoundExpr& e, Int128 a, Int128 b, const char* op) {
+  const SqlType& ta = e.args[0]->type;
+  const SqlType& tb = e.args[1]->type;
+  Fail(ErrorKind::kRuntime, "DECIMAL overflow: {} {} {} does not fit {}", FormatDecimal(a, ScaleOf(ta)), op,
+       FormatDecimal(b, ScaleOf(tb)), e.type.WithNullable(true).ToString());
+}
+
+// Exact numeric arithmetic with a DECIMAL result, row by row in 128 bits.
+ColumnPtr EvalDecimalArith(const BoundExpr& e, const Column& x, const Column& y, size_t n) {
+  const SqlType& ta = e.args[0]->type;
+  const SqlType& tb = e.args[1]->type;
+  const SqlType& t = e.type;
+  const int sa = ScaleOf(ta), sb = ScaleOf(tb), s = t.scale;
+  ColPtr out = NewColumn(t.phys(), n);
+  MergeNulls(x, y, n, out.get());
+  static const char* kOp[] = {"+", "-", "*", "/", "%"};
+  const char* op = kOp[static_cast<int>(e.op) - static_cast<int>(ExprOp::kAdd)];
+  for (size_t i = 0; i < n; ++i) {
+    if (out->IsNull(i)) continue;
+    const Int128 a = DecimalAt(x, i, ta), c = DecimalAt(y, i, tb);
+    Int128 r = 0;
+    bool ok = true;
+    switch (e.op) {
+      case ExprOp::kAdd:
+      case ExprOp::kSub:
+      case ExprOp::kMod: {
+        // Align both to the larger scale.
+        const int m = std::max(sa, sb);
+        Int128 aa, cc;
+        ok = !__builtin_mul_overflow(a, Pow10Wide(m - sa), &aa) && !__builtin_mul_overflow(c, Pow10Wide(m - sb), &cc);
+        if (!ok) break;
+        if (e.op == ExprOp::kAdd) {
+          ok = !__builtin_add_overflow(aa, cc, &r);
+        } else if (e.op == ExprOp::kSub) {
+          ok = !__builtin_sub_overflow(aa, cc, &r);
+        } else {
+          if (cc == 0) {
+            out->SetNull(i);
+            continue;
+          }
+          r = aa % cc;
+        }
+        if (ok && m != s) r = m > s ? RoundDiv10(r, m - s) : r * Pow10Wide(s - m);
+        break;
+      }
+      case ExprOp::kMul: {
+        const int down = sa + sb - s;
+        ok = down >= 0 ? MulDiv(a, c, Pow10Wide(down), &r) : MulDiv(a, c * Pow10Wide(-down), 1, &r);
+        break;
+      }
+      case ExprOp::kDiv: {
+        if (c == 0) {
+          out->SetNull(i);
+          continue;
+        }
+        // a / 10^sa / (c / 10^sb) * 10^s = a * 10^(s - sa + sb) / c
+        const int up = s - sa + sb;
+        if (up >= 0 && up <= 38) {
+          ok = MulDiv(a, Pow10Wide(up), c, &r);
+        } else if (up < 0 && up >= -38) {
+          Int128 d;
+          ok = !__builtin_mul_overflow(c, Pow10Wide(-up), &d) && MulDiv(a, 1, d, &r);
+        } else {
+          ok = false;
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    if (!ok || !DecimalFits(r, t.precision)) DecimalOverflow(e, a, c, op);
+    if (t.IsWideDecimal())
+      out->str[i] = EncodeInt128(r);
+    else
+      out->i64[i] = static_cast<int64_t>(r);
+  }
+  out->CompactNulls();
+  return out;
+}
+
 ColumnPtr EvalArith(const BoundExpr& e, const Batch& b) {
   size_t n = b.size();
   ColumnPtr ac = Evaluate(*e.args[0], b), bc = Evaluate(*e.args[1], b);
@@ -251,10 +399,14 @@ ColumnPtr EvalArith(const BoundExpr& e, const Batch& b) {
     out->CompactNulls();
     return out;
   }
+  const bool decimal = e.type.id == TypeId::kDecimal;
+  // DECIMAL: the 128-bit path, except * of narrow decimals into a narrow result.
+  if (decimal && (e.op != ExprOp::kMul || e.type.IsWideDecimal() || x.phys != PhysType::kI64 ||
+                  y.phys != PhysType::kI64 || e.args[0]->type.scale + e.args[1]->type.scale != e.type.scale))
+    return EvalDecimalArith(e, x, y, n);
   const int64_t* a = x.i64.data();
   const int64_t* c = y.i64.data();
   int64_t* r = out->i64.data();
-  const bool decimal = e.type.id == TypeId::kDecimal;
   switch (e.op) {
     case ExprOp::kAdd:
       for (size_t i = 0; i < n; ++i)
@@ -361,6 +513,29 @@ ColumnPtr EvalCompare(const BoundExpr& e, const Batch& b) {
   ColPtr out = NewColumn(PhysType::kI64, n);
   MergeNulls(*ac, *bc, n, out.get());
   const int sa = ScaleOf(e.args[0]->type), sb = ScaleOf(e.args[1]->type);
+  const SqlType& ta = e.args[0]->type;
+  const SqlType& tb = e.args[1]->type;
+  if ((ta.IsWideDecimal() || tb.IsWideDecimal()) && ta.IsExactNumeric() && tb.IsExactNumeric()) {
+    // A 38-digit DECIMAL against any exact numeric: align in 128 bits; a value that does not
+    // align is beyond any value of the other side.
+    const int s = std::max(sa, sb);
+    std::vector<int> r(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (out->IsNull(i)) continue;
+      Int128 x = DecimalAt(*ac, i, ta), y = DecimalAt(*bc, i, tb), xs, ys;
+      const bool xo = __builtin_mul_overflow(x, Pow10Wide(s - sa), &xs);
+      const bool yo = __builtin_mul_overflow(y, Pow10Wide(s - sb), &ys);
+      if (xo)
+        r[i] = x < 0 ? -1 : 1;
+      else if (yo)
+        r[i] = y < 0 ? 1 : -1;
+      else
+        r[i] = xs < ys ? -1 : xs > ys ? 1 : 0;
+    }
+    const int zero = 0;
+    CompareTyped(e.op, r.data(), std::vector<int>(n, zero).data(), out->i64.data(), n);
+    return out;
+  }
   if (ac->phys == PhysType::kI64 && sa != sb) {
     // Exact numerics of different scales (the binder leaves them uncast): align in 128 bits.
     const int s = std::max(sa, sb);
@@ -484,7 +659,8 @@ bool LikeMatch(std::string_view s, std::string_view p, int esc) {
 ColumnPtr CastColumn(const Column& in, const SqlType& from, const SqlType& to, size_t n) {
   PhysType fp = in.phys, tp = to.phys();
   // Fast paths that need no per-row checks.
-  if (fp == tp && fp == PhysType::kStr && to.length < 0 && (to.IsBinary() || !from.IsBinary()))
+  if (fp == tp && fp == PhysType::kStr && to.length < 0 && (to.IsBinary() || !from.IsBinary()) &&
+      (from.IsString() || from.IsBinary()) && (to.IsString() || to.IsBinary()))
     return std::make_shared<Column>(in);
   if (fp == PhysType::kI64 && tp == PhysType::kF64 && from.id != TypeId::kDecimal) {
     ColPtr out = NewColumn(tp, n);
@@ -523,6 +699,24 @@ Value CastValue(const Value& v, const SqlType& from, const SqlType& to) {
     if (x < lo || x > hi) bad();
     return Value::Int(x);
   };
+  if (to.id == TypeId::kVariant) return Value::String(VariantFromValue(v, from));
+  if (from.id == TypeId::kVariant) {
+    // A VARIANT converts when its runtime type does; else the CAST is NULL (as Feldera).
+    Value out;
+    if (!VariantToValue(v.s, to.WithNullable(true), &out)) return Value::Null();
+    return out;
+  }
+  if (to.id == TypeId::kMap || from.id == TypeId::kMap) {
+    if (to.id != TypeId::kMap || from.id != TypeId::kMap) {
+      if (to.IsString()) return Value::String(FormatValue(v, from));
+      bad();
+    }
+    std::vector<std::pair<Value, Value>> entries;
+    for (auto& [k, val] : DecodeMapValue(v.s, from))
+      entries.emplace_back(CastValue(k, (*from.fields)[0], (*to.fields)[0]),
+                           CastValue(val, (*from.fields)[1], (*to.fields)[1]));
+    return Value::String(EncodeMapValue(std::move(entries), to));
+  }
   if (to.IsBinary()) {
     // From a string: its bytes; BINARY(n)/VARBINARY(n) keep at most n bytes.
     if (!from.IsBinary() && !from.IsString()) bad();
@@ -549,7 +743,7 @@ Value CastValue(const Value& v, const SqlType& from, const SqlType& to) {
   }
   double as_double = 0;
   if (from.id == TypeId::kDecimal)
-    as_double = static_cast<double>(v.i) / static_cast<double>(Pow10(from.scale));
+    as_double = static_cast<double>(UnscaledDecimal(v, from)) / static_cast<double>(Pow10Wide(from.scale));
   else if (from.IsFloat())
     as_double = v.d;
   else
@@ -566,32 +760,35 @@ Value CastValue(const Value& v, const SqlType& from, const SqlType& to) {
         if (std::isnan(v.d) || v.d >= 9.2233720368547758e18 || v.d < -9.2233720368547758e18) bad();
         return range_check(static_cast<int64_t>(std::trunc(v.d)));
       }
-      if (from.id == TypeId::kDecimal) return range_check(v.i / Pow10(from.scale));
+      if (from.id == TypeId::kDecimal) {
+        const Int128 x = UnscaledDecimal(v, from) / Pow10Wide(from.scale);  // truncates
+        if (x > INT64_MAX || x < INT64_MIN) bad();
+        return range_check(static_cast<int64_t>(x));
+      }
       if (from.IsTemporal()) bad();
       return range_check(v.i);
     case TypeId::kDecimal: {
-      __int128 x;
+      // Exact: integers scale up; decimals rescale, rounding half away from zero (as Feldera).
+      Int128 x;
       if (from.IsFloat()) {
-        double scaled = std::round(v.d * static_cast<double>(Pow10(to.scale)));
-        if (std::isnan(scaled) || std::fabs(scaled) >= 9.2e18) bad();
-        x = static_cast<__int128>(scaled);
+        double scaled = std::round(v.d * std::pow(10.0, to.scale));
+        if (std::isnan(scaled) || std::fabs(scaled) >= 1e38) bad();
+        x = static_cast<Int128>(scaled);
       } else if (from.id == TypeId::kDecimal) {
-        x = v.i;
-        if (to.scale >= from.scale)
-          x *= Pow10(to.scale - from.scale);
-        else
-          x /= Pow10(from.scale - to.scale);
+        x = UnscaledDecimal(v, from);
+        if (to.scale >= from.scale) {
+          if (__builtin_mul_overflow(x, Pow10Wide(to.scale - from.scale), &x)) bad();
+        } else {
+          x = RoundDiv10(x, from.scale - to.scale);
+        }
       } else if (from.IsTemporal()) {
         return bad();
-      } else {
-        x = static_cast<__int128>(v.i) * Pow10(to.scale);
+      } else if (__builtin_mul_overflow(static_cast<Int128>(v.i), Pow10Wide(to.scale), &x)) {
+        bad();
       }
-      if (to.precision > 0 && to.precision < 19) {
-        __int128 lim = Pow10(to.precision);
-        if (x >= lim || x <= -lim) bad();
-      }
-      if (x > INT64_MAX || x < INT64_MIN) bad();
-      return Value::Int(static_cast<int64_t>(x));
+      if (!DecimalFits(x, to.precision > 0 ? to.precision : kMaxDecimalPrecision)) bad();
+      if (!to.IsWideDecimal() && (x > INT64_MAX || x < INT64_MIN)) bad();
+      return DecimalValue(x, to);
     }
     case TypeId::kReal:
       if (from.IsTemporal()) bad();
@@ -791,6 +988,107 @@ ColumnPtr EvalCoalesceLazy(const BoundExpr& e, const Batch& b) {
   return EvalNarrowing(e, b, e.args.size(), Step{e});
 }
 
+// MAP, VARIANT and JSON functions, row by row on Values. Strict: a NULL argument gives NULL
+// (MAP[...] excepted: its values may be NULL).
+ColumnPtr EvalCollection(const BoundExpr& e, const Batch& b) {
+  const size_t n = b.size();
+  std::vector<ColumnPtr> cols;
+  for (const auto& a : e.args) cols.push_back(Evaluate(*a, b));
+  auto out = std::make_shared<Column>(e.type.phys());
+  out->Reserve(n);
+  const SqlType& t0 = e.args[0]->type;
+  for (size_t i = 0; i < n; ++i) {
+    if (e.op == ExprOp::kMapValue) {
+      std::vector<std::pair<Value, Value>> entries;
+      for (size_t k = 0; k + 1 < cols.size(); k += 2) {
+        Value key = cols[k]->Get(i);
+        if (key.IsNull()) Fail(ErrorKind::kRuntime, "a MAP key is NULL");
+        entries.emplace_back(std::move(key), cols[k + 1]->Get(i));
+      }
+      out->Append(Value::String(EncodeMapValue(std::move(entries), e.type)));
+      continue;
+    }
+    bool null = false;
+    for (const auto& c : cols) null = null || c->IsNull(i);
+    if (null) {
+      out->AppendNull();
+      continue;
+    }
+    const Value a = cols[0]->Get(i);
+    switch (e.op) {
+      case ExprOp::kItem: {
+        const Value key = cols[1]->Get(i);
+        const SqlType& kt = e.args[1]->type;
+        if (t0.id == TypeId::kVariant) {
+          std::optional<std::string> v = VariantIndex(a.s, key, kt);
+          if (v)
+            out->Append(Value::String(std::move(*v)));
+          else
+            out->AppendNull();
+        } else if (t0.id == TypeId::kArray) {
+          std::vector<Value> el = DecodeArrayValue(a.s, (*t0.fields)[0]);
+          if (key.i >= 1 && static_cast<uint64_t>(key.i) <= el.size())
+            out->Append(el[key.i - 1]);
+          else
+            out->AppendNull();
+        } else {
+          bool found = false;
+          for (auto& [k, v] : DecodeMapValue(a.s, t0))
+            if (k == key) {
+              out->Append(v);
+              found = true;
+              break;
+            }
+          if (!found) out->AppendNull();
+        }
+        break;
+      }
+      case ExprOp::kCardinality:
+        out->Append(Value::Int(static_cast<int64_t>(
+            t0.id == TypeId::kArray ? DecodeArrayValue(a.s, (*t0.fields)[0]).size() : DecodeMapValue(a.s, t0).size())));
+        break;
+      case ExprOp::kMapContainsKey: {
+        const Value key = cols[1]->Get(i);
+        bool found = false;
+        for (auto& [k, v] : DecodeMapValue(a.s, t0)) found = found || k == key;
+        out->Append(Value::Int(found));
+        break;
+      }
+      case ExprOp::kMapKeys:
+      case ExprOp::kMapValues: {
+        std::vector<Value> el;
+        for (auto& [k, v] : DecodeMapValue(a.s, t0)) el.push_back(e.op == ExprOp::kMapKeys ? k : v);
+        out->Append(Value::String(EncodeArrayValue(el, (*e.type.fields)[0])));
+        break;
+      }
+      case ExprOp::kParseJson: {
+        std::string v;
+        if (ParseJsonVariant(a.s, &v))
+          out->Append(Value::String(std::move(v)));
+        else
+          out->AppendNull();
+        break;
+      }
+      case ExprOp::kToJson: {
+        std::optional<std::string> j = VariantJson(a.s);
+        if (j)
+          out->Append(Value::String(std::move(*j)));
+        else
+          out->AppendNull();
+        break;
+      }
+      case ExprOp::kTypeOf:
+        out->Append(Value::String(VariantTypeName(a.s)));
+        break;
+      default:
+        out->AppendNull();
+        break;
+    }
+  }
+  out->CompactNulls();
+  return out;
+}
+
 }  // namespace
 
 ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
@@ -804,7 +1102,10 @@ ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
       ColumnPtr a = Evaluate(*e.args[0], b);
       ColPtr out = NewColumn(a->phys, n);
       out->nulls = a->nulls;
-      if (a->phys == PhysType::kF64) {
+      if (e.type.IsWideDecimal()) {
+        for (size_t i = 0; i < n; ++i)
+          if (!a->IsNull(i)) out->str[i] = EncodeInt128(-DecodeInt128(a->str[i]));
+      } else if (a->phys == PhysType::kF64) {
         for (size_t i = 0; i < n; ++i) out->f64[i] = -a->f64[i];
       } else {
         for (size_t i = 0; i < n; ++i) {
@@ -914,7 +1215,13 @@ ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
       ColumnPtr a = Evaluate(*e.args[0], b);
       ColPtr out = NewColumn(a->phys, n);
       out->nulls = a->nulls;
-      if (a->phys == PhysType::kF64) {
+      if (e.type.IsWideDecimal()) {
+        for (size_t i = 0; i < n; ++i) {
+          if (a->IsNull(i)) continue;
+          Int128 x = DecodeInt128(a->str[i]);
+          out->str[i] = EncodeInt128(x < 0 ? -x : x);
+        }
+      } else if (a->phys == PhysType::kF64) {
         for (size_t i = 0; i < n; ++i) out->f64[i] = std::fabs(a->f64[i]);
       } else {
         for (size_t i = 0; i < n; ++i) {
@@ -944,6 +1251,16 @@ ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
       }
       return out;
     }
+    case ExprOp::kMapValue:
+    case ExprOp::kItem:
+    case ExprOp::kCardinality:
+    case ExprOp::kMapContainsKey:
+    case ExprOp::kMapKeys:
+    case ExprOp::kMapValues:
+    case ExprOp::kParseJson:
+    case ExprOp::kToJson:
+    case ExprOp::kTypeOf:
+      return EvalCollection(e, b);
     case ExprOp::kScalarSubquery: {
       ColumnPtr count = Evaluate(*e.args[0], b);
       for (size_t i = 0; i < n; ++i)

@@ -9,7 +9,9 @@
 // NULL semantics are SQL's: arithmetic and comparisons with a NULL operand are NULL; AND/OR use
 // three-valued logic; a filter keeps only rows whose predicate is TRUE.
 // Division or modulo by zero yields NULL (as SQLite and MySQL do; PostgreSQL and Feldera raise
-// an error). Integer overflow raises fld::Error(kRuntime).
+// an error). Integer overflow raises fld::Error(kRuntime), and so does a DECIMAL result that does
+// not fit its type (the error names the value). DECIMAL arithmetic is exact in 128 bits (256 bits
+// for the intermediate products of * and /); / truncates to the result's scale.
 #pragma once
 
 #include <memory>
@@ -57,6 +59,15 @@ enum class ExprOp : uint8_t {
   kScalarSubquery,
   // A date/time/interval function (core/expr/time.h): args[0] names it and its unit.
   kTimeFunc,
+  kMapValue,        // MAP[k1, v1, k2, v2, ...]
+  kItem,            // args[0][args[1]]: ARRAY (1-based), MAP or VARIANT element; NULL when absent
+  kCardinality,     // CARDINALITY(map or array)
+  kMapContainsKey,  // MAP_CONTAINS_KEY(map, key)
+  kMapKeys,         // MAP_KEYS(map): the keys in order, an ARRAY
+  kMapValues,       // MAP_VALUES(map): the values in key order, an ARRAY
+  kParseJson,       // PARSE_JSON(string): a VARIANT, NULL when the text is not JSON
+  kToJson,          // TO_JSON(variant): a VARCHAR
+  kTypeOf,          // TYPEOF(variant): the runtime type's name
 };
 
 struct BoundExpr {

@@ -31,7 +31,8 @@
 // argument's type, so over integers they truncate toward zero and over DECIMAL(p, s) they are
 // truncated to s digits; integer sums that overflow 64 bits raise an error. The variance of
 // integers is Feldera's integer formula (sumsq - sum * sum / n) / (n or n - 1), each division
-// truncating, and STDDEV its truncated square root.
+// truncating, and STDDEV its truncated square root. SUM(DECIMAL(p, s)) is DECIMAL(38, s); over
+// DECIMAL(p > 18) SUM and AVG add in 128 bits, and a sum beyond 38 digits raises an error.
 #pragma once
 
 #include <map>
@@ -101,6 +102,7 @@ class AggregateOp : public Operator {
   struct Acc {
     int64_t count = 0;                // weighted count of non-NULL values
     int64_t isum = 0;                 // exact sum (integers, decimals in units of the scale)
+    Int128 wsum = 0;                  // SUM/AVG of DECIMAL(p > 18): exact sum in 128 bits
     double dsum = 0;                  // floating sum
     std::map<Value, int64_t> values;  // MIN/MAX/DISTINCT: value -> weight (no zero weights)
     // STDDEV/VARIANCE: sum of squares (exact for integers and decimals, else floating).
@@ -122,6 +124,9 @@ class AggregateOp : public Operator {
   static bool IsPairs(const AggSpec& a) { return IsArg(a) || (a.kind == AggKind::kArrayAgg && !a.distinct); }
   static bool IsBits(const AggSpec& a) {
     return a.kind == AggKind::kBitAnd || a.kind == AggKind::kBitOr || a.kind == AggKind::kBitXor;
+  }
+  static bool IsWideSum(const AggSpec& a) {
+    return (a.kind == AggKind::kSum || a.kind == AggKind::kAvg) && a.arg_type.IsWideDecimal();
   }
   static bool IsMoment(const AggSpec& a) { return a.kind >= AggKind::kStddevPop && a.kind <= AggKind::kVarSamp; }
   // Pre-aggregates one aggregate of the batch: rows -> partial[gid[row]].accs[a].

@@ -201,6 +201,11 @@ const ColSpec kDbl{PhysType::kF64, Doubles({-1.5, -0.0, 0.0, 0.5, 2.25, 1024.0})
 const ColSpec kStr{PhysType::kStr, Strings({"", "a", "b", "ab"}), 0.2};
 const ColSpec kCents{PhysType::kI64, Ints({-150, 0, 1, 99, 250}), 0.2};  // DECIMAL(10,2)
 const ColSpec kBool{PhysType::kI64, Ints({0, 1}), 0.2};                  // BOOLEAN
+// DECIMAL(38, 2): 36-digit values, so sums need the full 128 bits.
+const ColSpec kWideCents{PhysType::kStr,
+                         {Value::String(EncodeInt128(-Pow10Wide(36) + 7)), Value::String(EncodeInt128(0)),
+                          Value::String(EncodeInt128(Pow10Wide(36) - 1)), Value::String(EncodeInt128(12345))},
+                         0.2};
 
 Types TypesOf(const std::vector<ColSpec>& specs) {
   Types t;
@@ -649,6 +654,12 @@ Value NaiveAgg(const AggSpec& a, const std::vector<std::pair<Row, int64_t>>& all
     case AggKind::kSum:
     case AggKind::kAvg: {
       if (vals.empty()) return Value::Null();
+      if (a.arg_type.IsWideDecimal() || a.result_type.IsWideDecimal()) {
+        Int128 sum = 0;
+        for (const auto& v : vals) sum += UnscaledDecimal(v, a.arg_type);
+        if (a.kind == AggKind::kSum) return DecimalValue(sum, a.result_type);
+        return DecimalValue(sum / static_cast<int64_t>(vals.size()), a.arg_type);
+      }
       int64_t isum = 0;
       double dsum = 0;
       for (const auto& v : vals) {
@@ -870,6 +881,21 @@ std::vector<Scenario> AggScenarios() {
   add(AggScenario("group by int, STDDEV/VAR/BIT/ARG_MIN/ARG_MAX/EVERY/SOME and FILTER", keyed_more, 1, MoreAggs(1)),
       200);
   add(AggScenario("group by int (no NULLs), further aggregates", dense_more, 1, MoreAggs(1)), 60);
+  {
+    // DECIMAL(38, 2) arguments, and the DECIMAL(38, 2) sum of a narrow DECIMAL(10, 2).
+    const SqlType wide = SqlType::Decimal(38, 2);
+    AggSpec sum_narrow = Agg(AggKind::kSum, 2, kDec);
+    sum_narrow.result_type = wide;
+    std::vector<AggSpec> aggs = {Agg(AggKind::kSum, 1, wide),
+                                 Agg(AggKind::kAvg, 1, wide),
+                                 Agg(AggKind::kMin, 1, wide),
+                                 Agg(AggKind::kMax, 1, wide),
+                                 Agg(AggKind::kSum, 1, wide, true),
+                                 Agg(AggKind::kCount, 1, wide),
+                                 sum_narrow};
+    aggs[0].result_type = aggs[4].result_type = wide;
+    add(AggScenario("group by int, DECIMAL(38, 2) sums", {kKey3, kWideCents, kCents}, 1, aggs), 200);
+  }
   // Degenerate shapes: a lone COUNT(*) (no argument column), and GROUP BY without aggregates.
   add(AggScenario("global COUNT(*)", args, 0, {Agg(AggKind::kCountStar, -1, SqlType())}), 60);
   add(AggScenario("group by key only (no aggregates)", with_keys({kKey3, kKeyStr}), 2, {}), 60);

@@ -5,6 +5,7 @@
 #include "core/common/error.h"
 #include "core/expr/time.h"
 #include "core/types/schema.h"
+#include "core/types/variant.h"
 
 namespace fld::plan {
 
@@ -83,6 +84,49 @@ SqlType Bool(bool nullable) {
   return SqlType::Of(TypeId::kBoolean, nullable);
 }
 
+// An exact numeric as the DECIMAL that holds it: TINYINT is DECIMAL(3, 0), ..., BIGINT
+// DECIMAL(19, 0).
+SqlType AsDecimal(const SqlType& t) {
+  if (t.id == TypeId::kDecimal) return t;
+  static const int kDigits[] = {3, 5, 10, 19};
+  return SqlType::Decimal(kDigits[IntRank(t.id) - 1], 0, t.nullable);
+}
+
+// Result types of DECIMAL arithmetic, Calcite's rules (as Feldera), precision capped at 38.
+SqlType DecimalResult(ExprOp op, const SqlType& a, const SqlType& b) {
+  const int p1 = a.precision, s1 = a.scale, p2 = b.precision, s2 = b.scale;
+  const int max = kMaxDecimalPrecision;
+  int p, s;
+  switch (op) {
+    case ExprOp::kMul:
+      s = std::min(s1 + s2, max);
+      p = std::min(p1 + p2, max);
+      break;
+    case ExprOp::kDiv: {
+      // Integer digits p1 - s1 + s2, scale max(6, s1 + p2 + 1); beyond 38 digits the scale
+      // gives way, down to 6.
+      const int whole = p1 - s1 + s2;
+      s = std::max(6, s1 + p2 + 1);
+      p = whole + s;
+      if (p > max) {
+        s = std::min(s, std::max(6, max - whole));
+        p = max;
+      }
+      break;
+    }
+    case ExprOp::kMod:
+      s = std::max(s1, s2);
+      p = std::min(std::min(p1 - s1, p2 - s2) + s, max);
+      break;
+    default:  // + -
+      s = std::max(s1, s2);
+      p = std::min(std::max(p1 - s1, p2 - s2) + s + 1, max);
+      break;
+  }
+  if (s > p) s = p;
+  return SqlType::Decimal(std::max(p, 1), s);
+}
+
 }  // namespace
 
 SqlType Binder::CommonType(const SqlType& a, const SqlType& b, Pos pos) const {
@@ -92,9 +136,12 @@ SqlType Binder::CommonType(const SqlType& a, const SqlType& b, Pos pos) const {
   if (a.SameAs(b)) return a.WithNullable(nullable);
   if (a.IsInteger() && b.IsInteger()) return (IntRank(a.id) >= IntRank(b.id) ? a : b).WithNullable(nullable);
   if (a.IsExactNumeric() && b.IsExactNumeric()) {
-    int sa = a.id == TypeId::kDecimal ? a.scale : 0, sb = b.id == TypeId::kDecimal ? b.scale : 0;
-    return SqlType::Decimal(18, std::max(sa, sb), nullable);
+    const SqlType da = AsDecimal(a), db = AsDecimal(b);
+    const int s = std::max(da.scale, db.scale);
+    const int whole = std::max(da.precision - da.scale, db.precision - db.scale);
+    return SqlType::Decimal(std::min(whole + s, kMaxDecimalPrecision), s, nullable);
   }
+  if (a.id == TypeId::kVariant || b.id == TypeId::kVariant) return SqlType::Of(TypeId::kVariant, nullable);
   if (a.IsNumeric() && b.IsNumeric()) return SqlType::Of(TypeId::kDouble, nullable);
   if (a.IsString() && b.IsString()) return SqlType::Of(TypeId::kVarchar, nullable);
   if (a.IsBinary() && b.IsBinary()) return SqlType::Of(TypeId::kVarbinary, nullable);
@@ -214,7 +261,7 @@ BoundExprPtr Binder::BindLiteral(const Expr& e) const {
       int scale = dot == std::string::npos ? 0 : static_cast<int>(e.text.size() - dot - 1);
       int digits = 0;
       for (char c : e.text) digits += (c >= '0' && c <= '9');
-      if (digits > 18 || scale > 18) {
+      if (digits > kMaxDecimalPrecision || scale > kMaxDecimalPrecision) {
         Value v;
         ParseValue(e.text, SqlType::Of(TypeId::kDouble), &v);
         return MakeLiteral(v, SqlType::Of(TypeId::kDouble, false));
@@ -320,19 +367,11 @@ BoundExprPtr Binder::Arith(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos) c
     args.push_back(Coerce(std::move(a), result, pos));
     args.push_back(Coerce(std::move(b), result, pos));
   } else if (ta.id == TypeId::kDecimal || tb.id == TypeId::kDecimal) {
-    SqlType da = ta.id == TypeId::kDecimal ? ta : SqlType::Decimal(18, 0);
-    SqlType db = tb.id == TypeId::kDecimal ? tb : SqlType::Decimal(18, 0);
-    if (op == ExprOp::kMul) {
-      result = SqlType::Decimal(18, std::min(18, da.scale + db.scale));
-    } else if (op == ExprOp::kDiv) {
-      result = SqlType::Decimal(18, std::min(18, std::max(da.scale, db.scale) + 6));
-    } else {
-      int s = std::max(da.scale, db.scale);
-      da = db = result = SqlType::Decimal(18, s);
-    }
-    da.precision = db.precision = 18;
-    args.push_back(Coerce(std::move(a), da, pos));
-    args.push_back(Coerce(std::move(b), db, pos));
+    // Integers take part as the DECIMAL(n, 0) that holds them; the evaluator aligns scales.
+    SqlType da = AsDecimal(ta).WithNullable(true), db = AsDecimal(tb).WithNullable(true);
+    result = DecimalResult(op, da, db);
+    args.push_back(Coerce(std::move(a), da.WithNullable(ta.nullable), pos));
+    args.push_back(Coerce(std::move(b), db.WithNullable(tb.nullable), pos));
   } else {
     result = (IntRank(ta.id) >= IntRank(tb.id) ? ta : tb);
     args.push_back(Coerce(std::move(a), result, pos));
@@ -438,6 +477,9 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
     case AggKind::kVarSamp:
       if (!spec.arg_type.IsNumeric())
         ctx_.Error(e.args[0]->pos, fmt::format("{} needs a numeric argument, not {}", e.name, type_name));
+      if (spec.arg_type.IsWideDecimal() && spec.kind != AggKind::kSum && spec.kind != AggKind::kAvg)
+        ctx_.Error(e.args[0]->pos,
+                   fmt::format("{} over {} (precision above 18) is not supported yet", e.name, type_name));
       break;
     case AggKind::kBitAnd:
     case AggKind::kBitOr:
@@ -456,7 +498,7 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
     if (spec.arg_type.IsInteger())
       spec.result_type = SqlType::Of(TypeId::kBigInt);
     else if (spec.arg_type.id == TypeId::kDecimal)
-      spec.result_type = SqlType::Decimal(18, spec.arg_type.scale);
+      spec.result_type = SqlType::Decimal(kMaxDecimalPrecision, spec.arg_type.scale);
     else
       spec.result_type = SqlType::Of(TypeId::kDouble);
   } else {
@@ -568,7 +610,9 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       if (e.op == Op::kPlus) return a;
       if (a->op == ExprOp::kLiteral) {  // fold -literal so that -9223372036854775808 works
         Value v = a->literal;
-        if (v.kind == Value::Kind::kDouble)
+        if (a->type.IsWideDecimal())
+          v = Value::String(EncodeInt128(-DecodeInt128(v.s)));
+        else if (v.kind == Value::Kind::kDouble)
           v.d = -v.d;
         else if (v.i == INT64_MIN)
           ctx_.Error(e.pos, "integer overflow in unary -");
@@ -647,6 +691,7 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
         }
         return MakeCall(ExprOp::kRow, SqlType::Row(std::move(types), false), std::move(args));
       }
+      if (BoundExprPtr c = BindCollectionFunction(e, args)) return c;
       if (e.name == "ABS") {
         need(1);
         if (args[0]->type.id == TypeId::kNull) return std::move(args[0]);
@@ -815,6 +860,97 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
                                                                    : "scalar subqueries"));
   }
   ctx_.Error(e.pos, "unsupported expression");
+}
+
+BoundExprPtr Binder::BindCollectionFunction(const Expr& e, std::vector<BoundExprPtr>& args) const {
+  auto need = [&](size_t n) {
+    if (args.size() != n) ctx_.Error(e.pos, fmt::format("{} takes {} argument{}", e.name, n, n == 1 ? "" : "s"));
+  };
+  auto type_of = [](const BoundExprPtr& a) { return a->type.WithNullable(true).ToString(); };
+  auto strict = [&](ExprOp op, SqlType t) {
+    bool nullable = false;
+    for (const auto& a : args) nullable = nullable || a->type.nullable;
+    return MakeCall(op, t.WithNullable(nullable || t.nullable), std::move(args));
+  };
+  auto require = [&](size_t i, TypeId id, const char* what) {
+    if (args[i]->type.id == TypeId::kNull) args[i] = Coerce(std::move(args[i]), SqlType::Of(id), e.pos);
+    if (args[i]->type.id != id)
+      ctx_.Error(e.args[i]->pos, fmt::format("{} needs {}, not {}", e.name, what, type_of(args[i])));
+  };
+  const std::string& name = e.name;
+  if (name == "MAP[]") {
+    if (args.empty() || args.size() % 2 != 0)
+      ctx_.Error(e.pos, "MAP[...] needs keys and values in pairs (MAP[k1, v1, k2, v2, ...])");
+    SqlType kt = args[0]->type, vt = args[1]->type;
+    for (size_t i = 2; i < args.size(); i += 2) {
+      kt = CommonType(kt, args[i]->type, e.args[i]->pos);
+      vt = CommonType(vt, args[i + 1]->type, e.args[i + 1]->pos);
+    }
+    if (kt.id == TypeId::kNull) ctx_.Error(e.pos, "MAP keys cannot be NULL");
+    if (vt.id == TypeId::kNull) vt = SqlType::Of(TypeId::kInteger);
+    for (size_t i = 0; i < args.size(); ++i)
+      args[i] = Coerce(std::move(args[i]), (i % 2 ? vt : kt).WithNullable(args[i]->type.nullable), e.args[i]->pos);
+    return MakeCall(ExprOp::kMapValue, SqlType::Map(kt.WithNullable(false), vt.WithNullable(true), false),
+                    std::move(args));
+  }
+  if (name == "ITEM[]") {
+    const SqlType t = args[0]->type;
+    if (t.id == TypeId::kVariant) return strict(ExprOp::kItem, SqlType::Of(TypeId::kVariant));
+    if (t.id == TypeId::kArray) {
+      if (!args[1]->type.IsInteger() && args[1]->type.id != TypeId::kNull)
+        ctx_.Error(e.args[1]->pos, fmt::format("an ARRAY index must be an integer, not {}", type_of(args[1])));
+      args[1] = Coerce(std::move(args[1]), SqlType::Of(TypeId::kBigInt, args[1]->type.nullable), e.pos);
+      auto c = strict(ExprOp::kItem, (*t.fields)[0]);
+      c->type.nullable = true;
+      return c;
+    }
+    if (t.id == TypeId::kMap) {
+      args[1] = Coerce(std::move(args[1]), (*t.fields)[0].WithNullable(args[1]->type.nullable), e.args[1]->pos);
+      auto c = strict(ExprOp::kItem, (*t.fields)[1]);
+      c->type.nullable = true;
+      return c;
+    }
+    ctx_.Error(e.pos, fmt::format("[...] needs an ARRAY, a MAP or a VARIANT, not {}", type_of(args[0])));
+  }
+  if (name == "CARDINALITY") {
+    need(1);
+    if (args[0]->type.id != TypeId::kMap && args[0]->type.id != TypeId::kArray)
+      ctx_.Error(e.pos, fmt::format("CARDINALITY needs a MAP or an ARRAY, not {}", type_of(args[0])));
+    return strict(ExprOp::kCardinality, SqlType::Of(TypeId::kInteger, false));
+  }
+  if (name == "MAP_CONTAINS_KEY") {
+    need(2);
+    require(0, TypeId::kMap, "a MAP");
+    args[1] = Coerce(std::move(args[1]), (*args[0]->type.fields)[0].WithNullable(args[1]->type.nullable), e.pos);
+    return strict(ExprOp::kMapContainsKey, Bool(false));
+  }
+  if (name == "MAP_KEYS" || name == "MAP_VALUES") {
+    need(1);
+    require(0, TypeId::kMap, "a MAP");
+    const bool keys = name == "MAP_KEYS";
+    const SqlType el = (*args[0]->type.fields)[keys ? 0 : 1];
+    return strict(keys ? ExprOp::kMapKeys : ExprOp::kMapValues, SqlType::Array(el, false));
+  }
+  if (name == "PARSE_JSON") {
+    need(1);
+    if (!args[0]->type.IsString())
+      args[0] = Coerce(std::move(args[0]), SqlType::Of(TypeId::kVarchar, args[0]->type.nullable), e.pos);
+    auto c = strict(ExprOp::kParseJson, SqlType::Of(TypeId::kVariant));
+    c->type.nullable = true;
+    return c;
+  }
+  if (name == "TO_JSON" || name == "TYPEOF") {
+    need(1);
+    require(0, TypeId::kVariant, "a VARIANT");
+    auto c = strict(name == "TO_JSON" ? ExprOp::kToJson : ExprOp::kTypeOf, SqlType::Of(TypeId::kVarchar, false));
+    if (name == "TO_JSON") c->type.nullable = true;
+    return c;
+  }
+  if (name == "VARIANTNULL") {
+    need(0);
+    return MakeLiteral(Value::String(VariantNull()), SqlType::Of(TypeId::kVariant, false));
+  }
+  return nullptr;
 }
 
 }  // namespace fld::plan

@@ -109,6 +109,8 @@ class Binder {
   BoundExprPtr BindLiteral(const sql::Expr& e) const;
   BoundExprPtr Compare(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;
   BoundExprPtr Arith(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;
+  // MAP[...], e[i], CARDINALITY, MAP_* and the VARIANT/JSON functions; null for other names.
+  BoundExprPtr BindCollectionFunction(const sql::Expr& e, std::vector<BoundExprPtr>& args) const;
   BoundExprPtr Logic(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;
   BoundExprPtr RequireBool(BoundExprPtr e, sql::Pos pos) const;
   BoundExprPtr AggregateCall(const sql::Expr& e, AggContext* agg);

@@ -557,8 +557,17 @@ class Parser {
       return t;
     }
     if (u == "ROW") FailAt(pos, "ROW types are not supported yet");
-    if (u == "MAP") FailAt(pos, "MAP types are not supported yet");
-    if (u == "VARIANT") FailAt(pos, "VARIANT is not supported yet");
+    if (u == "MAP") {
+      // MAP<K, V>: keys NOT NULL, values nullable (as Feldera).
+      ExpectSym("<");
+      SqlType k = ParseType(for_cast).WithNullable(false);
+      ExpectSym(",");
+      SqlType v = ParseType(for_cast);
+      ExpectSym(">");
+      if (k.id == TypeId::kMap) FailAt(pos, "MAP keys cannot be MAPs");
+      return SqlType::Map(k, v.WithNullable(true));
+    }
+    if (u == "VARIANT") return SqlType::Of(TypeId::kVariant);
     if (u == "INTERVAL") {
       if (!for_cast) FailAt(pos, "a table column cannot be an INTERVAL (as in Feldera)");
       return ParseIntervalQualifier();
@@ -612,12 +621,14 @@ class Parser {
   }
 
   SqlType ParseDecimalArgs() {
-    int32_t p = 18, s = 0;
+    // DECIMAL alone is DECIMAL(38, 0), as in Feldera.
+    int32_t p = kMaxDecimalPrecision, s = 0;
     if (AcceptSym("(")) {
       const Token& pt = Peek();
       p = ParseTypeParam("a precision");
       if (p < 1) FailAt(pt.pos, "DECIMAL precision must be at least 1");
-      if (p > 18) FailAt(pt.pos, "DECIMAL precision above 18 is not supported");
+      if (p > kMaxDecimalPrecision)
+        FailAt(pt.pos, fmt::format("DECIMAL precision {} is above the maximum, {}", p, kMaxDecimalPrecision));
       if (AcceptSym(",")) {
         const Token& st = Peek();
         s = ParseTypeParam("a scale");
@@ -898,6 +909,18 @@ class Parser {
   // One GROUP BY element as its list of grouping sets (indices into sel->group_by): an
   // expression; `()`; ROLLUP (...), CUBE (...) or GROUPING SETS (...). Inside those (`nested`),
   // `(a, b)` is one set of several expressions. Sets *has_sets when it is not a plain expression.
+  // True at `(a, b, ...)`: a parenthesised list (GROUP BY (a, b) groups by a and b), not an
+  // expression in parentheses.
+  bool ParenListAhead() {
+    if (!IsSym(Peek(), "(") || ParenStartsQuery(1)) return false;
+    const size_t mark = i_;
+    Take();
+    ParseExpr();
+    const bool list = IsSym(Peek(), ",");
+    i_ = mark;
+    return list;
+  }
+
   std::vector<std::vector<int>> ParseGroupingElement(Select* sel, bool nested, bool* has_sets) {
     auto add = [&](ExprPtr e) {
       sel->group_by.push_back(std::move(e));
@@ -906,7 +929,7 @@ class Parser {
     // `(a, b)`, `()` or `a`: one set.
     auto one_set = [&](bool inner) -> std::vector<int> {
       std::vector<int> set;
-      if (IsSym(Peek(), "(") && (inner || IsSym(Peek(1), ")")) && !ParenStartsQuery(1)) {
+      if (IsSym(Peek(), "(") && (inner || IsSym(Peek(1), ")") || ParenListAhead()) && !ParenStartsQuery(1)) {
         Take();
         if (!IsSym(Peek(), ")")) {
           do {
@@ -1346,7 +1369,20 @@ class Parser {
       e->args.push_back(ParseUnary());
       return e;
     }
-    return ParsePrimary();
+    return ParsePostfix(ParsePrimary());
+  }
+
+  // e[index] (ARRAY, MAP and VARIANT element access), parsed as the function "ITEM[]".
+  ExprPtr ParsePostfix(ExprPtr e) {
+    while (IsSym(Peek(), "[")) {
+      auto item = NewExpr(ExprKind::kFunction, Take().pos);
+      item->name = "ITEM[]";
+      item->args.push_back(std::move(e));
+      item->args.push_back(ParseExpr());
+      ExpectSym("]");
+      e = std::move(item);
+    }
+    return e;
   }
 
   ExprPtr ParseLiteral(LiteralKind kind, const Token& t) {
@@ -1421,7 +1457,19 @@ class Parser {
     }
     if (u == "ARRAY" && (IsSym(Peek(1), "[") || IsSym(Peek(1), "(")))
       FailAt(t.pos, "ARRAY values are not supported yet");
-    if (u == "MAP" && IsSym(Peek(1), "[")) FailAt(t.pos, "MAP values are not supported yet");
+    if (u == "MAP" && IsSym(Peek(1), "[")) {
+      // MAP[k1, v1, k2, v2, ...], parsed as the function "MAP[]".
+      auto e = NewExpr(ExprKind::kFunction, Take().pos);
+      e->name = "MAP[]";
+      Take();
+      if (!IsSym(Peek(), "]")) {
+        do {
+          e->args.push_back(ParseExpr());
+        } while (AcceptSym(","));
+      }
+      ExpectSym("]");
+      return e;
+    }
     if (u == "INTERVAL") return ParseIntervalLiteral();
     if (u == "EXISTS") {
       auto e = NewExpr(ExprKind::kExists, Take().pos);

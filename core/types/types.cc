@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
 #include "core/common/error.h"
+#include "core/types/variant.h"
 
 namespace fld {
 
@@ -72,6 +75,13 @@ std::string SqlType::ToString() const {
       if (scale != precision) s += std::string(" TO ") + kFields[scale];
       break;
     }
+    case TypeId::kMap:
+      s = fmt::format("MAP<{}, {}>", (*fields)[0].WithNullable(true).ToString(),
+                      (*fields)[1].WithNullable(true).ToString());
+      break;
+    case TypeId::kVariant:
+      s = "VARIANT";
+      break;
     case TypeId::kRow: {
       s = "ROW(";
       for (size_t i = 0; i < fields->size(); ++i)
@@ -127,6 +137,143 @@ int64_t Pow10(int n) {
                                      100000000000000000,
                                      1000000000000000000};
   return kP[n < 0 ? 0 : (n > 18 ? 18 : n)];
+}
+
+Int128 Pow10Wide(int n) {
+  static const auto kP = [] {
+    std::array<Int128, 39> p{};
+    p[0] = 1;
+    for (int i = 1; i <= 38; ++i) p[i] = p[i - 1] * 10;
+    return p;
+  }();
+  return kP[n < 0 ? 0 : (n > 38 ? 38 : n)];
+}
+
+std::string EncodeInt128(Int128 v) {
+  unsigned __int128 u = static_cast<unsigned __int128>(v) ^ (static_cast<unsigned __int128>(1) << 127);
+  std::string out(16, '\0');
+  for (int b = 15; b >= 0; --b) {
+    out[b] = static_cast<char>(static_cast<uint8_t>(u & 0xff));
+    u >>= 8;
+  }
+  return out;
+}
+
+Int128 DecodeInt128(std::string_view bytes) {
+  if (bytes.size() != 16) Fail(ErrorKind::kCorruption, "a DECIMAL value has {} bytes, not 16", bytes.size());
+  unsigned __int128 u = 0;
+  for (char c : bytes) u = (u << 8) | static_cast<uint8_t>(c);
+  return static_cast<Int128>(u ^ (static_cast<unsigned __int128>(1) << 127));
+}
+
+Int128 UnscaledDecimal(const Value& v, const SqlType& t) {
+  if (t.IsWideDecimal()) return DecodeInt128(v.s);
+  return v.i;
+}
+
+Value DecimalValue(Int128 x, const SqlType& t) {
+  if (t.IsWideDecimal()) return Value::String(EncodeInt128(x));
+  return Value::Int(static_cast<int64_t>(x));
+}
+
+bool DecimalFits(Int128 x, int precision) {
+  const Int128 lim = Pow10Wide(precision);
+  return x < lim && x > -lim;
+}
+
+Int128 RoundDiv10(Int128 x, int n) {
+  if (n <= 0) return x;
+  if (n > 38) return 0;
+  const Int128 d = Pow10Wide(n);
+  Int128 q = x / d, r = x % d;
+  if (r < 0) r = -r;
+  if (r * 2 >= d) q += x < 0 ? -1 : 1;
+  return q;
+}
+
+std::string FormatDecimal(Int128 x, int scale) {
+  const bool neg = x < 0;
+  unsigned __int128 u = neg ? static_cast<unsigned __int128>(-(x + 1)) + 1 : static_cast<unsigned __int128>(x);
+  std::string digits;
+  do {
+    digits.push_back(static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  } while (u != 0);
+  while (static_cast<int>(digits.size()) <= scale) digits.push_back('0');
+  std::string out = neg ? "-" : "";
+  for (size_t i = digits.size(); i-- > 0;) {
+    out.push_back(digits[i]);
+    if (scale > 0 && i == static_cast<size_t>(scale)) out.push_back('.');
+  }
+  return out;
+}
+
+bool ParseDecimalText(std::string_view t, int scale, Int128* out) {
+  bool neg = false;
+  if (!t.empty() && (t.front() == '-' || t.front() == '+')) {
+    neg = t.front() == '-';
+    t.remove_prefix(1);
+  }
+  // Mantissa digits (leading zeros dropped), the position of the point, then an exponent.
+  std::string digits;
+  int frac = 0, exp = 0;
+  bool point = false, any = false;
+  size_t i = 0;
+  for (; i < t.size(); ++i) {
+    char c = t[i];
+    if (c == '.') {
+      if (point) return false;
+      point = true;
+    } else if (c >= '0' && c <= '9') {
+      any = true;
+      if (point) ++frac;
+      if (!digits.empty() || c != '0') digits.push_back(c);
+    } else {
+      break;
+    }
+  }
+  if (!any) return false;
+  if (i < t.size()) {
+    if (t[i] != 'e' && t[i] != 'E') return false;
+    int64_t e;
+    std::string_view et = t.substr(i + 1);
+    if (!et.empty() && et.front() == '+') et.remove_prefix(1);
+    auto r = std::from_chars(et.data(), et.data() + et.size(), e);
+    if (r.ec != std::errc() || r.ptr != et.data() + et.size() || et.empty() || e > 1000 || e < -1000) return false;
+    exp = static_cast<int>(e);
+  }
+  // value = digits * 10^(exp - frac); wanted: value * 10^scale.
+  int shift = exp - frac + scale;
+  if (digits.empty()) {
+    *out = 0;
+    return true;
+  }
+  // Keep at most 40 significant digits before rounding (more cannot fit 38 anyway).
+  if (shift < 0) {
+    int drop = -shift;
+    if (drop > static_cast<int>(digits.size())) {
+      *out = 0;
+      return true;
+    }
+    std::string keep = digits.substr(0, digits.size() - drop);
+    bool up = digits[digits.size() - drop] >= '5';
+    if (keep.size() > 39) return false;
+    unsigned __int128 v = 0;
+    for (char c : keep) v = v * 10 + static_cast<unsigned>(c - '0');
+    if (up) v += 1;
+    if (v >= static_cast<unsigned __int128>(Pow10Wide(38)) * 10) return false;
+    Int128 x = static_cast<Int128>(v);
+    *out = neg ? -x : x;
+    return true;
+  }
+  if (static_cast<int>(digits.size()) + shift > 39) return false;
+  unsigned __int128 v = 0;
+  for (char c : digits) v = v * 10 + static_cast<unsigned>(c - '0');
+  for (int k = 0; k < shift; ++k) v *= 10;
+  if (v >= static_cast<unsigned __int128>(Pow10Wide(38)) * 10) return false;
+  Int128 x = static_cast<Int128>(v);
+  *out = neg ? -x : x;
+  return true;
 }
 
 // Days from 1970-01-01 for a proleptic Gregorian date (the well-known era-based algorithm).
@@ -224,39 +371,6 @@ bool ParseTime(std::string_view t, int64_t* micros) {
   return true;
 }
 
-bool ParseDecimal(std::string_view t, int scale, int64_t* out) {
-  bool neg = false;
-  if (!t.empty() && (t.front() == '-' || t.front() == '+')) {
-    neg = t.front() == '-';
-    t.remove_prefix(1);
-  }
-  if (t.empty()) return false;
-  __int128 v = 0;
-  int frac_digits = -1;
-  bool any = false;
-  for (char c : t) {
-    if (c == '.') {
-      if (frac_digits >= 0) return false;
-      frac_digits = 0;
-      continue;
-    }
-    if (c < '0' || c > '9') return false;
-    any = true;
-    if (frac_digits >= 0) {
-      if (frac_digits >= scale) continue;  // extra digits are truncated
-      ++frac_digits;
-    }
-    v = v * 10 + (c - '0');
-    if (v > (static_cast<__int128>(1) << 100)) return false;
-  }
-  if (!any) return false;
-  int have = frac_digits < 0 ? 0 : frac_digits;
-  for (int k = have; k < scale; ++k) v *= 10;
-  if (v > INT64_MAX) return false;
-  *out = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
-  return true;
-}
-
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -306,13 +420,11 @@ bool ParseValue(std::string_view text, const SqlType& type, Value* out) {
       return true;
     }
     case TypeId::kDecimal: {
-      int64_t v;
-      if (!ParseDecimal(t, type.scale, &v)) return false;
-      if (type.precision > 0 && type.precision < 19) {
-        int64_t lim = Pow10(type.precision);
-        if (v >= lim || v <= -lim) return false;
-      }
-      *out = Value::Int(v);
+      Int128 v;
+      if (!ParseDecimalText(t, type.scale, &v)) return false;
+      if (!DecimalFits(v, type.precision > 0 ? type.precision : kMaxDecimalPrecision)) return false;
+      if (!type.IsWideDecimal() && (v > INT64_MAX || v < INT64_MIN)) return false;
+      *out = DecimalValue(v, type);
       return true;
     }
     case TypeId::kReal:
@@ -366,10 +478,17 @@ bool ParseValue(std::string_view text, const SqlType& type, Value* out) {
       *out = Value::String(std::move(bytes));
       return true;
     }
+    case TypeId::kVariant: {
+      std::string v;
+      if (!ParseJsonVariant(text, &v)) return false;
+      *out = Value::String(std::move(v));
+      return true;
+    }
     case TypeId::kRow:
     case TypeId::kArray:
     case TypeId::kIntervalDayTime:
     case TypeId::kIntervalYearMonth:
+    case TypeId::kMap:
       return false;
   }
   return false;
@@ -413,6 +532,43 @@ std::vector<Value> DecodeArrayValue(std::string_view in, const SqlType& element_
     out.push_back(DecodeField(in, &p, element_type));
   }
   if (p >= in.size() || in[p] != '\0') Fail(ErrorKind::kCorruption, "an ARRAY value is malformed");
+  return out;
+}
+
+std::string EncodeMapValue(std::vector<std::pair<Value, Value>> entries, const SqlType& map_type) {
+  const SqlType& kt = (*map_type.fields)[0];
+  const SqlType& vt = (*map_type.fields)[1];
+  std::vector<std::pair<std::string, size_t>> keys;  // key encoding, entry index
+  for (size_t i = 0; i < entries.size(); ++i) {
+    std::string k;
+    EncodeField(k, entries[i].first, kt);
+    keys.emplace_back(std::move(k), i);
+  }
+  // Sorted by key; of equal keys the last one given wins.
+  std::stable_sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string out;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i + 1 < keys.size() && keys[i + 1].first == keys[i].first) continue;
+    out.push_back('\1');
+    out += keys[i].first;
+    EncodeField(out, entries[keys[i].second].second, vt);
+  }
+  out.push_back('\0');
+  return out;
+}
+
+std::vector<std::pair<Value, Value>> DecodeMapValue(std::string_view in, const SqlType& map_type) {
+  const SqlType& kt = (*map_type.fields)[0];
+  const SqlType& vt = (*map_type.fields)[1];
+  std::vector<std::pair<Value, Value>> out;
+  size_t p = 0;
+  while (p < in.size() && in[p] == '\1') {
+    ++p;
+    Value k = DecodeField(in, &p, kt);
+    Value v = DecodeField(in, &p, vt);
+    out.emplace_back(std::move(k), std::move(v));
+  }
+  if (p >= in.size() || in[p] != '\0') Fail(ErrorKind::kCorruption, "a MAP value is malformed");
   return out;
 }
 
@@ -525,6 +681,23 @@ std::string FormatValue(const Value& v, const SqlType& type) {
     }
     return out + "]";
   }
+  if (type.id == TypeId::kMap) {
+    // {'a'=1, 'b'=2} in key order; strings quoted as in ARRAY values.
+    const SqlType& kt = (*type.fields)[0];
+    const SqlType& vt = (*type.fields)[1];
+    std::string out = "{";
+    bool first = true;
+    for (const auto& [k, val] : DecodeMapValue(v.s, type)) {
+      std::string kx = FormatValue(k, kt), vx = FormatValue(val, vt);
+      if (!k.IsNull() && kt.IsString()) kx = "'" + kx + "'";
+      if (!val.IsNull() && vt.IsString()) vx = "'" + vx + "'";
+      out += (first ? "" : ", ") + kx + "=" + vx;
+      first = false;
+    }
+    return out + "}";
+  }
+  if (type.id == TypeId::kVariant) return VariantToJson(v.s);
+  if (type.IsWideDecimal()) return FormatDecimal(DecodeInt128(v.s), type.scale);
   if (type.id == TypeId::kRow) {
     // {EXPR$0: 3, EXPR$1: 'x'}: strings quoted so that a field's text cannot be mistaken.
     std::vector<Value> f = DecodeRowValue(v.s, *type.fields);

@@ -2,7 +2,7 @@
 //
 // Every SQL type maps to one of three physical representations, which is what column vectors
 // (core/zset/batch.h) store:
-//   kI64: BOOLEAN (0/1), TINYINT..BIGINT, DECIMAL(p,s) (the value times 10^s, p <= 18),
+//   kI64: BOOLEAN (0/1), TINYINT..BIGINT, DECIMAL(p,s) with p <= 18 (the value times 10^s),
 //         DATE (days since 1970-01-01), TIME (microseconds since midnight),
 //         TIMESTAMP (microseconds since 1970-01-01 00:00:00, no time zone),
 //         day-time INTERVALs (microseconds), year-month INTERVALs (months)
@@ -12,7 +12,11 @@
 //         ROW(t1, t2, ...) (the fields in an order-preserving encoding, EncodeRowValue: comparing
 //         two encodings as byte strings compares the rows field by field, NULL first, so MIN,
 //         MAX, DISTINCT, GROUP BY and IS DISTINCT FROM work on them unchanged); t ARRAY
-//         (EncodeArrayValue, ordered element by element, a prefix first)
+//         (EncodeArrayValue, ordered element by element, a prefix first);
+//         DECIMAL(p,s) with 18 < p <= 38 (EncodeInt128: the value times 10^s as 16 big-endian
+//         bytes, sign bit flipped, so byte order is numeric order);
+//         MAP<K, V> (EncodeMapValue: the entries sorted by key, ordered as Feldera orders maps);
+//         VARIANT (core/types/variant.h: a runtime type tag and the value, order-preserving)
 // `Value` is a scalar in that physical form plus NULL; it is used for literals, keys of
 // operator state and query results, never on the per-row path of an expression.
 #pragma once
@@ -22,6 +26,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace fld {
@@ -45,6 +50,8 @@ enum class TypeId : uint8_t {
   kVarbinary,  // VARBINARY(n), VARBINARY
   kRow,        // ROW(t1, t2, ...): `fields` holds the field types; fields are named EXPR$0, EXPR$1 ...
   kArray,      // t ARRAY: `fields` holds the one element type
+  kMap,        // MAP<K, V>: `fields` holds the key type and the value type
+  kVariant,    // VARIANT: a dynamically typed value (core/types/variant.h)
   // INTERVAL DAY/HOUR/MINUTE/SECOND and their ranges (DAY TO SECOND ...): microseconds.
   // `precision` and `scale` hold the first and last IntervalField; CAST to a number gives the value
   // in the last field's unit.
@@ -54,6 +61,10 @@ enum class TypeId : uint8_t {
 
 // The fields an INTERVAL type is declared with (`INTERVAL DAY TO MINUTE`), smallest first.
 enum class IntervalField : uint8_t { kSecond = 0, kMinute, kHour, kDay, kMonth, kYear };
+
+// DECIMAL precisions: up to 18 digits in an int64, up to 38 (Feldera's maximum) in 128 bits.
+constexpr int kMaxDecimalPrecision = 38;
+constexpr int kMaxNarrowDecimalPrecision = 18;
 
 enum class PhysType : uint8_t { kI64 = 0, kF64 = 1, kStr = 2 };
 
@@ -89,7 +100,11 @@ struct SqlType {
       case TypeId::kVarbinary:
       case TypeId::kRow:
       case TypeId::kArray:
+      case TypeId::kMap:
+      case TypeId::kVariant:
         return PhysType::kStr;
+      case TypeId::kDecimal:
+        return precision > kMaxNarrowDecimalPrecision ? PhysType::kStr : PhysType::kI64;
       default:
         return PhysType::kI64;
     }
@@ -100,6 +115,7 @@ struct SqlType {
   bool IsFloat() const { return id == TypeId::kReal || id == TypeId::kDouble; }
   bool IsString() const { return id == TypeId::kChar || id == TypeId::kVarchar; }
   bool IsBinary() const { return id == TypeId::kBinary || id == TypeId::kVarbinary; }
+  bool IsWideDecimal() const { return id == TypeId::kDecimal && precision > kMaxNarrowDecimalPrecision; }
   bool IsTemporal() const { return id == TypeId::kDate || id == TypeId::kTime || id == TypeId::kTimestamp; }
   bool IsInterval() const { return id == TypeId::kIntervalDayTime || id == TypeId::kIntervalYearMonth; }
   // INTERVAL `first` [TO `last`].
@@ -117,7 +133,7 @@ struct SqlType {
   // Same type ignoring nullability.
   bool SameAs(const SqlType& o) const {
     if (id != o.id || precision != o.precision || scale != o.scale || length != o.length) return false;
-    if (id != TypeId::kRow && id != TypeId::kArray) return true;
+    if (id != TypeId::kRow && id != TypeId::kArray && id != TypeId::kMap) return true;
     if (fields->size() != o.fields->size()) return false;
     for (size_t i = 0; i < fields->size(); ++i)
       if (!(*fields)[i].SameAs((*o.fields)[i]) || (*fields)[i].nullable != (*o.fields)[i].nullable) return false;
@@ -126,6 +142,11 @@ struct SqlType {
   static SqlType Array(SqlType element, bool nullable = true) {
     SqlType t = Row({std::move(element)}, nullable);
     t.id = TypeId::kArray;
+    return t;
+  }
+  static SqlType Map(SqlType key, SqlType value, bool nullable = true) {
+    SqlType t = Row({std::move(key), std::move(value)}, nullable);
+    t.id = TypeId::kMap;
     return t;
   }
   static SqlType Row(std::vector<SqlType> field_types, bool nullable = true) {
@@ -201,7 +222,32 @@ std::vector<Value> DecodeRowValue(std::string_view encoded, const std::vector<Sq
 std::string EncodeArrayValue(const std::vector<Value>& elements, const SqlType& element_type);
 std::vector<Value> DecodeArrayValue(std::string_view encoded, const SqlType& element_type);
 
+// MAP values: the entries (key, value) sorted by the key's encoding, each 0x01 then the key and
+// the value as ROW fields; 0x00 ends the map. Later duplicates of a key win (as MAP[...] does).
+std::string EncodeMapValue(std::vector<std::pair<Value, Value>> entries, const SqlType& map_type);
+std::vector<std::pair<Value, Value>> DecodeMapValue(std::string_view encoded, const SqlType& map_type);
+
 // 10^n for 0 <= n <= 18.
 int64_t Pow10(int n);
+
+// ---- DECIMAL in 128 bits ----
+using Int128 = __int128;
+// 10^n for 0 <= n <= 38.
+Int128 Pow10Wide(int n);
+std::string EncodeInt128(Int128 v);
+Int128 DecodeInt128(std::string_view bytes);
+// The unscaled value (value times 10^scale) of a non-NULL exact numeric of type t.
+Int128 UnscaledDecimal(const Value& v, const SqlType& t);
+// The physical value of unscaled x in DECIMAL type t (no range check).
+Value DecimalValue(Int128 x, const SqlType& t);
+// |x| < 10^precision.
+bool DecimalFits(Int128 x, int precision);
+// x / 10^n rounded half away from zero (n >= 0).
+Int128 RoundDiv10(Int128 x, int n);
+// "-12.50": unscaled x with `scale` digits after the point.
+std::string FormatDecimal(Int128 x, int scale);
+// Text of a decimal number ("12.5", "-1e3", "1.5E-2") as an unscaled value with `scale` digits,
+// rounded half away from zero; false when it is not a number or does not fit 38 digits.
+bool ParseDecimalText(std::string_view text, int scale, Int128* out);
 
 }  // namespace fld

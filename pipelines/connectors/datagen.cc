@@ -361,7 +361,8 @@ class ConfigParser {
     f.salt = Mix64((static_cast<uint64_t>(c) + 1) * 0xA24BAED4963EE407ULL);
     f.null_salt = Mix64(f.salt ^ 0x5851F42D4C957F2DULL);
     f.max_len = type.IsString() ? type.length : -1;
-    if (type.IsBinary() || type.id == TypeId::kRow || type.id == TypeId::kArray)
+    if (type.IsBinary() || type.id == TypeId::kRow || type.id == TypeId::kArray || type.id == TypeId::kMap ||
+        type.id == TypeId::kVariant || type.IsWideDecimal())
       Fail(fmt::format("{}: datagen does not generate {} values yet", field, tname));
 
     Json empty = Json::object();
