@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/common/error.h"
+#include "core/expr/time.h"
 
 namespace fld {
 
@@ -71,6 +72,22 @@ bool IsMonotoneIn(const BoundExpr& e, int col) {
       return false;
     case ExprOp::kDiv:  // truncating integer division by a positive constant never decreases
       return PositiveConstant(*e.args[1]) && IsMonotoneIn(*e.args[0], col);
+    case ExprOp::kTimeFunc: {
+      // The start of a TUMBLE window, FLOOR/CEIL(x TO unit), and a date or timestamp plus a
+      // constant interval never decrease as x grows (TIME plus an interval wraps: not monotone).
+      for (size_t i = 2; i < e.args.size(); ++i)
+        if (!e.args[i]->IsConstant()) return false;
+      switch (TimeFnOf(e)) {
+        case TimeFn::kWindowStart:
+        case TimeFn::kTrunc:
+        case TimeFn::kCeil:
+        case TimeFn::kAddMonths:
+        case TimeFn::kDateAddMicros:
+          return e.args.size() >= 2 && IsMonotoneIn(*e.args[1], col);
+        default:
+          return false;
+      }
+    }
     default:
       return false;
   }

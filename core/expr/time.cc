@@ -828,6 +828,10 @@ BoundExprPtr MakeTimeCall(TimeFn fn, TimeUnit unit, SqlType type, std::vector<Bo
   return MakeCall(ExprOp::kTimeFunc, type, std::move(args));
 }
 
+TimeFn TimeFnOf(const BoundExpr& e) {
+  return static_cast<TimeFn>(e.args[0]->literal.i / 256);
+}
+
 namespace {
 
 TimeFn FnOf(const BoundExpr& e) {

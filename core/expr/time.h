@@ -70,6 +70,8 @@ enum class TimeFn : uint8_t {
 };
 
 BoundExprPtr MakeTimeCall(TimeFn fn, TimeUnit unit, SqlType type, std::vector<BoundExprPtr> operands);
+// The function of an ExprOp::kTimeFunc node.
+TimeFn TimeFnOf(const BoundExpr& e);
 // Evaluates an ExprOp::kTimeFunc node over b.
 ColumnPtr EvaluateTimeFunc(const BoundExpr& e, const Batch& b);
 // "EXTRACT(DAY FROM $0)", "FORMAT($0, $1)" ... for plans.

@@ -227,10 +227,8 @@ Value Planner::BindDelay(const Field& f, const std::string& text, Pos pos, std::
     q = sql::ParseQuery("SELECT " + text);
   } catch (const fld::Error&) {
   }
-  const bool interval = text.size() >= 8 && EqualsIgnoreCase(text.substr(0, 8), "INTERVAL");
   if (!q || !q->select || q->select->items.size() != 1 || !q->select->from.empty())
-    ctx_.Error(pos, interval ? fmt::format("{} as an INTERVAL is not supported yet", what)
-                             : fmt::format("{} needs a constant expression, not '{}'", what, text));
+    ctx_.Error(pos, fmt::format("{} needs a constant expression, not '{}'", what, text));
   Scope none;
   BoundExprPtr e;
   try {
@@ -239,18 +237,35 @@ Value Planner::BindDelay(const Field& f, const std::string& text, Pos pos, std::
     ctx_.Error(pos, fmt::format("{} needs a constant expression, not '{}'", what, text));
   }
   if (!e->IsConstant()) ctx_.Error(pos, fmt::format("{} needs a constant expression", what));
-  if (f.type.IsTemporal())
-    ctx_.Error(pos, fmt::format("{} of the {} column '{}' is an INTERVAL, which is not supported yet", what,
-                                f.type.ToString(), f.name));
-  if (!f.type.IsNumeric())
-    ctx_.Error(pos, fmt::format("{} needs a numeric or date/time column; '{}' is {}", what, f.name, f.type.ToString()));
-  if (!e->type.IsNumeric())
-    ctx_.Error(pos, fmt::format("the {} of the {} column '{}' must be a number", what, f.type.ToString(), f.name));
   Value v;
-  try {
-    v = EvaluateConstant(*binder_.Coerce(std::move(e), f.type.WithNullable(true), pos));
-  } catch (const fld::Error& err) {
-    ctx_.Error(pos, err.what());
+  if (f.type.IsTemporal()) {
+    // A DATE, TIME or TIMESTAMP column's delay is a day-time INTERVAL (microseconds, the unit of
+    // TIME and TIMESTAMP values; whole days for a DATE, whose values are days).
+    if (e->type.id != TypeId::kIntervalDayTime)
+      ctx_.Error(pos, fmt::format("the {} of the {} column '{}' must be a day-time INTERVAL (e.g. INTERVAL '1' HOUR)",
+                                  what, f.type.ToString(), f.name));
+    try {
+      v = EvaluateConstant(*e);
+    } catch (const fld::Error& err) {
+      ctx_.Error(pos, err.what());
+    }
+    if (!v.IsNull() && f.type.id == TypeId::kDate) {
+      constexpr int64_t kDay = 86'400'000'000;
+      if (v.i % kDay != 0)
+        ctx_.Error(pos, fmt::format("the {} of the DATE column '{}' must be whole days", what, f.name));
+      v.i /= kDay;
+    }
+  } else {
+    if (!f.type.IsNumeric())
+      ctx_.Error(pos,
+                 fmt::format("{} needs a numeric or date/time column; '{}' is {}", what, f.name, f.type.ToString()));
+    if (!e->type.IsNumeric())
+      ctx_.Error(pos, fmt::format("the {} of the {} column '{}' must be a number", what, f.type.ToString(), f.name));
+    try {
+      v = EvaluateConstant(*binder_.Coerce(std::move(e), f.type.WithNullable(true), pos));
+    } catch (const fld::Error& err) {
+      ctx_.Error(pos, err.what());
+    }
   }
   if (v.IsNull() || (v.kind == Value::Kind::kInt && v.i < 0) || (v.kind == Value::Kind::kDouble && !(v.d >= 0)))
     ctx_.Error(pos, fmt::format("{} must not be negative or NULL", what));
