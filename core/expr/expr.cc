@@ -44,13 +44,15 @@ std::unique_ptr<BoundExpr> BoundExpr::Clone() const {
   e->column_index = column_index;
   e->literal = literal;
   e->has_else = has_else;
+  e->function = function;
+  e->external = external;
   for (const auto& a : args) e->args.push_back(a->Clone());
   return e;
 }
 
 bool BoundExpr::Equals(const BoundExpr& o) const {
   if (op != o.op || !type.SameAs(o.type) || column_index != o.column_index || has_else != o.has_else ||
-      args.size() != o.args.size())
+      args.size() != o.args.size() || function != o.function || external != o.external)
     return false;
   if (op == ExprOp::kLiteral && !(literal == o.literal)) return false;
   for (size_t i = 0; i < args.size(); ++i)
@@ -96,7 +98,8 @@ std::string BoundExpr::ToString() const {
                                  "LIKE",
                                  "SAFE_CAST",
                                  "ROW",
-                                 "SCALAR_SUBQUERY"};
+                                 "SCALAR_SUBQUERY",
+                                 "CALL"};
   switch (op) {
     case ExprOp::kColumn:
       return fmt::format("${}", column_index);
@@ -120,8 +123,10 @@ std::string BoundExpr::ToString() const {
     case ExprOp::kAbs:
     case ExprOp::kLike:
     case ExprOp::kRow:
-    case ExprOp::kScalarSubquery: {
-      std::string s = std::string(kNames[static_cast<int>(op)]) + "(";
+    case ExprOp::kScalarSubquery:
+    case ExprOp::kCall: {
+      std::string s = op == ExprOp::kCall ? std::string(function ? function->name : external->name) + "("
+                                          : std::string(kNames[static_cast<int>(op)]) + "(";
       for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i]->ToString();
       return s + ")";
     }
@@ -480,7 +485,9 @@ bool LikeMatch(std::string_view s, std::string_view p, int esc) {
 ColumnPtr CastColumn(const Column& in, const SqlType& from, const SqlType& to, size_t n) {
   PhysType fp = in.phys, tp = to.phys();
   // Fast paths that need no per-row checks.
-  if (fp == tp && fp == PhysType::kStr && to.length < 0 && (to.IsBinary() || !from.IsBinary()))
+  const bool nested = to.id == TypeId::kArray || to.id == TypeId::kRow;
+  if (fp == tp && fp == PhysType::kStr && to.length < 0 && (to.IsBinary() || !from.IsBinary()) &&
+      (!nested || from.SameAs(to)))
     return std::make_shared<Column>(in);
   if (fp == PhysType::kI64 && tp == PhysType::kF64 && from.id != TypeId::kDecimal) {
     ColPtr out = NewColumn(tp, n);
@@ -515,6 +522,20 @@ Value CastValue(const Value& v, const SqlType& from, const SqlType& to) {
     if (x < lo || x > hi) bad();
     return Value::Int(x);
   };
+  if (to.id == TypeId::kArray && from.id == TypeId::kArray) {  // element by element
+    const SqlType &fe = (*from.fields)[0], &te = (*to.fields)[0];
+    std::vector<Value> e = DecodeArrayValue(v.s, fe);
+    for (Value& x : e) x = CastValue(x, fe, te);
+    return Value::String(EncodeArrayValue(e, te));
+  }
+  if (to.id == TypeId::kArray || from.id == TypeId::kArray || to.id == TypeId::kRow || from.id == TypeId::kRow) {
+    if (to.id == TypeId::kRow && from.id == TypeId::kRow && to.fields->size() == from.fields->size()) {
+      std::vector<Value> f = DecodeRowValue(v.s, *from.fields);
+      for (size_t i = 0; i < f.size(); ++i) f[i] = CastValue(f[i], (*from.fields)[i], (*to.fields)[i]);
+      return Value::String(EncodeRowValue(f, *to.fields));
+    }
+    if (!to.IsString()) bad();
+  }
   if (to.IsBinary()) {
     // From a string: its bytes; BINARY(n)/VARBINARY(n) keep at most n bytes.
     if (!from.IsBinary() && !from.IsString()) bad();
@@ -783,6 +804,40 @@ ColumnPtr EvalCoalesceLazy(const BoundExpr& e, const Batch& b) {
   return EvalNarrowing(e, b, e.args.size(), Step{e});
 }
 
+// A function call, row by row: the arguments of each row as Values, NULL for a strict
+// function's row with a NULL argument.
+ColumnPtr EvalCall(const BoundExpr& e, const Batch& b) {
+  const size_t n = b.size();
+  std::vector<ColumnPtr> cols;
+  cols.reserve(e.args.size());
+  for (const auto& a : e.args) cols.push_back(Evaluate(*a, b));
+  const bool strict = e.function ? e.function->strict : false;  // an external one sees NULLs
+  if (e.external && !e.external->impl)
+    Fail(ErrorKind::kRuntime, "function {} has no implementation (declared without a body; see the spec's udf key)",
+         e.external->name);
+  auto out = std::make_shared<Column>(e.type.phys());
+  out->Reserve(n);
+  std::vector<Value> args(cols.size());
+  for (size_t i = 0; i < n; ++i) {
+    bool has_null = false;
+    for (size_t k = 0; k < cols.size(); ++k) {
+      args[k] = cols[k]->Get(i);
+      has_null = has_null || args[k].IsNull();
+    }
+    if (strict && has_null) {
+      out->AppendNull();
+      continue;
+    }
+    Value v = e.function ? e.function->eval(args, e) : e.external->impl(args);
+    if (v.IsNull())
+      out->AppendNull();
+    else
+      out->Append(v);
+  }
+  out->CompactNulls();
+  return out;
+}
+
 }  // namespace
 
 ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
@@ -943,6 +998,8 @@ ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
           Fail(ErrorKind::kRuntime, "a scalar subquery returned more than one row");
       return Evaluate(*e.args[1], b);
     }
+    case ExprOp::kCall:
+      return EvalCall(e, b);
   }
   return ConstantColumn(Value::Null(), e.type.phys(), n);
 }

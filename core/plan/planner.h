@@ -42,6 +42,9 @@ class Planner {
   // Adds a table with a given schema (ad-hoc queries over stored relations).
   int AddStoredTable(const std::string& name, const Schema& schema);
   int AddView(const sql::Statement& stmt);
+  // CREATE FUNCTION: known to the views planned after it; one without a body is listed in the
+  // circuit's external functions.
+  void DeclareFunction(const sql::Statement& stmt);
   // Names that exist but cannot be read (not materialized): selecting them fails with `hint`.
   void AddUnavailable(std::string name, std::string hint);
 
@@ -82,6 +85,10 @@ class Planner {
   Plan PlanTableRef(const sql::TableRef& t);
   Plan PlanTableRefUncached(const sql::TableRef& t);
   Plan PlanJoinRef(const sql::TableRef& t);
+  // A plan of one row and no column (SELECT without FROM, a leading UNNEST).
+  Plan OneRow();
+  // UNNEST(t.unnest) applied to every row of `left` (see core/operators/unnest.h).
+  Plan Unnest(Plan left, const sql::TableRef& t);
   // The output holds the left columns (plus hidden key columns: *left_width of them in all),
   // then the right's.
   Plan Join(Plan left, Plan right, std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys, bool pad_left,
