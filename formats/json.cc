@@ -161,7 +161,19 @@ bool Convert(const Json& j, const SqlType& type, Value* out, std::string* why) {
       *out = Value::String(std::move(v));
       return true;
     }
-    case TypeId::kRow:
+    case TypeId::kRow: {
+      // An object keyed by the field names (case-insensitive; a missing field is NULL).
+      if (!j.is_object()) return fail();
+      std::vector<Value> fields(type.fields->size());
+      for (const auto& [key, val] : j.items()) {
+        size_t i = 0;
+        while (i < fields.size() && !EqualsIgnoreCase(type.FieldName(i), key)) ++i;
+        if (i == fields.size()) return fail();
+        if (!Convert(val, (*type.fields)[i].WithNullable(true), &fields[i], why)) return false;
+      }
+      *out = Value::String(EncodeRowValue(fields, *type.fields));
+      return true;
+    }
     case TypeId::kNull:
     case TypeId::kIntervalDayTime:  // no table column is an INTERVAL (as in Feldera)
     case TypeId::kIntervalYearMonth:
@@ -273,7 +285,9 @@ void AppendJson(const Value& v, const SqlType& type, std::string* out) {
       std::vector<Value> fields = DecodeRowValue(v.s, *type.fields);
       out->push_back('{');
       for (size_t i = 0; i < fields.size(); ++i) {
-        fmt::format_to(std::back_inserter(*out), "{}\"EXPR${}\":", i ? "," : "", i);
+        out->append(i ? ",\"" : "\"");
+        out->append(type.FieldName(i));
+        out->append("\":");
         AppendJson(fields[i], (*type.fields)[i], out);
       }
       out->push_back('}');

@@ -5,6 +5,7 @@
 #include "core/common/error.h"
 #include "core/plan/planner.h"
 #include "core/sql/parser.h"
+#include "pipelines/udf.h"
 
 namespace fld {
 
@@ -73,6 +74,7 @@ void Pipeline::Attach(size_t r, const ConnectorSpec& cs, bool resume, bool valid
 
 void Pipeline::BuildConnectors(bool resume) {
   ConnectorGroups groups;
+  LoadUdfs(spec_.udf_library, spec_.spec_path, circuit_.get());
   for (size_t r = 0; r < circuit_->relations().size(); ++r)
     for (const auto& cs : ConnectorSpecs(r)) Attach(r, cs, resume, false, &groups);
   for (auto& [name, group] : groups) group->Complete();

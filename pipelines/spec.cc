@@ -107,7 +107,7 @@ PipelineSpec LoadSpec(const std::string& path) {
   if (!root.IsMap()) Fail(ErrorKind::kUsage, "{}: a pipeline spec is a YAML mapping with keys name, sql, ...", path);
   OnlyKeys(path, root,
            {"name", "sql", "connectors", "storage", "workers", "fault_tolerance", "min_batch_size_records",
-            "max_buffering_delay_usecs"},
+            "max_buffering_delay_usecs", "udf"},
            "the pipeline spec");
 
   try {
@@ -192,6 +192,15 @@ PipelineSpec LoadSpec(const std::string& path) {
     }
     fs::path sp(storage);
     spec.storage_path = (sp.is_absolute() ? sp : fs::path(spec.base_dir) / sp).lexically_normal().string();
+
+    if (YAML::Node u = root["udf"]) {
+      if (!u.IsMap()) Fail(ErrorKind::kUsage, "{}: 'udf' must be a mapping {{library: PATH}}", Where(path, u));
+      OnlyKeys(path, u, {"library"}, "udf");
+      if (!u["library"] || !u["library"].IsScalar() || u["library"].Scalar().empty())
+        Fail(ErrorKind::kUsage, "{}: udf needs 'library' (the path of a shared library)", Where(path, u));
+      fs::path lp(u["library"].Scalar());
+      spec.udf_library = (lp.is_absolute() ? lp : fs::path(spec.base_dir) / lp).lexically_normal().string();
+    }
 
     if (YAML::Node ft = root["fault_tolerance"]) {
       if (!ft.IsMap()) Fail(ErrorKind::kUsage, "{}: 'fault_tolerance' must be a mapping", Where(path, ft));

@@ -57,6 +57,9 @@ struct PipelineSpec {
   // waited max_buffering_delay_usecs, whichever comes first (Feldera's runtime settings).
   uint64_t min_batch_size_records = 0;
   uint64_t max_buffering_delay_usecs = 0;
+  // udf: {library: PATH}: the shared library implementing the functions the program declares
+  // without a body (absolute; empty when not given). See pipelines/udf.h.
+  std::string udf_library;
 };
 
 const char* FtModelName(FtModel m);

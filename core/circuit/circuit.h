@@ -13,6 +13,7 @@
 
 #include "core/circuit/operator.h"
 #include "core/common/thread_pool.h"
+#include "core/expr/expr.h"
 #include "core/sql/ast.h"
 #include "core/types/schema.h"
 
@@ -41,6 +42,10 @@ class Circuit {
   // ---- building (the planner) ----
   int AddNode(std::unique_ptr<Operator> op, std::vector<int> inputs, std::vector<PhysType> types);
   int AddRelation(Relation r);
+  // A function declared without a body that the program calls: the pipeline must give it an
+  // implementation (ExternalFunction::impl) before the first step.
+  void AddExternalFunction(std::shared_ptr<ExternalFunction> f) { external_functions_.push_back(std::move(f)); }
+  const std::vector<std::shared_ptr<ExternalFunction>>& external_functions() const { return external_functions_; }
   Relation& relation(int i) { return relations_[i]; }
   ThreadPool* pool() const { return pool_; }
   const std::vector<PhysType>& node_types(int id) const { return nodes_[id].types; }
@@ -90,6 +95,7 @@ class Circuit {
   std::vector<Node> nodes_;
   std::vector<Relation> relations_;
   std::vector<std::vector<Batch>> pending_;  // per relation (tables only)
+  std::vector<std::shared_ptr<ExternalFunction>> external_functions_;
   uint64_t steps_ = 0;
 };
 

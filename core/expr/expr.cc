@@ -46,13 +46,15 @@ std::unique_ptr<BoundExpr> BoundExpr::Clone() const {
   e->column_index = column_index;
   e->literal = literal;
   e->has_else = has_else;
+  e->function = function;
+  e->external = external;
   for (const auto& a : args) e->args.push_back(a->Clone());
   return e;
 }
 
 bool BoundExpr::Equals(const BoundExpr& o) const {
   if (op != o.op || !type.SameAs(o.type) || column_index != o.column_index || has_else != o.has_else ||
-      args.size() != o.args.size())
+      args.size() != o.args.size() || function != o.function || external != o.external)
     return false;
   if (op == ExprOp::kLiteral && !(literal == o.literal)) return false;
   for (size_t i = 0; i < args.size(); ++i)
@@ -108,7 +110,8 @@ std::string BoundExpr::ToString() const {
                                  "MAP_VALUES",
                                  "PARSE_JSON",
                                  "TO_JSON",
-                                 "TYPEOF"};
+                                 "TYPEOF",
+                                 "CALL"};
   switch (op) {
     case ExprOp::kColumn:
       return fmt::format("${}", column_index);
@@ -143,8 +146,10 @@ std::string BoundExpr::ToString() const {
     case ExprOp::kMapValues:
     case ExprOp::kParseJson:
     case ExprOp::kToJson:
-    case ExprOp::kTypeOf: {
-      std::string s = std::string(kNames[static_cast<int>(op)]) + "(";
+    case ExprOp::kTypeOf:
+    case ExprOp::kCall: {
+      std::string s = op == ExprOp::kCall ? std::string(function ? function->name : external->name) + "("
+                                          : std::string(kNames[static_cast<int>(op)]) + "(";
       for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i]->ToString();
       return s + ")";
     }
@@ -717,6 +722,20 @@ Value CastValue(const Value& v, const SqlType& from, const SqlType& to) {
                            CastValue(val, (*from.fields)[1], (*to.fields)[1]));
     return Value::String(EncodeMapValue(std::move(entries), to));
   }
+  if (to.id == TypeId::kArray && from.id == TypeId::kArray) {  // element by element
+    const SqlType &fe = (*from.fields)[0], &te = (*to.fields)[0];
+    std::vector<Value> e = DecodeArrayValue(v.s, fe);
+    for (Value& x : e) x = CastValue(x, fe, te);
+    return Value::String(EncodeArrayValue(e, te));
+  }
+  if (to.id == TypeId::kArray || from.id == TypeId::kArray || to.id == TypeId::kRow || from.id == TypeId::kRow) {
+    if (to.id == TypeId::kRow && from.id == TypeId::kRow && to.fields->size() == from.fields->size()) {
+      std::vector<Value> f = DecodeRowValue(v.s, *from.fields);
+      for (size_t i = 0; i < f.size(); ++i) f[i] = CastValue(f[i], (*from.fields)[i], (*to.fields)[i]);
+      return Value::String(EncodeRowValue(f, *to.fields));
+    }
+    if (!to.IsString()) bad();
+  }
   if (to.IsBinary()) {
     // From a string: its bytes; BINARY(n)/VARBINARY(n) keep at most n bytes.
     if (!from.IsBinary() && !from.IsString()) bad();
@@ -1089,6 +1108,40 @@ ColumnPtr EvalCollection(const BoundExpr& e, const Batch& b) {
   return out;
 }
 
+// A function call, row by row: the arguments of each row as Values, NULL for a strict
+// function's row with a NULL argument.
+ColumnPtr EvalCall(const BoundExpr& e, const Batch& b) {
+  const size_t n = b.size();
+  std::vector<ColumnPtr> cols;
+  cols.reserve(e.args.size());
+  for (const auto& a : e.args) cols.push_back(Evaluate(*a, b));
+  const bool strict = e.function ? e.function->strict : false;  // an external one sees NULLs
+  if (e.external && !e.external->impl)
+    Fail(ErrorKind::kRuntime, "function {} has no implementation (declared without a body; see the spec's udf key)",
+         e.external->name);
+  auto out = std::make_shared<Column>(e.type.phys());
+  out->Reserve(n);
+  std::vector<Value> args(cols.size());
+  for (size_t i = 0; i < n; ++i) {
+    bool has_null = false;
+    for (size_t k = 0; k < cols.size(); ++k) {
+      args[k] = cols[k]->Get(i);
+      has_null = has_null || args[k].IsNull();
+    }
+    if (strict && has_null) {
+      out->AppendNull();
+      continue;
+    }
+    Value v = e.function ? e.function->eval(args, e) : e.external->impl(args);
+    if (v.IsNull())
+      out->AppendNull();
+    else
+      out->Append(v);
+  }
+  out->CompactNulls();
+  return out;
+}
+
 }  // namespace
 
 ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
@@ -1270,6 +1323,8 @@ ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
     }
     case ExprOp::kTimeFunc:
       return EvaluateTimeFunc(e, b);
+    case ExprOp::kCall:
+      return EvalCall(e, b);
   }
   return ConstantColumn(Value::Null(), e.type.phys(), n);
 }

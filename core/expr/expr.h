@@ -14,7 +14,9 @@
 // for the intermediate products of * and /); / truncates to the result's scale.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -68,6 +70,29 @@ enum class ExprOp : uint8_t {
   kParseJson,       // PARSE_JSON(string): a VARIANT, NULL when the text is not JSON
   kToJson,          // TO_JSON(variant): a VARCHAR
   kTypeOf,          // TYPEOF(variant): the runtime type's name
+  // A library function (`function`, see core/plan/functions.h) or a user-defined function
+  // implemented outside SQL (`external`), applied row by row to args.
+  kCall,
+};
+
+struct BoundExpr;
+
+// A scalar function of the library: `eval` computes one row's result from its arguments (in
+// the physical form of the call's argument types). A strict function is not called for a row
+// with a NULL argument: the result is NULL.
+struct ScalarFunction {
+  const char* name;
+  bool strict;
+  Value (*eval)(std::span<const Value> args, const BoundExpr& call);
+};
+
+// A function declared in SQL without a body (`CREATE FUNCTION f(a T) RETURNS R;`), implemented
+// outside: the pipeline sets `impl` before the circuit runs (see pipelines/udf.h).
+struct ExternalFunction {
+  std::string name;
+  std::vector<SqlType> params;
+  SqlType result;
+  std::function<Value(std::span<const Value>)> impl;  // unset until the implementation is loaded
 };
 
 struct BoundExpr {
@@ -77,6 +102,8 @@ struct BoundExpr {
   Value literal;
   bool has_else = false;
   std::vector<std::unique_ptr<BoundExpr>> args;
+  const ScalarFunction* function = nullptr;    // kCall of a library function
+  std::shared_ptr<ExternalFunction> external;  // kCall of an external function
 
   std::unique_ptr<BoundExpr> Clone() const;
   // Structural equality (same tree, same types, same literals).

@@ -4,6 +4,7 @@
 
 #include "core/common/error.h"
 #include "core/expr/time.h"
+#include "core/plan/functions.h"
 #include "core/types/schema.h"
 #include "core/types/variant.h"
 
@@ -155,6 +156,8 @@ SqlType Binder::CommonType(const SqlType& a, const SqlType& b, Pos pos) const {
   if (a.IsInterval() && a.id == b.id)  // the widest range of fields
     return SqlType::Interval(static_cast<IntervalField>(std::max(a.precision, b.precision)),
                              static_cast<IntervalField>(std::min(a.scale, b.scale)), nullable);
+  if (a.id == TypeId::kArray && b.id == TypeId::kArray)
+    return SqlType::Array(CommonType((*a.fields)[0], (*b.fields)[0], pos), nullable);
   ctx_.Error(pos,
              fmt::format("cannot combine {} and {}", a.WithNullable(true).ToString(), b.WithNullable(true).ToString()));
 }
@@ -380,6 +383,78 @@ BoundExprPtr Binder::Arith(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos) c
   return MakeCall(op, result.WithNullable(nullable), std::move(args));
 }
 
+namespace {
+
+// The body of a SQL function with its parameters (columns 0..n-1) replaced by the arguments.
+BoundExprPtr Substitute(const BoundExpr& body, const std::vector<BoundExprPtr>& args) {
+  if (body.op == ExprOp::kColumn) return args[body.column_index]->Clone();
+  auto e = std::make_unique<BoundExpr>();
+  e->op = body.op;
+  e->type = body.type;
+  e->column_index = body.column_index;
+  e->literal = body.literal;
+  e->has_else = body.has_else;
+  e->function = body.function;
+  e->external = body.external;
+  for (const auto& a : body.args) e->args.push_back(Substitute(*a, args));
+  return e;
+}
+
+}  // namespace
+
+std::shared_ptr<ExternalFunction> Binder::DeclareFunction(const sql::CreateFunction& f) {
+  for (const UserFunction& u : functions_)
+    if (EqualsIgnoreCase(u.name, f.name)) ctx_.Error(f.pos, fmt::format("function {} is already declared", f.name));
+  if (FindFunction(ToUpper(f.name)) || IsAggregateName(ToUpper(f.name)))
+    ctx_.Error(f.pos, fmt::format("function {} has the name of a SQL library function", f.name));
+  UserFunction u;
+  u.name = f.name;
+  u.result = f.result;
+  Scope params;
+  for (const auto& [name, type] : f.params) {
+    for (const auto& c : params.cols)
+      if (EqualsIgnoreCase(c.name, name)) ctx_.Error(f.pos, fmt::format("parameter {} appears twice", name));
+    u.params.push_back(type);
+    params.cols.push_back({"", name, type, false});
+  }
+  if (f.body) {
+    if (ContainsAggregate(*f.body) || ContainsSubquery(*f.body))
+      ctx_.Error(f.body->pos, "a function's body is a scalar expression (no aggregates or subqueries)");
+    BoundExprPtr body = Bind(*f.body, params);
+    const bool nullable = f.result.nullable || body->type.nullable;
+    u.body = Coerce(std::move(body), f.result.WithNullable(nullable), f.body->pos);
+  } else {
+    u.external = std::make_shared<ExternalFunction>();
+    u.external->name = f.name;
+    u.external->params = u.params;
+    u.external->result = f.result;
+  }
+  functions_.push_back(std::move(u));
+  return functions_.back().external;
+}
+
+BoundExprPtr Binder::CallUserFunction(const UserFunction& f, const Expr& call, std::vector<BoundExprPtr> args) const {
+  if (args.size() != f.params.size())
+    ctx_.Error(call.pos, fmt::format("{} takes {} argument{}, not {}", f.name, f.params.size(),
+                                     f.params.size() == 1 ? "" : "s", args.size()));
+  bool nullable = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const SqlType& p = f.params[i];
+    const SqlType& t = args[i]->type;
+    if (t.id != TypeId::kNull && !p.SameAs(t)) CommonType(p, t, call.args[i]->pos);  // convertible at all?
+    nullable = nullable || t.nullable;
+    args[i] = Coerce(std::move(args[i]), p.WithNullable(t.nullable), call.args[i]->pos);
+  }
+  if (f.body) {
+    BoundExprPtr e = Substitute(*f.body, args);
+    e->type.nullable = e->type.nullable && (f.result.nullable || nullable);
+    return e;
+  }
+  auto e = MakeCall(ExprOp::kCall, f.result, std::move(args));
+  e->external = f.external;
+  return e;
+}
+
 BoundExprPtr Binder::Logic(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos) const {
   a = RequireBool(std::move(a), pos);
   b = RequireBool(std::move(b), pos);
@@ -581,7 +656,16 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       if (!scope)
         ctx_.Error(e.pos,
                    fmt::format("column '{}' must appear in GROUP BY or be used in an aggregate function", e.name));
-      int i = Resolve(*scope, e.qualifier, e.name, e.pos);
+      int i = TryResolve(*scope, e.qualifier, e.name, e.pos);
+      if (i < 0 && !e.qualifier.empty()) {
+        // `column.field` of a ROW column (Feldera asks for `table.column.field`).
+        int r = TryResolve(*scope, "", e.qualifier, e.pos);
+        if (r >= 0 && scope->cols[r].type.id == TypeId::kRow)
+          return BindFieldAccess(*this, MakeColumn(r, scope->cols[r].type), e.name, e.pos);
+      }
+      if (i < 0 && e.qualifier.empty() && EqualsIgnoreCase(e.name, "PI"))  // PI is written without ()
+        return BindLibraryCall(*this, *FindFunction("PI"), e, {});
+      if (i < 0) i = Resolve(*scope, e.qualifier, e.name, e.pos);
       return MakeColumn(i, scope->cols[i].type);
     }
     case ExprKind::kStar:
@@ -679,6 +763,15 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       if (BoundExprPtr t = BindTimeFunction(e, child)) return t;
       std::vector<BoundExprPtr> args;
       for (const auto& a : e.args) args.push_back(child(*a));
+      if (e.name == "$FIELD") return BindFieldAccess(*this, std::move(args[0]), e.text, e.pos);
+      for (const UserFunction& f : functions_)
+        if (EqualsIgnoreCase(f.name, e.name)) return CallUserFunction(f, e, std::move(args));
+      // a[i] and CARDINALITY on a MAP or VARIANT are the collection functions'; on an ARRAY the
+      // library's.
+      if ((e.name == "ITEM" || e.name == "CARDINALITY") && !args.empty() &&
+          (args[0]->type.id == TypeId::kMap || args[0]->type.id == TypeId::kVariant))
+        if (BoundExprPtr c = BindCollectionFunction(e, args)) return c;
+      if (const FunctionDef* def = FindFunction(e.name)) return BindLibraryCall(*this, *def, e, std::move(args));
       auto need = [&](size_t n) {
         if (args.size() != n) ctx_.Error(e.pos, fmt::format("{} takes {} argument{}", e.name, n, n == 1 ? "" : "s"));
       };
@@ -893,7 +986,7 @@ BoundExprPtr Binder::BindCollectionFunction(const Expr& e, std::vector<BoundExpr
     return MakeCall(ExprOp::kMapValue, SqlType::Map(kt.WithNullable(false), vt.WithNullable(true), false),
                     std::move(args));
   }
-  if (name == "ITEM[]") {
+  if (name == "ITEM") {
     const SqlType t = args[0]->type;
     if (t.id == TypeId::kVariant) return strict(ExprOp::kItem, SqlType::Of(TypeId::kVariant));
     if (t.id == TypeId::kArray) {

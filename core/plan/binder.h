@@ -103,12 +103,28 @@ class Binder {
 
   const SqlContext& ctx() const { return ctx_; }
 
+  // a op b for the arithmetic operators (the type rules above).
+  BoundExprPtr Arith(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;
+
+  // CREATE FUNCTION: a function with a SQL body is inlined at each call (the arguments cast to
+  // the parameter types, the result to the return type); one without a body is an external
+  // function (returned, so the caller can list it for the pipeline to implement).
+  std::shared_ptr<ExternalFunction> DeclareFunction(const sql::CreateFunction& f);
+
  private:
+  struct UserFunction {
+    std::string name;
+    std::vector<SqlType> params;
+    SqlType result;
+    BoundExprPtr body;  // over the parameters as columns 0..n-1; null for an external function
+    std::shared_ptr<ExternalFunction> external;
+  };
+  BoundExprPtr CallUserFunction(const UserFunction& f, const sql::Expr& call, std::vector<BoundExprPtr> args) const;
+
   using ChildBinder = std::function<BoundExprPtr(const sql::Expr&)>;
   BoundExprPtr BindWith(const sql::Expr& e, const Scope* scope, const ChildBinder& child);
   BoundExprPtr BindLiteral(const sql::Expr& e) const;
   BoundExprPtr Compare(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;
-  BoundExprPtr Arith(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;
   // MAP[...], e[i], CARDINALITY, MAP_* and the VARIANT/JSON functions; null for other names.
   BoundExprPtr BindCollectionFunction(const sql::Expr& e, std::vector<BoundExprPtr>& args) const;
   BoundExprPtr Logic(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;
@@ -129,6 +145,7 @@ class Binder {
 
   const SqlContext& ctx_;
   std::vector<std::pair<const sql::Expr*, std::pair<int, SqlType>>> subquery_columns_;
+  std::vector<UserFunction> functions_;
 };
 
 }  // namespace fld::plan

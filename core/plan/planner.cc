@@ -22,6 +22,7 @@
 #include "core/operators/source.h"
 #include "core/operators/topk.h"
 #include "core/operators/union_all.h"
+#include "core/operators/unnest.h"
 #include "core/operators/upsert.h"
 #include "core/operators/watermark.h"
 #include "core/plan/waterlines.h"
@@ -155,6 +156,11 @@ int Planner::AddTable(const sql::Statement& stmt) {
   r.materialized = materialized;
   if (materialized) r.integrate_node = Materialize(r.node, types);
   return circuit_->AddRelation(std::move(r));
+}
+
+void Planner::DeclareFunction(const sql::Statement& stmt) {
+  if (auto external = binder_.DeclareFunction(*stmt.create_function))
+    circuit_->AddExternalFunction(std::move(external));
 }
 
 int Planner::AddView(const sql::Statement& stmt) {
@@ -908,6 +914,46 @@ Planner::Plan Planner::AsofJoin(Plan left, Plan right, const sql::TableRef& t) {
   return out;
 }
 
+Planner::Plan Planner::OneRow() {
+  if (constant_node_ < 0) {
+    Batch one;
+    one.weights.push_back(1);
+    constant_node_ = circuit_->AddNode(std::make_unique<ConstantOp>(std::move(one)), {}, {});
+  }
+  Plan p;
+  p.node = constant_node_;
+  return p;
+}
+
+Planner::Plan Planner::Unnest(Plan left, const sql::TableRef& t) {
+  BoundExprPtr array = binder_.Bind(*t.unnest, left.scope);
+  if (array->type.id == TypeId::kNull)
+    array = binder_.Coerce(std::move(array), SqlType::Array(SqlType::Of(TypeId::kInteger)), t.pos);
+  if (array->type.id != TypeId::kArray)
+    ctx_.Error(t.unnest->pos, fmt::format("UNNEST needs an ARRAY, not {}", array->type.WithNullable(true).ToString()));
+  const SqlType& et = (*array->type.fields)[0];
+  std::vector<ScopeColumn> cols;
+  if (et.id == TypeId::kRow) {
+    for (size_t i = 0; i < et.fields->size(); ++i)
+      cols.push_back({t.alias, et.FieldName(i), (*et.fields)[i].WithNullable(true), false});
+  } else {
+    cols.push_back({t.alias, t.alias.empty() ? "EXPR$0" : t.alias, et.WithNullable(true), false});
+  }
+  if (t.with_ordinality) cols.push_back({t.alias, "ORDINALITY", SqlType::Of(TypeId::kBigInt, false), false});
+  if (!t.column_names.empty()) {
+    if (t.column_names.size() != cols.size())
+      ctx_.Error(t.pos, fmt::format("UNNEST produces {} column{} but {} names are given", cols.size(),
+                                    cols.size() == 1 ? "" : "s", t.column_names.size()));
+    for (size_t i = 0; i < cols.size(); ++i) cols[i].name = t.column_names[i];
+  }
+  Plan out;
+  out.scope = left.scope;
+  for (auto& c : cols) out.scope.cols.push_back(std::move(c));
+  out.node = circuit_->AddNode(std::make_unique<UnnestOp>(std::move(array), t.with_ordinality, Types(out.scope)),
+                               {left.node}, Types(out.scope));
+  return out;
+}
+
 Planner::Plan Planner::PlanTableRef(const sql::TableRef& t) {
   // A FROM item reads nothing of its query, so one plan serves every look at it (the subquery
   // analysis plans FROM items before the subquery itself is planned).
@@ -960,6 +1006,8 @@ Planner::Plan Planner::PlanTableRefUncached(const sql::TableRef& t) {
       return PlanJoinRef(t);
     case sql::TableRef::Kind::kWindow:
       return PlanWindowRef(t);
+    case sql::TableRef::Kind::kUnnest:  // alone, or first in FROM: over one row
+      return Unnest(OneRow(), t);
   }
   ctx_.Error(t.pos, "unsupported FROM item");
 }
@@ -1026,6 +1074,19 @@ Planner::Plan Planner::PlanWindowRef(const sql::TableRef& t) {
 }
 
 Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t) {
+  if (t.right->kind == sql::TableRef::Kind::kUnnest) {
+    // t [CROSS | INNER] JOIN UNNEST(t.a): a flat-map of the left side.
+    if (t.join_type != sql::JoinType::kCross && t.join_type != sql::JoinType::kInner)
+      ctx_.Error(t.pos, "outer joins with UNNEST are not supported yet");
+    if (t.natural || !t.using_cols.empty())
+      ctx_.Error(t.pos, "NATURAL or USING joins with UNNEST are not supported yet");
+    Plan p = Unnest(PlanTableRef(*t.left), *t.right);
+    if (t.on) {
+      if (ContainsSubquery(*t.on)) ctx_.Error(t.on->pos, "subqueries in a join's ON condition are not supported yet");
+      p = Filter(std::move(p), binder_.BindPredicate(*t.on, p.scope));
+    }
+    return p;
+  }
   Plan left = PlanTableRef(*t.left);
   Plan right = PlanTableRef(*t.right);
   if (t.match_condition) return AsofJoin(std::move(left), std::move(right), t);
@@ -1161,6 +1222,11 @@ Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>
     item_pos.push_back(from.empty() ? Pos{} : from[0]->pos);
   }
   for (const auto& t : from) {
+    if (t->kind == sql::TableRef::Kind::kUnnest && !items.empty() && !(domain && items.size() == 1)) {
+      // `FROM t, UNNEST(t.a)`: a flat-map of the FROM item before it.
+      items.back() = Unnest(std::move(items.back()), *t);
+      continue;
+    }
     items.push_back(PlanTableRef(*t));
     item_pos.push_back(t->pos);
   }
@@ -1392,6 +1458,7 @@ void Planner::FreeRefs(const sql::Query& q, std::vector<const Scope*>* chain, st
   const sql::Select& s = *q.select;
   Scope local;
   for (const auto& t : s.from) {
+    if (t->kind == sql::TableRef::Kind::kUnnest && &t != &s.from.front()) continue;  // reads the item before it
     Plan p = PlanTableRef(*t);
     for (auto& c : p.scope.cols) local.cols.push_back(std::move(c));
   }
@@ -1809,12 +1876,7 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
     if (domain) {
       from = *domain;
     } else {
-      if (constant_node_ < 0) {
-        Batch one;
-        one.weights.push_back(1);
-        constant_node_ = circuit_->AddNode(std::make_unique<ConstantOp>(std::move(one)), {}, {});
-      }
-      from.node = constant_node_;
+      from = OneRow();
     }
     for (const Expr* c : conj) from = Filter(std::move(from), binder_.BindPredicate(*c, from.scope));
   } else {
@@ -2143,9 +2205,13 @@ std::unique_ptr<Circuit> CompileProgram(const std::vector<sql::Statement>& progr
       case sql::Statement::Kind::kDeclareRecursiveView:
         planner.DeclareRecursiveView(st);
         break;
+      case sql::Statement::Kind::kCreateFunction:
+        planner.DeclareFunction(st);
+        break;
       case sql::Statement::Kind::kCreateIndex:
       case sql::Statement::Kind::kSet:
       case sql::Statement::Kind::kLateness:
+      case sql::Statement::Kind::kCreateType:
         break;
       default:
         ctx.Error(st.pos, "a pipeline's program holds only CREATE TABLE and CREATE [MATERIALIZED] VIEW statements");

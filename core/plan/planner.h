@@ -48,6 +48,9 @@ class Planner {
   // `LATENESS view.column expr;` statements, applied when their view is added (they may come
   // before or after it).
   void SetViewLateness(std::vector<const sql::Statement*> stmts) { view_lateness_ = std::move(stmts); }
+  // CREATE FUNCTION: known to the views planned after it; one without a body is listed in the
+  // circuit's external functions.
+  void DeclareFunction(const sql::Statement& stmt);
   // Names that exist but cannot be read (not materialized): selecting them fails with `hint`.
   void AddUnavailable(std::string name, std::string hint);
 
@@ -112,6 +115,10 @@ class Planner {
   Plan PlanTableRefUncached(const sql::TableRef& t);
   Plan PlanJoinRef(const sql::TableRef& t);
   Plan PlanWindowRef(const sql::TableRef& t);
+  // A plan of one row and no column (SELECT without FROM, a leading UNNEST).
+  Plan OneRow();
+  // UNNEST(t.unnest) applied to every row of `left` (see core/operators/unnest.h).
+  Plan Unnest(Plan left, const sql::TableRef& t);
   // The output holds the left columns (plus hidden key columns: *left_width of them in all),
   // then the right's.
   Plan Join(Plan left, Plan right, std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys, bool pad_left,

@@ -33,7 +33,12 @@ enum class ExprKind : uint8_t {
   kStar,        // `*` or `t.*` in a select list (qualifier), or COUNT(*) argument
   kUnary,       // op in {kNeg, kPlus, kNot}; args[0]
   kBinary,      // op; args[0], args[1]
-  kFunction,    // name (upper case), args; distinct; star_arg for COUNT(*); filter; over
+  kFunction,    // name (upper case), args; distinct; star_arg for COUNT(*); filter; over. The parser
+                // writes SQL's special call forms as plain calls: ARRAY[a, b] is ARRAY(a, b),
+                // a[i] ITEM(a, i), SUBSTRING(s FROM a FOR b) SUBSTRING(s, a, b), POSITION(a IN b)
+                // POSITION(a, b), TRIM(LEADING c FROM s) TRIM('LEADING', c, s), OVERLAY(s
+                // PLACING r FROM a FOR b) OVERLAY(s, r, a, b), s [NOT] RLIKE p [NOT] RLIKE(s, p),
+                // and a ROW's field x.f `$FIELD`(x) with text "f".
   kCase,        // args: [operand if has_operand] then WHEN, THEN pairs, then ELSE if has_else
   kCast,        // args[0] AS cast_type; safe_cast for SAFE_CAST
   kBetween,     // args[0] [NOT] BETWEEN args[1] AND args[2]; negated
@@ -117,7 +122,7 @@ struct TableRef {
   // kWindow: TABLE(TUMBLE(TABLE t, DESCRIPTOR(c), size [, offset])) or HOP(..., slide, size
   // [, offset]): `name` is TUMBLE or HOP, `left` the input (a kTable or kSubquery), `using_cols`
   // the descriptor's column, `window_args` the interval arguments in positional order.
-  enum class Kind : uint8_t { kTable, kSubquery, kJoin, kWindow };
+  enum class Kind : uint8_t { kTable, kSubquery, kJoin, kWindow, kUnnest };
   Kind kind = Kind::kTable;
   Pos pos;
   std::string name;   // kTable: the relation name as written
@@ -133,6 +138,10 @@ struct TableRef {
   // [LEFT] ASOF JOIN: join_type kLeft or kInner; `on` holds the equalities.
   ExprPtr match_condition;  // MATCH_CONDITION (expr); non-null only for ASOF joins
   Pos asof_pos;             // of MATCH_CONDITION
+  // kUnnest: UNNEST(unnest) [WITH ORDINALITY] [AS] alias [(column_names)]
+  ExprPtr unnest;
+  bool with_ordinality = false;
+  std::vector<std::string> column_names;
 };
 
 struct SelectItem {
@@ -257,6 +266,16 @@ struct Delete {
   ExprPtr where;  // may be null
 };
 
+// CREATE FUNCTION name(param type, ...) RETURNS type [AS body]. Without a body the function is
+// implemented outside SQL (a user-defined function library).
+struct CreateFunction {
+  Pos pos;
+  std::string name;
+  std::vector<std::pair<std::string, SqlType>> params;
+  SqlType result;
+  ExprPtr body;  // null: external
+};
+
 struct Statement {
   enum class Kind : uint8_t {
     kCreateTable,
@@ -266,10 +285,12 @@ struct Statement {
     kQuery,  // a bare SELECT
     kDropTable,
     kDropView,
-    kCreateIndex,  // parsed and ignored
-    kSet,          // SET key = value: accepted and ignored (Feldera's compiler options)
-    kLateness,     // LATENESS view.column <expression>
+    kCreateIndex,           // parsed and ignored
+    kSet,                   // SET key = value: accepted and ignored (Feldera's compiler options)
+    kLateness,              // LATENESS view.column <expression>
     kDeclareRecursiveView,  // DECLARE RECURSIVE VIEW v (columns): create_table holds name and columns
+    kCreateFunction,
+    kCreateType,  // CREATE TYPE: the parser resolves the type names, nothing else to do
   };
   Kind kind = Kind::kQuery;
   Pos pos;
@@ -279,6 +300,7 @@ struct Statement {
   std::unique_ptr<Insert> insert;
   std::unique_ptr<Delete> del;
   std::unique_ptr<Query> query;
+  std::unique_ptr<CreateFunction> create_function;
   std::string drop_name;
   bool if_exists = false;
   // kLateness: LATENESS view.column <expression>; the expression as written and its position.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <map>
 #include <optional>
 #include <unordered_set>
 
@@ -306,8 +307,17 @@ class Parser {
       while (!AtEnd() && !IsSym(Peek(), ";")) Take();
       return;
     }
-    for (std::string_view what : {"FUNCTION", "TYPE", "AGGREGATE"})
-      if (IsKw(Peek(), what)) FailAt(Peek().pos, fmt::format("CREATE {} is not supported yet", what));
+    if (AcceptKw("FUNCTION")) {
+      st->kind = Statement::Kind::kCreateFunction;
+      st->create_function = ParseCreateFunction();
+      return;
+    }
+    if (AcceptKw("TYPE")) {
+      st->kind = Statement::Kind::kCreateType;
+      ParseCreateType();
+      return;
+    }
+    if (IsKw(Peek(), "AGGREGATE")) FailAt(Peek().pos, "CREATE AGGREGATE is not supported yet");
     auto view = std::make_unique<CreateView>();
     for (;;) {
       if (!view->materialized && AcceptKw("MATERIALIZED")) {
@@ -329,6 +339,79 @@ class Parser {
     view->query = ParseQueryExpr();
     view->query_end = last_end_;
     st->create_view = std::move(view);
+  }
+
+  // CREATE FUNCTION (after the two keywords): name(param type [NOT NULL], ...) RETURNS type
+  // [NOT NULL] [AS expression]. Parameters and the result are nullable unless NOT NULL.
+  std::unique_ptr<CreateFunction> ParseCreateFunction() {
+    auto f = std::make_unique<CreateFunction>();
+    f->pos = Peek().pos;
+    f->name = ParseName("a function name");
+    ExpectSym("(");
+    if (!AcceptSym(")")) {
+      do {
+        std::string name = ParseName("a parameter name");
+        SqlType t = ParseType(/*for_cast=*/false);
+        ParseNullability(&t);
+        f->params.emplace_back(std::move(name), t);
+      } while (AcceptSym(","));
+      ExpectSym(")");
+    }
+    ExpectKw("RETURNS");
+    f->result = ParseType(/*for_cast=*/false);
+    ParseNullability(&f->result);
+    if (AcceptKw("AS")) f->body = ParseExpr();
+    return f;
+  }
+
+  // [NOT NULL | NULL] after a type.
+  void ParseNullability(SqlType* t) {
+    if (IsKw(Peek(), "NOT") && IsKw(Peek(1), "NULL")) {
+      Take();
+      Take();
+      t->nullable = false;
+    } else {
+      AcceptKw("NULL");
+    }
+  }
+
+  // CREATE TYPE (after the two keywords): name AS (field type, ...) | name AS type. The name
+  // then stands for the type in the rest of the program.
+  void ParseCreateType() {
+    const Token& name_tok = Peek();
+    std::string name = ParseName("a type name");
+    std::string upper = ToUpper(name);
+    if (user_types_.contains(upper)) FailAt(name_tok.pos, fmt::format("type '{}' is already declared", name));
+    ExpectKw("AS");
+    SqlType t;
+    if (IsSym(Peek(), "(")) {
+      Take();
+      t = ParseRowFields();
+    } else {
+      t = ParseType(/*for_cast=*/false);
+    }
+    t.nullable = true;
+    user_types_[upper] = t;
+  }
+
+  // `name type [NOT NULL], ...)` of a ROW type (the '(' already consumed).
+  SqlType ParseRowFields() {
+    std::vector<SqlType> types;
+    auto names = std::make_shared<std::vector<std::string>>();
+    do {
+      const Token& ft = Peek();
+      std::string fname = ParseName("a field name");
+      for (const auto& n : *names)
+        if (EqualsIgnoreCase(n, fname)) FailAt(ft.pos, fmt::format("field '{}' appears twice", fname));
+      names->push_back(fname);
+      SqlType t = ParseType(/*for_cast=*/false);
+      ParseNullability(&t);
+      types.push_back(t);
+    } while (AcceptSym(","));
+    ExpectSym(")");
+    SqlType row = SqlType::Row(std::move(types));
+    row.names = std::move(names);
+    return row;
   }
 
   std::unique_ptr<CreateTable> ParseCreateTable() {
@@ -556,7 +639,8 @@ class Parser {
       t.length = ParseOptionalLength(u == "BINARY" ? 1 : -1);
       return t;
     }
-    if (u == "ROW") FailAt(pos, "ROW types are not supported yet");
+    if (u == "ROW" && AcceptSym("(")) return ParseRowFields();
+    if (auto it = user_types_.find(u); it != user_types_.end()) return it->second;
     if (u == "MAP") {
       // MAP<K, V>: keys NOT NULL, values nullable (as Feldera).
       ExpectSym("<");
@@ -1106,6 +1190,22 @@ class Parser {
       }
       return inner;
     }
+    if (IsKw(t, "UNNEST") && IsSym(Peek(1), "(")) {
+      auto ref = std::make_unique<TableRef>();
+      ref->kind = TableRef::Kind::kUnnest;
+      ref->pos = Take().pos;
+      ExpectSym("(");
+      ref->unnest = ParseExpr();
+      if (IsSym(Peek(), ",")) FailAt(Peek().pos, "UNNEST of several arrays is not supported yet");
+      ExpectSym(")");
+      if (AcceptKw("WITH")) {
+        ExpectKw("ORDINALITY");
+        ref->with_ordinality = true;
+      }
+      ref->alias = ParseOptionalAlias();
+      if (!ref->alias.empty() && IsSym(Peek(), "(")) ref->column_names = ParseNameList("a column name");
+      return ref;
+    }
     if (IsKw(t, "TABLE") && IsSym(Peek(1), "(")) return ParseWindowTable();
     auto ref = std::make_unique<TableRef>();
     ref->kind = TableRef::Kind::kTable;
@@ -1262,6 +1362,19 @@ class Parser {
       } else if (IsKw(kw, "IN")) {
         for (size_t j = 0; j <= k; ++j) Take();
         e = ParseInTail(std::move(e), negated);
+      } else if (IsKw(kw, "RLIKE")) {
+        for (size_t j = 0; j <= k; ++j) Take();
+        auto call = NewExpr(ExprKind::kFunction, e->pos);
+        call->name = "RLIKE";
+        call->args.push_back(std::move(e));
+        call->args.push_back(ParseConcat());
+        e = std::move(call);
+        if (negated) {
+          auto n = NewExpr(ExprKind::kUnary, e->pos);
+          n->op = Op::kNot;
+          n->args.push_back(std::move(e));
+          e = std::move(n);
+        }
       } else if (IsKw(kw, "LIKE")) {
         for (size_t j = 0; j <= k; ++j) Take();
         auto l = NewExpr(ExprKind::kLike, e->pos);
@@ -1372,17 +1485,31 @@ class Parser {
     return ParsePostfix(ParsePrimary());
   }
 
-  // e[index] (ARRAY, MAP and VARIANT element access), parsed as the function "ITEM[]".
+  // e[index] (ITEM) and e[index].field, any number of times.
   ExprPtr ParsePostfix(ExprPtr e) {
     while (IsSym(Peek(), "[")) {
-      auto item = NewExpr(ExprKind::kFunction, Take().pos);
-      item->name = "ITEM[]";
+      DepthGuard guard(this);
+      Take();
+      auto item = NewExpr(ExprKind::kFunction, e->pos);
+      item->name = "ITEM";
       item->args.push_back(std::move(e));
       item->args.push_back(ParseExpr());
       ExpectSym("]");
       e = std::move(item);
+      while (IsSym(Peek(), ".")) {
+        Take();
+        e = FieldAccess(std::move(e), ParseName("a field name"));
+      }
     }
     return e;
+  }
+
+  static ExprPtr FieldAccess(ExprPtr row, std::string field) {
+    auto f = NewExpr(ExprKind::kFunction, row->pos);
+    f->name = "$FIELD";
+    f->text = std::move(field);
+    f->args.push_back(std::move(row));
+    return f;
   }
 
   ExprPtr ParseLiteral(LiteralKind kind, const Token& t) {
@@ -1455,8 +1582,21 @@ class Parser {
       e->pos = pos;
       return e;
     }
-    if (u == "ARRAY" && (IsSym(Peek(1), "[") || IsSym(Peek(1), "(")))
-      FailAt(t.pos, "ARRAY values are not supported yet");
+    if (u == "ARRAY" && (IsSym(Peek(1), "[") || IsSym(Peek(1), "("))) {
+      auto e = NewExpr(ExprKind::kFunction, Take().pos);
+      e->name = "ARRAY";
+      const bool bracket = IsSym(Peek(), "[");
+      if (!bracket && ParenStartsQuery(1)) FailAt(t.pos, "ARRAY(subquery) is not supported yet");
+      Take();
+      const char* close = bracket ? "]" : ")";
+      if (!AcceptSym(close)) {
+        do {
+          e->args.push_back(ParseExpr());
+        } while (AcceptSym(","));
+        ExpectSym(close);
+      }
+      return e;
+    }
     if (u == "MAP" && IsSym(Peek(1), "[")) {
       // MAP[k1, v1, k2, v2, ...], parsed as the function "MAP[]".
       auto e = NewExpr(ExprKind::kFunction, Take().pos);
@@ -1514,6 +1654,10 @@ class Parser {
     } else {
       e->name = t.text;
     }
+    while (IsSym(Peek(), ".")) {  // t.column.field, t.column.field.field ...
+      Take();
+      e = FieldAccess(std::move(e), ParseName("a field name"));
+    }
     return e;
   }
 
@@ -1564,6 +1708,7 @@ class Parser {
       ParseCallTail(e.get());
       return e;
     }
+    if (ParseSpecialCallArgs(e.get())) return e;
     if (AcceptKw("DISTINCT")) {
       e->distinct = true;
     } else {
@@ -1575,6 +1720,73 @@ class Parser {
     ExpectSym(")");
     ParseCallTail(e.get());
     return e;
+  }
+
+  // The keyword forms of SUBSTRING, POSITION, TRIM and OVERLAY (after the '('), written as plain
+  // argument lists (see ExprKind::kFunction). Returns false for any other call.
+  bool ParseSpecialCallArgs(Expr* e) {
+    const std::string& n = e->name;
+    if (n == "POSITION") {
+      e->args.push_back(ParseConcat());  // not ParseExpr: its IN is POSITION's
+      if (!AcceptKw("IN")) {
+        ExpectSym(",");
+      }
+      e->args.push_back(ParseExpr());
+      ExpectSym(")");
+      return true;
+    }
+    if (n == "TRIM") {
+      std::string mode = "BOTH";
+      for (const char* m : {"BOTH", "LEADING", "TRAILING"})
+        if (AcceptKw(m)) mode = m;
+      ExprPtr chars, str;
+      if (AcceptKw("FROM")) {
+        str = ParseExpr();
+      } else {
+        ExprPtr first = ParseExpr();
+        if (AcceptKw("FROM")) {
+          chars = std::move(first);
+          str = ParseExpr();
+        } else {
+          str = std::move(first);
+        }
+      }
+      ExpectSym(")");
+      auto lit = [&](const std::string& text) {
+        auto l = NewExpr(ExprKind::kLiteral, e->pos);
+        l->lit_kind = LiteralKind::kString;
+        l->text = text;
+        return l;
+      };
+      e->args.push_back(lit(mode));
+      e->args.push_back(chars ? std::move(chars) : lit(" "));
+      e->args.push_back(std::move(str));
+      return true;
+    }
+    if (n == "SUBSTRING" || n == "OVERLAY") {
+      e->args.push_back(ParseExpr());
+      if (n == "OVERLAY") {
+        ExpectKw("PLACING");
+        e->args.push_back(ParseExpr());
+        ExpectKw("FROM");
+        e->args.push_back(ParseExpr());
+      } else if (AcceptKw("FROM")) {
+        e->args.push_back(ParseExpr());
+      } else if (IsKw(Peek(), "FOR")) {
+        auto one = NewExpr(ExprKind::kLiteral, Peek().pos);
+        one->lit_kind = LiteralKind::kInteger;
+        one->text = "1";
+        e->args.push_back(std::move(one));
+      } else {
+        while (AcceptSym(",")) e->args.push_back(ParseExpr());
+        ExpectSym(")");
+        return true;
+      }
+      if (AcceptKw("FOR")) e->args.push_back(ParseExpr());
+      ExpectSym(")");
+      return true;
+    }
+    return false;
   }
 
   // After a call: FILTER (WHERE condition), then OVER (window) or OVER name.
@@ -1638,6 +1850,7 @@ class Parser {
   size_t i_ = 0;
   size_t last_end_ = 0;  // byte offset just after the last consumed token
   int depth_ = 0;
+  std::map<std::string, SqlType> user_types_;  // CREATE TYPE: upper-case name -> type
 };
 
 }  // namespace

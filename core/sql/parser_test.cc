@@ -82,6 +82,8 @@ std::string Show(const TableRef& t) {
       return t.alias.empty() ? t.name : t.name + " " + t.alias;
     case TableRef::Kind::kSubquery:
       return "[" + Show(*t.subquery) + "] " + t.alias;
+    case TableRef::Kind::kUnnest:
+      return "unnest(" + Show(*t.unnest) + ") " + t.alias;
     case TableRef::Kind::kJoin: {
       static const char* kTypes[] = {"inner", "left", "right", "full", "cross"};
       std::string s = std::string("(") + (t.natural ? "natural-" : "") + kTypes[static_cast<int>(t.join_type)] + " " +
@@ -846,8 +848,44 @@ TEST_CASE("window functions: OVER, frames and named windows", "[parser]") {
   CHECK(q->select->windows[0].second->order_by.size() == 1);
 }
 
+TEST_CASE("special call forms, array syntax, UNNEST, CREATE FUNCTION and CREATE TYPE", "[parser]") {
+  auto item = [](const std::string& sql) {
+    auto q = ParseQuery(sql);
+    return Show(*q->select->items[0].expr);
+  };
+  CHECK(item("SELECT SUBSTRING(s FROM 2 FOR 3)") == item("SELECT SUBSTRING(s, 2, 3)"));
+  CHECK(item("SELECT POSITION('a' IN s)") == item("SELECT POSITION('a', s)"));
+  CHECK(item("SELECT TRIM(LEADING 'x' FROM s)") == item("SELECT F('LEADING', 'x', s)").replace(0, 1, "TRIM"));
+  CHECK(item("SELECT TRIM(s)") == item("SELECT F('BOTH', ' ', s)").replace(0, 1, "TRIM"));
+  CHECK(item("SELECT OVERLAY(s PLACING 'a' FROM 2)") == item("SELECT F(s, 'a', 2)").replace(0, 1, "OVERLAY"));
+  CHECK(item("SELECT ARRAY[1, 2][1]") == item("SELECT ITEM(ARRAY(1, 2), 1)"));
+  CHECK(item("SELECT s NOT RLIKE 'a'") == item("SELECT NOT RLIKE(s, 'a')"));
+  auto q = ParseQuery("SELECT x FROM t, UNNEST(t.a) WITH ORDINALITY AS u(x, n)");
+  REQUIRE(q->select->from.size() == 2);
+  const TableRef& u = *q->select->from[1];
+  CHECK(u.kind == TableRef::Kind::kUnnest);
+  CHECK(u.with_ordinality);
+  CHECK(u.alias == "u");
+  CHECK(u.column_names == std::vector<std::string>{"x", "n"});
+  auto prog = ParseProgram(
+      "CREATE TYPE a_t AS (street VARCHAR, city VARCHAR);\nCREATE TYPE id_t AS STRING;\n"
+      "CREATE FUNCTION f(x id_t NOT NULL, y a_t) RETURNS INT NOT NULL AS LENGTH(x);\n"
+      "CREATE FUNCTION g(s VARBINARY) RETURNS VARCHAR;\nCREATE TABLE t (id id_t, a a_t)");
+  REQUIRE(prog.size() == 5);
+  CHECK(prog[0].kind == Statement::Kind::kCreateType);
+  const CreateFunction& f = *prog[2].create_function;
+  CHECK(f.params.size() == 2);
+  CHECK(!f.params[0].second.nullable);
+  CHECK(f.params[1].second.id == TypeId::kRow);
+  CHECK(!f.result.nullable);
+  CHECK(f.body);
+  CHECK(!prog[3].create_function->body);
+  CHECK(prog[4].create_table->columns[1].type.ToString() == "ROW(street VARCHAR, city VARCHAR)");
+  CHECK(ErrorOf("CREATE TYPE x AS INT; CREATE TYPE x AS INT").find("already declared") != std::string::npos);
+}
+
 TEST_CASE("what is not supported yet is refused by name", "[parser]") {
-  CHECK(ErrorOf("SELECT ARRAY[1, 2]").find("ARRAY values are not supported yet") != std::string::npos);
+  CHECK(ErrorOf("SELECT ARRAY(SELECT 1)").find("ARRAY(subquery) is not supported yet") != std::string::npos);
   CHECK(ErrorOf("SELECT * FROM TABLE(SESSION(TABLE t, DESCRIPTOR(ts), INTERVAL '1' HOUR))")
             .find("SESSION windows are not supported yet") != std::string::npos);
   CHECK(ErrorOf("SELECT INTERVAL '1' MONTH TO DAY").find("not a valid interval range") != std::string::npos);
@@ -855,11 +893,10 @@ TEST_CASE("what is not supported yet is refused by name", "[parser]") {
         std::string::npos);
   CHECK(ErrorOf("SELECT SUM(a) OVER (ORDER BY b ROWS 1 PRECEDING EXCLUDE TIES) FROM t").find("EXCLUDE") !=
         std::string::npos);
-  CHECK(ErrorOf("CREATE FUNCTION f(x INT) RETURNS INT AS x + 1").find("CREATE FUNCTION is not supported yet") !=
+  CHECK(ErrorOf("CREATE AGGREGATE a(x INT) RETURNS INT").find("CREATE AGGREGATE is not supported yet") !=
         std::string::npos);
-  CHECK(ErrorOf("CREATE TYPE p AS (x INT)").find("CREATE TYPE is not supported yet") != std::string::npos);
   CHECK(ParseProgram("CREATE TABLE t (a INT ARRAY)")[0].create_table->columns[0].type.id == TypeId::kArray);
-  CHECK_THROWS_WITH(ParseProgram("CREATE TABLE t (a ROW(x INT))"), Catch::Contains("ROW types are not supported yet"));
+  CHECK(ParseProgram("CREATE TABLE t (a ROW(x INT))")[0].create_table->columns[0].type.FieldName(0) == "x");
   CHECK(ParseProgram("CREATE TABLE t (a MAP<INT, INT>)")[0].create_table->columns[0].type.ToString() ==
         "MAP<INTEGER, INTEGER>");
   CHECK(ParseProgram("CREATE TABLE t (a VARIANT)")[0].create_table->columns[0].type.id == TypeId::kVariant);

@@ -85,13 +85,18 @@ std::string SqlType::ToString() const {
     case TypeId::kRow: {
       s = "ROW(";
       for (size_t i = 0; i < fields->size(); ++i)
-        s += fmt::format("{}EXPR${} {}", i ? ", " : "", i, (*fields)[i].ToString());
+        s += fmt::format("{}{} {}", i ? ", " : "", FieldName(i), (*fields)[i].ToString());
       s += ")";
       break;
     }
   }
   if (!nullable) s += " NOT NULL";
   return s;
+}
+
+std::string SqlType::FieldName(size_t i) const {
+  if (names && i < names->size()) return (*names)[i];
+  return fmt::format("EXPR${}", i);
 }
 
 std::strong_ordering Value::operator<=>(const Value& o) const {
@@ -706,7 +711,7 @@ std::string FormatValue(const Value& v, const SqlType& type) {
       const SqlType& ft = (*type.fields)[i];
       std::string text = FormatValue(f[i], ft);
       if (!f[i].IsNull() && ft.IsString()) text = "'" + text + "'";
-      out += fmt::format("{}EXPR${}: {}", i ? ", " : "", i, text);
+      out += fmt::format("{}{}: {}", i ? ", " : "", type.FieldName(i), text);
     }
     return out + "}";
   }

@@ -48,7 +48,8 @@ enum class TypeId : uint8_t {
   kTimestamp,
   kBinary,     // BINARY(n): bytes (not padded to n)
   kVarbinary,  // VARBINARY(n), VARBINARY
-  kRow,        // ROW(t1, t2, ...): `fields` holds the field types; fields are named EXPR$0, EXPR$1 ...
+  kRow,        // ROW(t1, t2, ...): `fields` holds the field types, `names` their names (when absent:
+               // EXPR$0, EXPR$1 ...)
   kArray,      // t ARRAY: `fields` holds the one element type
   kMap,        // MAP<K, V>: `fields` holds the key type and the value type
   kVariant,    // VARIANT: a dynamically typed value (core/types/variant.h)
@@ -75,6 +76,8 @@ struct SqlType {
   int32_t length = -1;    // CHAR/VARCHAR/BINARY/VARBINARY length; -1 = unbounded
   bool nullable = true;
   std::shared_ptr<const std::vector<SqlType>> fields;  // ROW: the field types
+  // ROW: the field names (CREATE TYPE t AS (a INT, ...), ROW(a INT, ...)); null: EXPR$0, ...
+  std::shared_ptr<const std::vector<std::string>> names;
 
   static SqlType Of(TypeId id, bool nullable = true) {
     SqlType t;
@@ -154,6 +157,8 @@ struct SqlType {
     t.fields = std::make_shared<const std::vector<SqlType>>(std::move(field_types));
     return t;
   }
+  // The name of ROW field i: its declared name, else EXPR$i.
+  std::string FieldName(size_t i) const;
   // "INT NOT NULL", "DECIMAL(10, 2)", "VARCHAR(40)" ...
   std::string ToString() const;
 };

@@ -368,6 +368,9 @@ void Database::Execute(const std::string& sql, const sql::SourceInfo& src) {
       }
       return;
     }
+    case Kind::kCreateFunction:
+      throw StageError(Stage::kParse, "CREATE FUNCTION is not supported yet by the sqllogictest runner");
+    case Kind::kCreateType:
     case Kind::kCreateIndex:
     case Kind::kSet:
     case Kind::kLateness:

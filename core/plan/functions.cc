@@ -1,0 +1,1128 @@
+#include "core/plan/functions.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <numbers>
+#include <regex>
+#include <string>
+
+#include "core/common/error.h"
+#include "core/plan/binder.h"
+#include "core/types/schema.h"
+
+namespace fld::plan {
+
+namespace {
+
+// ---------------------------------------------------------------- evaluation helpers
+
+const SqlType& ArgType(const BoundExpr& call, size_t i) {
+  return call.args[i]->type;
+}
+
+const SqlType& ElementType(const SqlType& array) {
+  return (*array.fields)[0];
+}
+
+std::vector<Value> Elements(const Value& v, const SqlType& array_type) {
+  return DecodeArrayValue(v.s, ElementType(array_type));
+}
+
+Value ArrayOf(const std::vector<Value>& elements, const SqlType& array_type) {
+  return Value::String(EncodeArrayValue(elements, ElementType(array_type)));
+}
+
+Value Bool(bool b) {
+  return Value::Int(b ? 1 : 0);
+}
+
+// Bytes of the UTF-8 character starting at s[i] (1 for ASCII and for malformed input).
+size_t CharLen(std::string_view s, size_t i) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+  if (i + n > s.size()) return 1;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 1;
+  return n;
+}
+
+// Byte offsets of the characters of s, plus s.size() at the end.
+std::vector<size_t> CharStarts(std::string_view s) {
+  std::vector<size_t> starts;
+  starts.reserve(s.size() + 1);
+  for (size_t i = 0; i < s.size(); i += CharLen(s, i)) starts.push_back(i);
+  starts.push_back(s.size());
+  return starts;
+}
+
+size_t CharCount(std::string_view s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); i += CharLen(s, i)) ++n;
+  return n;
+}
+
+// Characters [from, from + count) of s (0-based, clamped).
+std::string CharSlice(std::string_view s, int64_t from, int64_t count) {
+  std::vector<size_t> st = CharStarts(s);
+  const int64_t chars = static_cast<int64_t>(st.size()) - 1;
+  from = std::clamp<int64_t>(from, 0, chars);
+  int64_t to = count < 0 ? chars : std::clamp<int64_t>(from + std::min<int64_t>(count, chars), from, chars);
+  return std::string(s.substr(st[from], st[to] - st[from]));
+}
+
+uint32_t DecodeChar(std::string_view s, size_t i, size_t len) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  if (len == 1) return c;
+  uint32_t cp = c & (0xFF >> (len + 1));
+  for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  return cp;
+}
+
+void AppendChar(std::string* out, uint32_t cp) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// Case mapping of ASCII and Latin-1 letters (U+00C0..U+00DE <-> U+00E0..U+00FE, but for the
+// multiplication and division signs).
+uint32_t ToLowerCp(uint32_t c) {
+  if (c >= 'A' && c <= 'Z') return c + 32;
+  if (c >= 0xC0 && c <= 0xDE && c != 0xD7) return c + 32;
+  return c;
+}
+uint32_t ToUpperCp(uint32_t c) {
+  if (c >= 'a' && c <= 'z') return c - 32;
+  if (c >= 0xE0 && c <= 0xFE && c != 0xF7) return c - 32;
+  return c;
+}
+bool IsAlnumCp(uint32_t c) {
+  return (c >= '0' && c <= '9') || ToLowerCp(c) != ToUpperCp(c) || c == 0xDF || c == 0xFF;
+}
+
+template <typename F>
+std::string MapChars(std::string_view s, F f) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    size_t n = CharLen(s, i);
+    AppendChar(&out, f(DecodeChar(s, i, n)));
+    i += n;
+  }
+  return out;
+}
+
+// A compiled regular expression, cached per pattern (patterns are nearly always constants);
+// null when the pattern is not a valid expression.
+const std::regex* CompiledRegex(const std::string& pattern) {
+  thread_local std::map<std::string, std::unique_ptr<std::regex>> cache;
+  auto it = cache.find(pattern);
+  if (it != cache.end()) return it->second.get();
+  if (cache.size() > 1000) cache.clear();
+  std::unique_ptr<std::regex> re;
+  try {
+    re = std::make_unique<std::regex>(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error&) {
+  }
+  return cache.emplace(pattern, std::move(re)).first->second.get();
+}
+
+std::vector<std::string> SplitOn(std::string_view s, std::string_view sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    size_t p = s.find(sep, start);
+    if (p == std::string_view::npos) break;
+    parts.emplace_back(s.substr(start, p - start));
+    start = p + sep.size();
+  }
+  parts.emplace_back(s.substr(start));
+  return parts;
+}
+
+// ---------------------------------------------------------------- string evaluators
+
+Value EvLower(std::span<const Value> a, const BoundExpr&) {
+  return Value::String(MapChars(a[0].s, ToLowerCp));
+}
+Value EvUpper(std::span<const Value> a, const BoundExpr&) {
+  return Value::String(MapChars(a[0].s, ToUpperCp));
+}
+Value EvInitcap(std::span<const Value> a, const BoundExpr&) {
+  bool start = true;
+  return Value::String(MapChars(a[0].s, [&](uint32_t c) {
+    const bool alnum = IsAlnumCp(c);
+    uint32_t r = alnum ? (start ? ToUpperCp(c) : ToLowerCp(c)) : c;
+    start = !alnum;
+    return r;
+  }));
+}
+Value EvCharLength(std::span<const Value> a, const BoundExpr&) {
+  return Value::Int(static_cast<int64_t>(CharCount(a[0].s)));
+}
+Value EvOctetLength(std::span<const Value> a, const BoundExpr&) {
+  return Value::Int(static_cast<int64_t>(a[0].s.size()));
+}
+Value EvAscii(std::span<const Value> a, const BoundExpr&) {
+  const std::string& s = a[0].s;
+  if (s.empty()) return Value::Int(0);
+  return Value::Int(DecodeChar(s, 0, CharLen(s, 0)));
+}
+Value EvChr(std::span<const Value> a, const BoundExpr&) {
+  const int64_t c = a[0].i;
+  std::string out;
+  if (c > 0 && c <= 0x10FFFF && !(c >= 0xD800 && c <= 0xDFFF)) AppendChar(&out, static_cast<uint32_t>(c));
+  return Value::String(std::move(out));
+}
+// SUBSTRING(s, start [, count]): characters (bytes for binary strings) from the 1-based `start`
+// (below 1 counts as 1, as Feldera does), at most `count` of them (a negative count: empty).
+Value EvSubstring(std::span<const Value> a, const BoundExpr& call) {
+  const int64_t start = std::max<int64_t>(a[1].i, 1) - 1;
+  const int64_t count = a.size() > 2 ? a[2].i : -1;
+  if (a.size() > 2 && count < 0) return Value::String("");
+  if (ArgType(call, 0).IsBinary()) {
+    const std::string& s = a[0].s;
+    if (start >= static_cast<int64_t>(s.size())) return Value::String("");
+    return Value::String(s.substr(start, count < 0 ? std::string::npos : static_cast<size_t>(count)));
+  }
+  return Value::String(CharSlice(a[0].s, start, count));
+}
+// POSITION(needle IN haystack): 1-based index of the first occurrence, 0 when absent.
+Value EvPosition(std::span<const Value> a, const BoundExpr& call) {
+  size_t p = a[1].s.find(a[0].s);
+  if (p == std::string::npos) return Value::Int(0);
+  if (ArgType(call, 0).IsBinary()) return Value::Int(static_cast<int64_t>(p) + 1);
+  return Value::Int(static_cast<int64_t>(CharCount(std::string_view(a[1].s).substr(0, p))) + 1);
+}
+// TRIM(mode, characters, s): removes any of `characters` from the ends `mode` names.
+Value EvTrim(std::span<const Value> a, const BoundExpr&) {
+  const std::string& mode = a[0].s;
+  std::vector<std::string_view> set;
+  std::string_view chars = a[1].s;
+  for (size_t i = 0; i < chars.size(); i += CharLen(chars, i)) set.push_back(chars.substr(i, CharLen(chars, i)));
+  auto in_set = [&](std::string_view c) { return std::find(set.begin(), set.end(), c) != set.end(); };
+  std::string_view s = a[2].s;
+  std::vector<size_t> st = CharStarts(s);
+  size_t lo = 0, hi = st.size() - 1;  // character indices [lo, hi)
+  if (mode != "TRAILING")
+    while (lo < hi && in_set(s.substr(st[lo], st[lo + 1] - st[lo]))) ++lo;
+  if (mode != "LEADING")
+    while (hi > lo && in_set(s.substr(st[hi - 1], st[hi] - st[hi - 1]))) --hi;
+  return Value::String(std::string(s.substr(st[lo], st[hi] - st[lo])));
+}
+Value EvLtrim(std::span<const Value> a, const BoundExpr& call) {
+  Value args[3] = {Value::String("LEADING"), a.size() > 1 ? a[1] : Value::String(" "), a[0]};
+  return EvTrim(args, call);
+}
+Value EvRtrim(std::span<const Value> a, const BoundExpr& call) {
+  Value args[3] = {Value::String("TRAILING"), a.size() > 1 ? a[1] : Value::String(" "), a[0]};
+  return EvTrim(args, call);
+}
+Value EvReplace(std::span<const Value> a, const BoundExpr&) {
+  const std::string& s = a[0].s;
+  const std::string& from = a[1].s;
+  if (from.empty()) return a[0];
+  std::string out;
+  size_t start = 0;
+  for (size_t p; (p = s.find(from, start)) != std::string::npos; start = p + from.size())
+    out.append(s, start, p - start).append(a[2].s);
+  out.append(s, start);
+  return Value::String(std::move(out));
+}
+Value EvConcat(std::span<const Value> a, const BoundExpr&) {
+  std::string out;
+  for (const Value& v : a) out += v.s;
+  return Value::String(std::move(out));
+}
+// CONCAT_WS(sep, s1, ...): NULL when sep is; a NULL argument counts as an empty string (as in
+// Feldera's documented example: CONCAT_WS(',', 'Post', 'greSQL', NULL, '1') is Post,greSQL,,1).
+Value EvConcatWs(std::span<const Value> a, const BoundExpr&) {
+  if (a[0].IsNull()) return Value::Null();
+  std::string out;
+  for (size_t i = 1; i < a.size(); ++i) {
+    if (i > 1) out += a[0].s;
+    if (!a[i].IsNull()) out += a[i].s;
+  }
+  return Value::String(std::move(out));
+}
+// LEFT/RIGHT(s, n): the first/last n characters; a negative n drops that many from the other
+// end (PostgreSQL's rule).
+Value EvLeft(std::span<const Value> a, const BoundExpr&) {
+  const int64_t chars = static_cast<int64_t>(CharCount(a[0].s));
+  const int64_t n = a[1].i >= 0 ? a[1].i : std::max<int64_t>(chars + a[1].i, 0);
+  return Value::String(CharSlice(a[0].s, 0, n));
+}
+Value EvRight(std::span<const Value> a, const BoundExpr&) {
+  const int64_t chars = static_cast<int64_t>(CharCount(a[0].s));
+  const int64_t n = a[1].i >= 0 ? std::min(a[1].i, chars) : std::max<int64_t>(chars + a[1].i, 0);
+  return Value::String(CharSlice(a[0].s, chars - n, n));
+}
+Value EvRepeat(std::span<const Value> a, const BoundExpr&) {
+  const int64_t n = a[1].i;
+  if (n <= 0 || a[0].s.empty()) return Value::String("");
+  if (static_cast<double>(n) * static_cast<double>(a[0].s.size()) > (1 << 30))
+    Fail(ErrorKind::kRuntime, "REPEAT result longer than 1 GiB");
+  std::string out;
+  out.reserve(a[0].s.size() * n);
+  for (int64_t i = 0; i < n; ++i) out += a[0].s;
+  return Value::String(std::move(out));
+}
+// OVERLAY(s PLACING r FROM start [FOR remove]): s with `remove` characters (default: r's
+// length) from `start` replaced by r; a start below 1 leaves s as it is.
+Value EvOverlay(std::span<const Value> a, const BoundExpr& call) {
+  const bool binary = ArgType(call, 0).IsBinary();
+  const std::string& s = a[0].s;
+  const std::string& r = a[1].s;
+  const int64_t start = a[2].i;
+  int64_t remove = a.size() > 3 ? std::max<int64_t>(a[3].i, 0) : static_cast<int64_t>(binary ? r.size() : CharCount(r));
+  if (start < 1) return a[0];
+  if (binary) {
+    const size_t b = std::min<size_t>(start - 1, s.size());
+    const size_t e = std::min<size_t>(b + remove, s.size());
+    return Value::String(s.substr(0, b) + r + s.substr(e));
+  }
+  std::vector<size_t> st = CharStarts(s);
+  const int64_t chars = static_cast<int64_t>(st.size()) - 1;
+  const int64_t b = std::min(start - 1, chars), e = std::min(b + remove, chars);
+  return Value::String(s.substr(0, st[b]) + r + s.substr(st[e]));
+}
+Value EvRegexpReplace(std::span<const Value> a, const BoundExpr&) {
+  const std::regex* re = CompiledRegex(a[1].s);
+  if (!re) return a[0];  // an invalid expression leaves the string alone (Feldera's rule)
+  return Value::String(std::regex_replace(a[0].s, *re, a.size() > 2 ? a[2].s : std::string()));
+}
+// RLIKE: whether the expression matches anywhere in the string; NULL for an invalid expression.
+Value EvRlike(std::span<const Value> a, const BoundExpr&) {
+  const std::regex* re = CompiledRegex(a[1].s);
+  if (!re) return Value::Null();
+  return Bool(std::regex_search(a[0].s, *re));
+}
+Value EvSplit(std::span<const Value> a, const BoundExpr& call) {
+  const std::string& s = a[0].s;
+  const std::string sep = a.size() > 1 ? a[1].s : std::string(",");
+  std::vector<Value> parts;
+  if (!s.empty()) {
+    if (sep.empty())
+      parts.push_back(a[0]);
+    else
+      for (auto& p : SplitOn(s, sep)) parts.push_back(Value::String(std::move(p)));
+  }
+  return ArrayOf(parts, call.type);
+}
+// SPLIT_PART(s, sep, n): the n-th part (1-based; negative counts from the end), '' when there
+// is none.
+Value EvSplitPart(std::span<const Value> a, const BoundExpr&) {
+  std::vector<std::string> parts = a[1].s.empty() ? std::vector<std::string>{a[0].s} : SplitOn(a[0].s, a[1].s);
+  const int64_t n = a[2].i, size = static_cast<int64_t>(parts.size());
+  const int64_t i = n > 0 ? n - 1 : size + n;
+  if (n == 0 || i < 0 || i >= size) return Value::String("");
+  return Value::String(parts[i]);
+}
+Value EvToHex(std::span<const Value> a, const BoundExpr&) {
+  std::string hex;
+  for (unsigned char c : a[0].s) hex += fmt::format("{:02X}", c);
+  return Value::String(std::move(hex));
+}
+Value EvToInt(std::span<const Value> a, const BoundExpr&) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < std::min<size_t>(4, a[0].s.size()); ++i) v = (v << 8) | static_cast<unsigned char>(a[0].s[i]);
+  return Value::Int(static_cast<int32_t>(v));
+}
+
+// ---------------------------------------------------------------- numeric evaluators
+
+double D(const Value& v) {
+  return v.kind == Value::Kind::kDouble ? v.d : static_cast<double>(v.i);
+}
+
+template <double (*F)(double)>
+Value EvDouble1(std::span<const Value> a, const BoundExpr&) {
+  return Value::Double(F(D(a[0])));
+}
+double Cot(double x) {
+  return 1 / std::tan(x);
+}
+double Sec(double x) {
+  return 1 / std::cos(x);
+}
+double Csc(double x) {
+  return 1 / std::sin(x);
+}
+double Coth(double x) {
+  return 1 / std::tanh(x);
+}
+double Sech(double x) {
+  return 1 / std::cosh(x);
+}
+double Csch(double x) {
+  return 1 / std::sinh(x);
+}
+double Degrees(double x) {
+  return x * 180 / std::numbers::pi;
+}
+double Radians(double x) {
+  return x * std::numbers::pi / 180;
+}
+double Sqrt(double x) {
+  return std::sqrt(x);
+}
+double Cbrt(double x) {
+  return std::cbrt(x);
+}
+double Exp(double x) {
+  return std::exp(x);
+}
+double Sin(double x) {
+  return std::sin(x);
+}
+double Cos(double x) {
+  return std::cos(x);
+}
+double Tan(double x) {
+  return std::tan(x);
+}
+double Asin(double x) {
+  return std::asin(x);
+}
+double Acos(double x) {
+  return std::acos(x);
+}
+double Atan(double x) {
+  return std::atan(x);
+}
+double Sinh(double x) {
+  return std::sinh(x);
+}
+double Cosh(double x) {
+  return std::cosh(x);
+}
+double Tanh(double x) {
+  return std::tanh(x);
+}
+double Asinh(double x) {
+  return std::asinh(x);
+}
+double Acosh(double x) {
+  return std::acosh(x);
+}
+double Atanh(double x) {
+  return std::atanh(x);
+}
+
+// LN, LOG10, LOG: -inf for 0, an error for a negative argument (Feldera's rule).
+double CheckedLog(double x, const char* name) {
+  if (x < 0) Fail(ErrorKind::kRuntime, "{} of a negative number ({})", name, x);
+  return std::log(x);
+}
+Value EvLn(std::span<const Value> a, const BoundExpr&) {
+  return Value::Double(CheckedLog(D(a[0]), "LN"));
+}
+Value EvLog10(std::span<const Value> a, const BoundExpr&) {
+  const double x = D(a[0]);
+  CheckedLog(x, "LOG10");
+  return Value::Double(std::log10(x));
+}
+Value EvLog(std::span<const Value> a, const BoundExpr&) {
+  const double x = CheckedLog(D(a[0]), "LOG");
+  if (a.size() < 2) return Value::Double(x);
+  return Value::Double(x / CheckedLog(D(a[1]), "LOG"));
+}
+Value EvPower(std::span<const Value> a, const BoundExpr&) {
+  return Value::Double(std::pow(D(a[0]), D(a[1])));
+}
+Value EvAtan2(std::span<const Value> a, const BoundExpr&) {
+  return Value::Double(std::atan2(D(a[0]), D(a[1])));
+}
+Value EvPi(std::span<const Value>, const BoundExpr&) {
+  return Value::Double(std::numbers::pi);
+}
+Value EvIsInf(std::span<const Value> a, const BoundExpr&) {
+  return Bool(std::isinf(D(a[0])));
+}
+Value EvIsNan(std::span<const Value> a, const BoundExpr&) {
+  return Bool(std::isnan(D(a[0])));
+}
+
+// Rounding of an exact value x (scaled by 10^scale) to `digits` fractional digits.
+enum class RoundMode : uint8_t { kHalfAwayFromZero, kHalfEven, kTruncate, kFloor, kCeil };
+
+int64_t RoundScaled(int64_t x, int scale, int64_t digits, RoundMode mode) {
+  if (digits >= scale) return x;
+  const int64_t drop = scale - digits;
+  if (drop > 18) {
+    if (mode == RoundMode::kFloor && x < 0) Fail(ErrorKind::kRuntime, "integer overflow in FLOOR");
+    return 0;
+  }
+  const int64_t f = Pow10(static_cast<int>(drop));
+  int64_t q = x / f, r = x % f;  // truncated toward zero
+  const __int128 twice = static_cast<__int128>(r < 0 ? -r : r) * 2;
+  switch (mode) {
+    case RoundMode::kHalfAwayFromZero:
+      if (twice >= f) q += x < 0 ? -1 : 1;
+      break;
+    case RoundMode::kHalfEven:
+      if (twice > f || (twice == f && (q % 2 != 0))) q += x < 0 ? -1 : 1;
+      break;
+    case RoundMode::kTruncate:
+      break;
+    case RoundMode::kFloor:
+      if (r < 0) --q;
+      break;
+    case RoundMode::kCeil:
+      if (r > 0) ++q;
+      break;
+  }
+  __int128 out = static_cast<__int128>(q) * f;
+  if (out > INT64_MAX || out < INT64_MIN) Fail(ErrorKind::kRuntime, "integer overflow in rounding");
+  return static_cast<int64_t>(out);
+}
+
+double RoundDouble(double x, int64_t digits, RoundMode mode) {
+  if (!std::isfinite(x)) return x;
+  const double f = std::pow(10.0, static_cast<double>(std::clamp<int64_t>(digits, -330, 330)));
+  const double y = x * f;
+  double r = y;
+  switch (mode) {
+    case RoundMode::kHalfAwayFromZero:
+      r = std::round(y);
+      break;
+    case RoundMode::kHalfEven:
+      r = std::nearbyint(y);
+      break;
+    case RoundMode::kTruncate:
+      r = std::trunc(y);
+      break;
+    case RoundMode::kFloor:
+      r = std::floor(y);
+      break;
+    case RoundMode::kCeil:
+      r = std::ceil(y);
+      break;
+  }
+  return digits == 0 ? r : r / f;
+}
+
+template <RoundMode M>
+Value EvRound(std::span<const Value> a, const BoundExpr& call) {
+  const SqlType& t = ArgType(call, 0);
+  const int64_t digits = a.size() > 1 ? a[1].i : 0;
+  // Floating-point ROUND rounds half to even (Feldera: "Bankers Rounding").
+  constexpr RoundMode fm = M == RoundMode::kHalfAwayFromZero ? RoundMode::kHalfEven : M;
+  if (t.IsFloat()) return Value::Double(RoundDouble(a[0].d, digits, fm));
+  return Value::Int(RoundScaled(a[0].i, t.id == TypeId::kDecimal ? t.scale : 0, digits, M));
+}
+Value EvSign(std::span<const Value> a, const BoundExpr& call) {
+  const SqlType& t = ArgType(call, 0);
+  if (t.IsFloat()) return Value::Double(a[0].d > 0 ? 1.0 : a[0].d < 0 ? -1.0 : a[0].d);
+  const int64_t s = a[0].i > 0 ? 1 : a[0].i < 0 ? -1 : 0;
+  return Value::Int(t.id == TypeId::kDecimal ? s * Pow10(t.scale) : s);
+}
+Value EvGreatest(std::span<const Value> a, const BoundExpr&) {
+  return *std::max_element(a.begin(), a.end(), [](const Value& x, const Value& y) { return x < y; });
+}
+Value EvLeast(std::span<const Value> a, const BoundExpr&) {
+  return *std::min_element(a.begin(), a.end(), [](const Value& x, const Value& y) { return x < y; });
+}
+
+// ---------------------------------------------------------------- array evaluators
+
+Value EvArray(std::span<const Value> a, const BoundExpr& call) {
+  return ArrayOf(std::vector<Value>(a.begin(), a.end()), call.type);
+}
+// a[i]: 1-based; NULL outside the bounds (Feldera's rule).
+Value EvItem(std::span<const Value> a, const BoundExpr& call) {
+  std::vector<Value> e = Elements(a[0], ArgType(call, 0));
+  const int64_t i = a[1].i;
+  if (i < 1 || i > static_cast<int64_t>(e.size())) return Value::Null();
+  return e[i - 1];
+}
+Value EvCardinality(std::span<const Value> a, const BoundExpr& call) {
+  return Value::Int(static_cast<int64_t>(Elements(a[0], ArgType(call, 0)).size()));
+}
+Value EvArrayContains(std::span<const Value> a, const BoundExpr& call) {
+  std::vector<Value> e = Elements(a[0], ArgType(call, 0));
+  return Bool(std::find(e.begin(), e.end(), a[1]) != e.end());
+}
+Value EvArrayPosition(std::span<const Value> a, const BoundExpr& call) {
+  std::vector<Value> e = Elements(a[0], ArgType(call, 0));
+  auto it = std::find(e.begin(), e.end(), a[1]);
+  return Value::Int(it == e.end() ? 0 : static_cast<int64_t>(it - e.begin()) + 1);
+}
+Value EvArrayAppend(std::span<const Value> a, const BoundExpr& call) {
+  if (a[0].IsNull()) return Value::Null();
+  std::vector<Value> e = Elements(a[0], ArgType(call, 0));
+  e.push_back(a[1]);
+  return ArrayOf(e, call.type);
+}
+Value EvArrayPrepend(std::span<const Value> a, const BoundExpr& call) {
+  if (a[0].IsNull()) return Value::Null();
+  std::vector<Value> e = Elements(a[0], ArgType(call, 0));
+  e.insert(e.begin(), a[1]);
+  return ArrayOf(e, call.type);
+}
+std::vector<Value> Distinct(const std::vector<Value>& e) {
+  std::vector<Value> out;
+  for (const Value& v : e)
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  return out;
+}
+Value EvArrayDistinct(std::span<const Value> a, const BoundExpr& call) {
+  return ArrayOf(Distinct(Elements(a[0], ArgType(call, 0))), call.type);
+}
+Value EvArrayReverse(std::span<const Value> a, const BoundExpr& call) {
+  std::vector<Value> e = Elements(a[0], ArgType(call, 0));
+  std::reverse(e.begin(), e.end());
+  return ArrayOf(e, call.type);
+}
+Value EvArrayCompact(std::span<const Value> a, const BoundExpr& call) {
+  std::vector<Value> e = Elements(a[0], ArgType(call, 0));
+  std::erase_if(e, [](const Value& v) { return v.IsNull(); });
+  return ArrayOf(e, call.type);
+}
+// SORT_ARRAY(a [, ascending]): NULL elements are the smallest.
+Value EvSortArray(std::span<const Value> a, const BoundExpr& call) {
+  std::vector<Value> e = Elements(a[0], ArgType(call, 0));
+  std::stable_sort(e.begin(), e.end(), [](const Value& x, const Value& y) { return x < y; });
+  if (a.size() > 1 && !a[1].i) std::reverse(e.begin(), e.end());
+  return ArrayOf(e, call.type);
+}
+// ARRAY_TO_STRING(a, sep [, null_text]): NULL elements become null_text, or are left out.
+Value EvArrayToString(std::span<const Value> a, const BoundExpr& call) {
+  if (a[0].IsNull() || a[1].IsNull()) return Value::Null();
+  const SqlType& et = ElementType(ArgType(call, 0));
+  std::string out;
+  bool first = true;
+  for (const Value& v : Elements(a[0], ArgType(call, 0))) {
+    if (v.IsNull() && (a.size() < 3 || a[2].IsNull())) continue;
+    if (!first) out += a[1].s;
+    first = false;
+    out += v.IsNull() ? a[2].s : FormatValue(v, et);
+  }
+  return Value::String(std::move(out));
+}
+Value EvArraysOverlap(std::span<const Value> a, const BoundExpr& call) {
+  std::vector<Value> x = Elements(a[0], ArgType(call, 0)), y = Elements(a[1], ArgType(call, 1));
+  for (const Value& v : x)
+    if (!v.IsNull() && std::find(y.begin(), y.end(), v) != y.end()) return Bool(true);
+  return Bool(false);
+}
+template <bool kMax>
+Value EvArrayExtreme(std::span<const Value> a, const BoundExpr& call) {
+  Value best;
+  for (const Value& v : Elements(a[0], ArgType(call, 0))) {
+    if (v.IsNull()) continue;
+    if (best.IsNull() || (kMax ? best < v : v < best)) best = v;
+  }
+  return best;
+}
+Value EvArrayRemove(std::span<const Value> a, const BoundExpr& call) {
+  std::vector<Value> e = Elements(a[0], ArgType(call, 0));
+  std::erase(e, a[1]);
+  return ArrayOf(e, call.type);
+}
+Value EvArrayConcat(std::span<const Value> a, const BoundExpr& call) {
+  std::vector<Value> out;
+  for (size_t i = 0; i < a.size(); ++i)
+    for (Value& v : Elements(a[i], ArgType(call, i))) out.push_back(std::move(v));
+  return ArrayOf(out, call.type);
+}
+// ARRAY_EXCEPT / ARRAY_INTERSECT / ARRAY_UNION: without duplicates, in order of first appearance.
+Value EvArrayExcept(std::span<const Value> a, const BoundExpr& call) {
+  std::vector<Value> x = Elements(a[0], ArgType(call, 0)), y = Elements(a[1], ArgType(call, 1)), out;
+  for (const Value& v : Distinct(x))
+    if (std::find(y.begin(), y.end(), v) == y.end()) out.push_back(v);
+  return ArrayOf(out, call.type);
+}
+Value EvArrayIntersect(std::span<const Value> a, const BoundExpr& call) {
+  std::vector<Value> x = Elements(a[0], ArgType(call, 0)), y = Elements(a[1], ArgType(call, 1)), out;
+  for (const Value& v : Distinct(x))
+    if (std::find(y.begin(), y.end(), v) != y.end()) out.push_back(v);
+  return ArrayOf(out, call.type);
+}
+Value EvArrayUnion(std::span<const Value> a, const BoundExpr& call) {
+  std::vector<Value> x = Elements(a[0], ArgType(call, 0));
+  for (Value& v : Elements(a[1], ArgType(call, 1))) x.push_back(std::move(v));
+  return ArrayOf(Distinct(x), call.type);
+}
+// ARRAY_INSERT(a, pos, e): e at 1-based pos (negative: counted from the end, -1 after the last
+// element), padding with NULLs; pos 0 is an error.
+Value EvArrayInsert(std::span<const Value> a, const BoundExpr& call) {
+  if (a[0].IsNull() || a[1].IsNull()) return Value::Null();
+  std::vector<Value> e = Elements(a[0], ArgType(call, 0));
+  const int64_t size = static_cast<int64_t>(e.size());
+  int64_t pos = a[1].i;
+  if (pos == 0) Fail(ErrorKind::kRuntime, "ARRAY_INSERT position 0 (positions start at 1)");
+  if (std::abs(pos) > (1 << 24)) Fail(ErrorKind::kRuntime, "ARRAY_INSERT position {} is too large", pos);
+  if (pos < 0) pos = size + pos + 2;
+  if (pos < 1) {
+    std::vector<Value> out{a[2]};
+    out.insert(out.end(), static_cast<size_t>(1 - pos), Value::Null());
+    out.insert(out.end(), e.begin(), e.end());
+    return ArrayOf(out, call.type);
+  }
+  if (pos > size + 1) e.resize(static_cast<size_t>(pos - 1));
+  e.insert(e.begin() + (pos - 1), a[2]);
+  return ArrayOf(e, call.type);
+}
+Value EvArrayRepeat(std::span<const Value> a, const BoundExpr& call) {
+  if (a[1].IsNull()) return Value::Null();
+  if (a[1].i > (1 << 24)) Fail(ErrorKind::kRuntime, "ARRAY_REPEAT count {} is too large", a[1].i);
+  return ArrayOf(std::vector<Value>(static_cast<size_t>(std::max<int64_t>(a[1].i, 0)), a[0]), call.type);
+}
+Value EvElement(std::span<const Value> a, const BoundExpr& call) {
+  std::vector<Value> e = Elements(a[0], ArgType(call, 0));
+  if (e.size() > 1) Fail(ErrorKind::kRuntime, "ELEMENT of an array of {} elements", e.size());
+  return e.empty() ? Value::Null() : e[0];
+}
+Value EvField(std::span<const Value> a, const BoundExpr& call) {
+  return DecodeRowValue(a[0].s, *ArgType(call, 0).fields)[call.column_index];
+}
+
+// ---------------------------------------------------------------- binder rules
+
+[[noreturn]] void Refuse(const Binder& b, const sql::Expr& call, const std::string& msg) {
+  b.ctx().Error(call.pos, msg);
+}
+
+sql::Pos ArgPos(const sql::Expr& call, size_t i) {
+  return i < call.args.size() ? call.args[i]->pos : call.pos;
+}
+
+std::string TypeName(const SqlType& t) {
+  return t.WithNullable(true).ToString();
+}
+
+bool AnyNullable(const std::vector<BoundExprPtr>& args) {
+  for (const auto& a : args)
+    if (a->type.nullable) return true;
+  return false;
+}
+
+BoundExprPtr Call(const FunctionDef& def, SqlType type, std::vector<BoundExprPtr> args) {
+  auto e = MakeCall(ExprOp::kCall, type, std::move(args));
+  e->function = &def.fn;
+  return e;
+}
+
+// Argument i converted to `target` (keeping its nullability) when its type is `ok`.
+template <typename Ok>
+void Convert(const Binder& b, const FunctionDef& def, const sql::Expr& call, std::vector<BoundExprPtr>& args, size_t i,
+             const SqlType& target, Ok ok, const char* what) {
+  const SqlType& t = args[i]->type;
+  if (t.id != TypeId::kNull && !ok(t))
+    Refuse(b, call, fmt::format("{} needs {} as argument {}, not {}", def.name, what, i + 1, TypeName(t)));
+  args[i] = b.Coerce(std::move(args[i]), target.WithNullable(t.nullable), ArgPos(call, i));
+}
+
+const SqlType kVarchar = SqlType::Of(TypeId::kVarchar);
+const SqlType kVarbinary = SqlType::Of(TypeId::kVarbinary);
+const SqlType kBigint = SqlType::Of(TypeId::kBigInt);
+const SqlType kInteger = SqlType::Of(TypeId::kInteger);
+const SqlType kDouble = SqlType::Of(TypeId::kDouble);
+const SqlType kBoolean = SqlType::Of(TypeId::kBoolean);
+
+bool IsStr(const SqlType& t) {
+  return t.IsString();
+}
+bool IsInt(const SqlType& t) {
+  return t.IsInteger();
+}
+bool IsNum(const SqlType& t) {
+  return t.IsNumeric();
+}
+bool IsBin(const SqlType& t) {
+  return t.IsBinary();
+}
+bool IsBool(const SqlType& t) {
+  return t.id == TypeId::kBoolean;
+}
+
+void Strings(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr>& a, size_t from,
+             size_t to) {
+  for (size_t i = from; i < std::min(to, a.size()); ++i) Convert(b, d, c, a, i, kVarchar, IsStr, "a string");
+}
+void Integers(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr>& a, size_t from,
+              size_t to) {
+  for (size_t i = from; i < std::min(to, a.size()); ++i) Convert(b, d, c, a, i, kBigint, IsInt, "an integer");
+}
+void Doubles(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr>& a) {
+  for (size_t i = 0; i < a.size(); ++i) Convert(b, d, c, a, i, kDouble, IsNum, "a number");
+}
+
+// All arguments strings; the result `R`.
+template <TypeId R>
+BoundExprPtr RuleStrings(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  Strings(b, d, c, a, 0, a.size());
+  const bool n = AnyNullable(a);
+  return Call(d, SqlType::Of(R, n), std::move(a));
+}
+// A string then integers; the result VARCHAR.
+BoundExprPtr RuleStringInts(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  Strings(b, d, c, a, 0, 1);
+  Integers(b, d, c, a, 1, a.size());
+  const bool n = AnyNullable(a);
+  return Call(d, kVarchar.WithNullable(n), std::move(a));
+}
+// Strings then one integer (SPLIT_PART); the result VARCHAR.
+BoundExprPtr RuleStringsInt(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  Strings(b, d, c, a, 0, a.size() - 1);
+  Integers(b, d, c, a, a.size() - 1, a.size());
+  const bool n = AnyNullable(a);
+  return Call(d, kVarchar.WithNullable(n), std::move(a));
+}
+// SUBSTRING/SUBSTR/OVERLAY: a string or binary string (OVERLAY: two), then integers.
+BoundExprPtr RuleSubstring(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  const bool binary = a[0]->type.IsBinary();
+  const size_t strs = d.name == "OVERLAY" ? 2 : 1;
+  for (size_t i = 0; i < strs; ++i) {
+    if (binary)
+      Convert(b, d, c, a, i, kVarbinary, IsBin, "a binary string");
+    else
+      Convert(b, d, c, a, i, kVarchar, IsStr, "a string");
+  }
+  Integers(b, d, c, a, strs, a.size());
+  const bool n = AnyNullable(a);
+  return Call(d, (binary ? kVarbinary : kVarchar).WithNullable(n), std::move(a));
+}
+// POSITION / OCTET_LENGTH: strings or binary strings; the result INTEGER.
+BoundExprPtr RuleBytes(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  const bool binary = a[0]->type.IsBinary();
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (binary)
+      Convert(b, d, c, a, i, kVarbinary, IsBin, "a binary string");
+    else
+      Convert(b, d, c, a, i, kVarchar, IsStr, "a string");
+  }
+  const bool n = AnyNullable(a);
+  return Call(d, kInteger.WithNullable(n), std::move(a));
+}
+// TO_HEX / TO_INT: a binary string.
+template <TypeId R>
+BoundExprPtr RuleBinary(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  Convert(b, d, c, a, 0, kVarbinary, IsBin, "a binary string");
+  const bool n = AnyNullable(a);
+  return Call(d, SqlType::Of(R, n), std::move(a));
+}
+BoundExprPtr RuleChr(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  Integers(b, d, c, a, 0, 1);
+  const bool n = AnyNullable(a);
+  return Call(d, kVarchar.WithNullable(n), std::move(a));
+}
+// CONCAT / CONCAT_WS: any values, as strings.
+BoundExprPtr RuleConcat(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = b.Coerce(std::move(a[i]), kVarchar.WithNullable(a[i]->type.nullable), ArgPos(c, i));
+  const bool n = d.name == "CONCAT_WS" ? a[0]->type.nullable : AnyNullable(a);
+  return Call(d, kVarchar.WithNullable(n), std::move(a));
+}
+BoundExprPtr RuleSplit(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  Strings(b, d, c, a, 0, a.size());
+  const bool n = AnyNullable(a);
+  return Call(d, SqlType::Array(kVarchar, n), std::move(a));
+}
+// Numbers as DOUBLE; the result DOUBLE.
+BoundExprPtr RuleDoubles(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  Doubles(b, d, c, a);
+  const bool n = AnyNullable(a);
+  return Call(d, kDouble.WithNullable(n), std::move(a));
+}
+BoundExprPtr RuleIsFloat(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  Doubles(b, d, c, a);
+  const bool n = AnyNullable(a);
+  return Call(d, kBoolean.WithNullable(n), std::move(a));
+}
+BoundExprPtr RuleMod(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  return b.Arith(ExprOp::kMod, std::move(a[0]), std::move(a[1]), c.pos);
+}
+// ROUND, TRUNCATE, CEIL, FLOOR, SIGN, BROUND: a number [, digits]; the result has its type.
+BoundExprPtr RuleNumberSameType(const Binder& b, const FunctionDef& d, const sql::Expr& c,
+                                std::vector<BoundExprPtr> a) {
+  if (a[0]->type.IsTemporal())
+    Refuse(b, c, fmt::format("{} of a {} is not supported yet (FLOOR/CEIL(x TO unit))", d.name, TypeName(a[0]->type)));
+  if (a[0]->type.id == TypeId::kNull) a[0] = b.Coerce(std::move(a[0]), kInteger, c.pos);
+  if (!a[0]->type.IsNumeric()) Refuse(b, c, fmt::format("{} needs a number, not {}", d.name, TypeName(a[0]->type)));
+  Integers(b, d, c, a, 1, a.size());
+  const bool n = AnyNullable(a);
+  SqlType t = a[0]->type.WithNullable(n);
+  return Call(d, t, std::move(a));
+}
+// GREATEST / LEAST: values of one common type; NULL when any is.
+BoundExprPtr RuleExtreme(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  SqlType t = a[0]->type;
+  for (size_t i = 1; i < a.size(); ++i) t = b.CommonType(t, a[i]->type, ArgPos(c, i));
+  if (t.id == TypeId::kNull) t = kInteger;
+  if (t.id == TypeId::kRow) Refuse(b, c, fmt::format("{} of ROW values is not supported yet", d.name));
+  const bool n = AnyNullable(a);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = b.Coerce(std::move(a[i]), t.WithNullable(a[i]->type.nullable), ArgPos(c, i));
+  return Call(d, t.WithNullable(n), std::move(a));
+}
+BoundExprPtr RulePi(const Binder&, const FunctionDef& d, const sql::Expr&, std::vector<BoundExprPtr> a) {
+  return Call(d, kDouble.WithNullable(false), std::move(a));
+}
+
+void RequireArray(const Binder& b, const FunctionDef& d, const sql::Expr& c, const std::vector<BoundExprPtr>& a,
+                  size_t i) {
+  if (a[i]->type.id != TypeId::kArray)
+    Refuse(b, c, fmt::format("{} needs an ARRAY as argument {}, not {}", d.name, i + 1, TypeName(a[i]->type)));
+}
+// NULL-typed array arguments become INTEGER ARRAY.
+void NullToArray(const Binder& b, std::vector<BoundExprPtr>& a, size_t i, const SqlType& like) {
+  if (a[i]->type.id == TypeId::kNull) a[i] = b.Coerce(std::move(a[i]), like.WithNullable(true), sql::Pos{});
+}
+
+// ARRAY(a, b, ...) / ARRAY[a, b, ...]: elements of their common type.
+BoundExprPtr RuleArray(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  SqlType t = SqlType::Of(TypeId::kNull);
+  for (size_t i = 0; i < a.size(); ++i) t = b.CommonType(t, a[i]->type, ArgPos(c, i));
+  if (t.id == TypeId::kNull) t = kInteger;
+  bool elements_nullable = false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    elements_nullable = elements_nullable || a[i]->type.nullable;
+    a[i] = b.Coerce(std::move(a[i]), t.WithNullable(a[i]->type.nullable), ArgPos(c, i));
+  }
+  return Call(d, SqlType::Array(t.WithNullable(elements_nullable), false), std::move(a));
+}
+// The element type of array argument 0; the result nullable.
+template <int kResult>  // 0: the element type, 1: INTEGER, 2: BIGINT, 3: BOOLEAN
+BoundExprPtr RuleArrayScalar(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  NullToArray(b, a, 0, SqlType::Array(kInteger));
+  RequireArray(b, d, c, a, 0);
+  const SqlType et = ElementType(a[0]->type);
+  if (d.name == "ITEM") Integers(b, d, c, a, 1, 2);
+  if (a.size() > 1 && d.name != "ITEM") {  // the element to look for
+    SqlType t = b.CommonType(et, a[1]->type, ArgPos(c, 1));
+    a[1] = b.Coerce(std::move(a[1]), et.WithNullable(a[1]->type.nullable), ArgPos(c, 1));
+    (void)t;
+  }
+  const bool n = AnyNullable(a);
+  SqlType r = kResult == 0   ? et.WithNullable(true)
+              : kResult == 1 ? kInteger.WithNullable(n)
+              : kResult == 2 ? kBigint.WithNullable(n)
+                             : kBoolean.WithNullable(n);
+  return Call(d, r, std::move(a));
+}
+// An array (and an element of it, ARRAY_APPEND/PREPEND/REMOVE) to an array of the same type.
+BoundExprPtr RuleArraySame(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  NullToArray(b, a, 0, SqlType::Array(kInteger));
+  RequireArray(b, d, c, a, 0);
+  SqlType et = ElementType(a[0]->type);
+  const bool array_nullable = a[0]->type.nullable;
+  if (d.name == "SORT_ARRAY" && a.size() > 1) Convert(b, d, c, a, 1, kBoolean, IsBool, "a BOOLEAN");
+  if (d.name == "ARRAY_APPEND" || d.name == "ARRAY_PREPEND" || d.name == "ARRAY_REMOVE") {
+    et = b.CommonType(et, a[1]->type, ArgPos(c, 1));
+    if (d.name != "ARRAY_REMOVE") et = et.WithNullable(ElementType(a[0]->type).nullable || a[1]->type.nullable);
+    a[0] = b.Coerce(std::move(a[0]), SqlType::Array(et, array_nullable), ArgPos(c, 0));
+    a[1] = b.Coerce(std::move(a[1]), et.WithNullable(a[1]->type.nullable), ArgPos(c, 1));
+  }
+  const bool n = d.name == "ARRAY_APPEND" || d.name == "ARRAY_PREPEND" ? array_nullable : AnyNullable(a);
+  return Call(d, SqlType::Array(et, n), std::move(a));
+}
+// Arrays of one common type (ARRAY_CONCAT, ARRAYS_OVERLAP, ARRAY_EXCEPT ...).
+BoundExprPtr RuleArrays(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  SqlType t = SqlType::Of(TypeId::kNull);
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i]->type.id != TypeId::kNull) RequireArray(b, d, c, a, i);
+    t = b.CommonType(t, a[i]->type, ArgPos(c, i));
+  }
+  if (t.id == TypeId::kNull) t = SqlType::Array(kInteger);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = b.Coerce(std::move(a[i]), t.WithNullable(a[i]->type.nullable), ArgPos(c, i));
+  const bool n = AnyNullable(a);
+  if (d.name == "ARRAYS_OVERLAP") return Call(d, kBoolean.WithNullable(n), std::move(a));
+  return Call(d, t.WithNullable(n), std::move(a));
+}
+BoundExprPtr RuleArrayToString(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  NullToArray(b, a, 0, SqlType::Array(kVarchar));
+  RequireArray(b, d, c, a, 0);
+  Strings(b, d, c, a, 1, a.size());
+  const bool n = a[0]->type.nullable || a[1]->type.nullable;
+  return Call(d, kVarchar.WithNullable(n), std::move(a));
+}
+BoundExprPtr RuleArrayInsert(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  NullToArray(b, a, 0, SqlType::Array(kInteger));
+  RequireArray(b, d, c, a, 0);
+  Integers(b, d, c, a, 1, 2);
+  SqlType et = b.CommonType(ElementType(a[0]->type), a[2]->type, ArgPos(c, 2)).WithNullable(true);
+  const bool n = a[0]->type.nullable || a[1]->type.nullable;
+  a[0] = b.Coerce(std::move(a[0]), SqlType::Array(et, a[0]->type.nullable), ArgPos(c, 0));
+  a[2] = b.Coerce(std::move(a[2]), et.WithNullable(a[2]->type.nullable), ArgPos(c, 2));
+  return Call(d, SqlType::Array(et, n), std::move(a));
+}
+BoundExprPtr RuleArrayRepeat(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  if (a[0]->type.id == TypeId::kNull) a[0] = b.Coerce(std::move(a[0]), kInteger, c.pos);
+  Integers(b, d, c, a, 1, 2);
+  const bool n = a[1]->type.nullable;
+  SqlType et = a[0]->type;
+  return Call(d, SqlType::Array(et, n), std::move(a));
+}
+BoundExprPtr RuleRefuse(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr>) {
+  Refuse(b, c, fmt::format("{} is not supported yet", d.name));
+}
+
+constexpr int kAny = -1;
+
+// The library. Names are upper case; a function with several names has a row per name.
+const FunctionDef kFunctions[] = {
+    // ---- strings
+    {"LOWER", 1, 1, RuleStrings<TypeId::kVarchar>, {"LOWER", true, EvLower}},
+    {"UPPER", 1, 1, RuleStrings<TypeId::kVarchar>, {"UPPER", true, EvUpper}},
+    {"INITCAP", 1, 1, RuleStrings<TypeId::kVarchar>, {"INITCAP", true, EvInitcap}},
+    {"LENGTH", 1, 1, RuleStrings<TypeId::kInteger>, {"LENGTH", true, EvCharLength}},
+    {"LEN", 1, 1, RuleStrings<TypeId::kInteger>, {"LEN", true, EvCharLength}},
+    {"CHAR_LENGTH", 1, 1, RuleStrings<TypeId::kInteger>, {"CHAR_LENGTH", true, EvCharLength}},
+    {"CHARACTER_LENGTH", 1, 1, RuleStrings<TypeId::kInteger>, {"CHARACTER_LENGTH", true, EvCharLength}},
+    {"OCTET_LENGTH", 1, 1, RuleBytes, {"OCTET_LENGTH", true, EvOctetLength}},
+    {"ASCII", 1, 1, RuleStrings<TypeId::kInteger>, {"ASCII", true, EvAscii}},
+    {"CHR", 1, 1, RuleChr, {"CHR", true, EvChr}},
+    {"SUBSTRING", 2, 3, RuleSubstring, {"SUBSTRING", true, EvSubstring}},
+    {"SUBSTR", 2, 3, RuleSubstring, {"SUBSTR", true, EvSubstring}},
+    {"OVERLAY", 3, 4, RuleSubstring, {"OVERLAY", true, EvOverlay}},
+    {"POSITION", 2, 2, RuleBytes, {"POSITION", true, EvPosition}},
+    {"TRIM", 3, 3, RuleStrings<TypeId::kVarchar>, {"TRIM", true, EvTrim}},
+    {"LTRIM", 1, 2, RuleStrings<TypeId::kVarchar>, {"LTRIM", true, EvLtrim}},
+    {"RTRIM", 1, 2, RuleStrings<TypeId::kVarchar>, {"RTRIM", true, EvRtrim}},
+    {"REPLACE", 3, 3, RuleStrings<TypeId::kVarchar>, {"REPLACE", true, EvReplace}},
+    {"CONCAT", 1, kAny, RuleConcat, {"CONCAT", true, EvConcat}},
+    {"CONCAT_WS", 1, kAny, RuleConcat, {"CONCAT_WS", false, EvConcatWs}},
+    {"LEFT", 2, 2, RuleStringInts, {"LEFT", true, EvLeft}},
+    {"RIGHT", 2, 2, RuleStringInts, {"RIGHT", true, EvRight}},
+    {"REPEAT", 2, 2, RuleStringInts, {"REPEAT", true, EvRepeat}},
+    {"REGEXP_REPLACE", 2, 3, RuleStrings<TypeId::kVarchar>, {"REGEXP_REPLACE", true, EvRegexpReplace}},
+    {"RLIKE", 2, 2, RuleStrings<TypeId::kBoolean>, {"RLIKE", true, EvRlike}},
+    {"SPLIT", 1, 2, RuleSplit, {"SPLIT", true, EvSplit}},
+    {"SPLIT_PART", 3, 3, RuleStringsInt, {"SPLIT_PART", true, EvSplitPart}},
+    {"TO_HEX", 1, 1, RuleBinary<TypeId::kVarchar>, {"TO_HEX", true, EvToHex}},
+    {"TO_INT", 1, 1, RuleBinary<TypeId::kInteger>, {"TO_INT", true, EvToInt}},
+    {"GUNZIP", 1, 1, RuleRefuse, {"GUNZIP", true, nullptr}},
+    // ---- numbers
+    {"MOD", 2, 2, RuleMod, {"MOD", true, nullptr}},
+    {"POWER", 2, 2, RuleDoubles, {"POWER", true, EvPower}},
+    {"SQRT", 1, 1, RuleDoubles, {"SQRT", true, EvDouble1<Sqrt>}},
+    {"CBRT", 1, 1, RuleDoubles, {"CBRT", true, EvDouble1<Cbrt>}},
+    {"EXP", 1, 1, RuleDoubles, {"EXP", true, EvDouble1<Exp>}},
+    {"LN", 1, 1, RuleDoubles, {"LN", true, EvLn}},
+    {"LOG10", 1, 1, RuleDoubles, {"LOG10", true, EvLog10}},
+    {"LOG", 1, 2, RuleDoubles, {"LOG", true, EvLog}},
+    {"SIN", 1, 1, RuleDoubles, {"SIN", true, EvDouble1<Sin>}},
+    {"COS", 1, 1, RuleDoubles, {"COS", true, EvDouble1<Cos>}},
+    {"TAN", 1, 1, RuleDoubles, {"TAN", true, EvDouble1<Tan>}},
+    {"COT", 1, 1, RuleDoubles, {"COT", true, EvDouble1<Cot>}},
+    {"SEC", 1, 1, RuleDoubles, {"SEC", true, EvDouble1<Sec>}},
+    {"CSC", 1, 1, RuleDoubles, {"CSC", true, EvDouble1<Csc>}},
+    {"ASIN", 1, 1, RuleDoubles, {"ASIN", true, EvDouble1<Asin>}},
+    {"ACOS", 1, 1, RuleDoubles, {"ACOS", true, EvDouble1<Acos>}},
+    {"ATAN", 1, 1, RuleDoubles, {"ATAN", true, EvDouble1<Atan>}},
+    {"ATAN2", 2, 2, RuleDoubles, {"ATAN2", true, EvAtan2}},
+    {"SINH", 1, 1, RuleDoubles, {"SINH", true, EvDouble1<Sinh>}},
+    {"COSH", 1, 1, RuleDoubles, {"COSH", true, EvDouble1<Cosh>}},
+    {"TANH", 1, 1, RuleDoubles, {"TANH", true, EvDouble1<Tanh>}},
+    {"COTH", 1, 1, RuleDoubles, {"COTH", true, EvDouble1<Coth>}},
+    {"SECH", 1, 1, RuleDoubles, {"SECH", true, EvDouble1<Sech>}},
+    {"CSCH", 1, 1, RuleDoubles, {"CSCH", true, EvDouble1<Csch>}},
+    {"ASINH", 1, 1, RuleDoubles, {"ASINH", true, EvDouble1<Asinh>}},
+    {"ACOSH", 1, 1, RuleDoubles, {"ACOSH", true, EvDouble1<Acosh>}},
+    {"ATANH", 1, 1, RuleDoubles, {"ATANH", true, EvDouble1<Atanh>}},
+    {"DEGREES", 1, 1, RuleDoubles, {"DEGREES", true, EvDouble1<Degrees>}},
+    {"RADIANS", 1, 1, RuleDoubles, {"RADIANS", true, EvDouble1<Radians>}},
+    {"PI", 0, 0, RulePi, {"PI", true, EvPi}},
+    {"IS_INF", 1, 1, RuleIsFloat, {"IS_INF", true, EvIsInf}},
+    {"IS_NAN", 1, 1, RuleIsFloat, {"IS_NAN", true, EvIsNan}},
+    {"ROUND", 1, 2, RuleNumberSameType, {"ROUND", true, EvRound<RoundMode::kHalfAwayFromZero>}},
+    {"BROUND", 1, 2, RuleNumberSameType, {"BROUND", true, EvRound<RoundMode::kHalfEven>}},
+    {"TRUNCATE", 1, 2, RuleNumberSameType, {"TRUNCATE", true, EvRound<RoundMode::kTruncate>}},
+    {"TRUNC", 1, 2, RuleNumberSameType, {"TRUNC", true, EvRound<RoundMode::kTruncate>}},
+    {"FLOOR", 1, 1, RuleNumberSameType, {"FLOOR", true, EvRound<RoundMode::kFloor>}},
+    {"CEIL", 1, 1, RuleNumberSameType, {"CEIL", true, EvRound<RoundMode::kCeil>}},
+    {"CEILING", 1, 1, RuleNumberSameType, {"CEILING", true, EvRound<RoundMode::kCeil>}},
+    {"SIGN", 1, 1, RuleNumberSameType, {"SIGN", true, EvSign}},
+    {"GREATEST", 1, kAny, RuleExtreme, {"GREATEST", true, EvGreatest}},
+    {"LEAST", 1, kAny, RuleExtreme, {"LEAST", true, EvLeast}},
+    // ---- arrays
+    {"ARRAY", 0, kAny, RuleArray, {"ARRAY", false, EvArray}},
+    {"ITEM", 2, 2, RuleArrayScalar<0>, {"ITEM", true, EvItem}},
+    {"ELEMENT", 1, 1, RuleArrayScalar<0>, {"ELEMENT", true, EvElement}},
+    {"CARDINALITY", 1, 1, RuleArrayScalar<1>, {"CARDINALITY", true, EvCardinality}},
+    {"ARRAY_LENGTH", 1, 1, RuleArrayScalar<1>, {"ARRAY_LENGTH", true, EvCardinality}},
+    {"ARRAY_SIZE", 1, 1, RuleArrayScalar<1>, {"ARRAY_SIZE", true, EvCardinality}},
+    {"ARRAY_CONTAINS", 2, 2, RuleArrayScalar<3>, {"ARRAY_CONTAINS", true, EvArrayContains}},
+    {"ARRAY_POSITION", 2, 2, RuleArrayScalar<2>, {"ARRAY_POSITION", true, EvArrayPosition}},
+    {"ARRAY_MAX", 1, 1, RuleArrayScalar<0>, {"ARRAY_MAX", true, EvArrayExtreme<true>}},
+    {"ARRAY_MIN", 1, 1, RuleArrayScalar<0>, {"ARRAY_MIN", true, EvArrayExtreme<false>}},
+    {"ARRAY_APPEND", 2, 2, RuleArraySame, {"ARRAY_APPEND", false, EvArrayAppend}},
+    {"ARRAY_PREPEND", 2, 2, RuleArraySame, {"ARRAY_PREPEND", false, EvArrayPrepend}},
+    {"ARRAY_REMOVE", 2, 2, RuleArraySame, {"ARRAY_REMOVE", true, EvArrayRemove}},
+    {"ARRAY_DISTINCT", 1, 1, RuleArraySame, {"ARRAY_DISTINCT", true, EvArrayDistinct}},
+    {"ARRAY_REVERSE", 1, 1, RuleArraySame, {"ARRAY_REVERSE", true, EvArrayReverse}},
+    {"ARRAY_COMPACT", 1, 1, RuleArraySame, {"ARRAY_COMPACT", true, EvArrayCompact}},
+    {"SORT_ARRAY", 1, 2, RuleArraySame, {"SORT_ARRAY", true, EvSortArray}},
+    {"ARRAY_CONCAT", 1, kAny, RuleArrays, {"ARRAY_CONCAT", true, EvArrayConcat}},
+    {"ARRAYS_OVERLAP", 2, 2, RuleArrays, {"ARRAYS_OVERLAP", true, EvArraysOverlap}},
+    {"ARRAY_EXCEPT", 2, 2, RuleArrays, {"ARRAY_EXCEPT", true, EvArrayExcept}},
+    {"ARRAY_INTERSECT", 2, 2, RuleArrays, {"ARRAY_INTERSECT", true, EvArrayIntersect}},
+    {"ARRAY_UNION", 2, 2, RuleArrays, {"ARRAY_UNION", true, EvArrayUnion}},
+    {"ARRAY_TO_STRING", 2, 3, RuleArrayToString, {"ARRAY_TO_STRING", false, EvArrayToString}},
+    {"ARRAY_JOIN", 2, 3, RuleArrayToString, {"ARRAY_JOIN", false, EvArrayToString}},
+    {"ARRAY_INSERT", 3, 3, RuleArrayInsert, {"ARRAY_INSERT", false, EvArrayInsert}},
+    {"ARRAY_REPEAT", 2, 2, RuleArrayRepeat, {"ARRAY_REPEAT", false, EvArrayRepeat}},
+    {"ARRAY_EXISTS", 0, kAny, RuleRefuse, {"ARRAY_EXISTS", true, nullptr}},
+};
+
+const ScalarFunction kFieldFn{"$FIELD", true, EvField};
+
+}  // namespace
+
+const FunctionDef* FindFunction(std::string_view upper_name) {
+  for (const FunctionDef& f : kFunctions)
+    if (f.name == upper_name) return &f;
+  return nullptr;
+}
+
+BoundExprPtr BindLibraryCall(const Binder& b, const FunctionDef& def, const sql::Expr& call,
+                             std::vector<BoundExprPtr> args) {
+  const int n = static_cast<int>(args.size());
+  if (n < def.min_args || (def.max_args >= 0 && n > def.max_args)) {
+    std::string want = def.max_args < 0               ? fmt::format("at least {}", def.min_args)
+                       : def.min_args == def.max_args ? fmt::format("{}", def.min_args)
+                                                      : fmt::format("{} to {}", def.min_args, def.max_args);
+    b.ctx().Error(call.pos, fmt::format("{} takes {} argument{}, not {}", def.name, want,
+                                        def.max_args == 1 && def.min_args == 1 ? "" : "s", n));
+  }
+  return def.bind(b, def, call, std::move(args));
+}
+
+BoundExprPtr BindFieldAccess(const Binder& b, BoundExprPtr row, std::string_view field, sql::Pos pos) {
+  const SqlType& t = row->type;
+  if (t.id != TypeId::kRow) b.ctx().Error(pos, fmt::format("'.{}' needs a ROW value, not {}", field, TypeName(t)));
+  for (size_t i = 0; i < t.fields->size(); ++i) {
+    if (!EqualsIgnoreCase(t.FieldName(i), field)) continue;
+    SqlType ft = (*t.fields)[i].WithNullable((*t.fields)[i].nullable || t.nullable);
+    std::vector<BoundExprPtr> args;
+    args.push_back(std::move(row));
+    auto e = MakeCall(ExprOp::kCall, ft, std::move(args));
+    e->function = &kFieldFn;
+    e->column_index = static_cast<int>(i);
+    return e;
+  }
+  std::string names;
+  for (size_t i = 0; i < t.fields->size(); ++i) names += (i ? ", " : "") + t.FieldName(i);
+  b.ctx().Error(pos, fmt::format("{} has no field '{}' (fields: {})", TypeName(t), field, names));
+}
+
+}  // namespace fld::plan
