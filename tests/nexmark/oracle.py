@@ -46,6 +46,8 @@ def parse_args():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2, help="the nexmark connector's generator threads")
     ap.add_argument("--node-modules", default=os.environ.get("FLD_NODE_MODULES", "/opt/fld-node/node_modules"))
+    ap.add_argument("--udf-library", default=os.environ.get("FLD_UDF_EXAMPLE", ""),
+                    help="a UDF library (udf: {library: ...}) for queries declaring functions without a body (q21)")
     ap.add_argument("--keep", help="keep the work folder here (CSVs, specs, the manifest)")
     ap.add_argument("--only", help="comma-separated query names (q0,q3,...)")
     return ap.parse_args()
@@ -111,6 +113,8 @@ def write_spec(path, name, sql, outputs):
             for v, p in outputs.items()
         },
     }
+    if ARGS.udf_library and re.search(r"CREATE\s+FUNCTION", sql, re.I):
+        spec["udf"] = {"library": os.path.abspath(ARGS.udf_library)}
     with open(path, "w") as f:
         json.dump(spec, f, indent=1)
 
