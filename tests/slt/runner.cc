@@ -84,6 +84,10 @@ std::string FormatSltValue(const Value& v, const SqlType& t, char letter) {
   // SQLite stores dates and times as text: in a numeric column they convert like text.
   if (t.IsTemporal() && letter != 'T')
     return FormatSltValue(Value::String(FormatValue(v, t)), SqlType::Of(TypeId::kVarchar), letter);
+  // Values stored as bytes that are not text (DECIMAL above 18 digits, ARRAY, MAP, ROW ...):
+  // their text form, as SQLite would hold them.
+  if (v.kind == Value::Kind::kString && !t.IsString() && !t.IsBinary())
+    return FormatSltValue(Value::String(FormatValue(v, t)), SqlType::Of(TypeId::kVarchar), letter);
   if (letter == 'I') {
     int64_t x;
     if (v.kind == Value::Kind::kDouble)
