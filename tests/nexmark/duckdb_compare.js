@@ -1,12 +1,13 @@
 // The DuckDB side of the nexmark oracle test (run by oracle.py with NODE_PATH pointing at the
 // @duckdb/node-api installation). Reads a manifest (JSON, argv[2]):
 //   {"tables": [{"name", "csv", "columns": [[name, duckdb_type], ...]}],
-//    "queries": [{"name", "sql", "csv"|null}], "out": path}
+//    "queries": [{"name", "sql", "csv"|null, "key"?: [column index, ...]}], "out": path}
 // loads every table from fld's CSV output (the columns then the weight, which must be 1), runs each
 // query's DuckDB translation and, when fld produced the view (csv), compares the two multisets of
 // rows: fld's rows summed by weight against DuckDB's rows counted. fld's values are read with the
 // types of DuckDB's result columns, so "1.50" and "1.5" or two spellings of a timestamp compare
-// equal. Writes {"name": {"expected", "got", "missing", "extra", "samples", "error"}} to out.
+// equal. With "key", only those columns are compared (for queries whose other columns depend on
+// how ties are broken). Writes {"name": {"expected", "got", "missing", "extra", "samples", "error"}} to out.
 'use strict';
 const fs = require('fs');
 const { DuckDBInstance } = require('@duckdb/node-api');
@@ -49,8 +50,9 @@ async function main() {
       if (!q.csv) continue;
       await conn.run(`CREATE OR REPLACE TABLE got AS SELECT * FROM ${readCsv(q.csv, cols.concat([['__w', 'BIGINT']]))}`);
       r.got = Number((await all('SELECT coalesce(sum(__w), 0) FROM got'))[0][0]);
-      const e = `SELECT ${names}, count(*) AS __n FROM expected GROUP BY ALL`;
-      const g = `SELECT ${names}, sum(__w) AS __n FROM got GROUP BY ALL HAVING sum(__w) <> 0`;
+      const cmp = q.key ? q.key.map((i) => cols[i][0]).join(', ') : names;
+      const e = `SELECT ${cmp}, count(*) AS __n FROM expected GROUP BY ALL`;
+      const g = `SELECT ${cmp}, sum(__w) AS __n FROM got GROUP BY ALL HAVING sum(__w) <> 0`;
       r.missing = Number((await all(`SELECT count(*) FROM (${e} EXCEPT ${g})`))[0][0]);
       r.extra = Number((await all(`SELECT count(*) FROM (${g} EXCEPT ${e})`))[0][0]);
       const show = async (sql, tag) => {

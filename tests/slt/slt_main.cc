@@ -1,6 +1,6 @@
 // fld_slt: runs sqllogictest files through fld's incremental engine.
 //
-//   fld_slt [--verbose] [--engine-name fld] [--min-pass-rate FILE_SUBSTRING=PERCENT]...
+//   fld_slt [--verbose] [--no-failures] [--engine-name fld] [--min-pass-rate FILE_SUBSTRING=PERCENT]...
 //           [--line N] [--slowest N] [--self-test] FILE_OR_DIR...
 //
 // A directory runs every *.test file under it (recursively, sorted). For each file it prints
@@ -8,7 +8,8 @@
 // last line is `N passed, N failed, N skipped`. A path that does not exist is reported as
 // `sqllogictest: skipped: <path> not found` (clones without the corpus), not as an error.
 // Exit status: 0 unless a file matched by --min-pass-rate passed fewer than PERCENT of its query
-// records (pass / (pass + fail + skip)), or the self-test failed.
+// records (pass / (pass + fail + skip)), with --no-failures any query record failed (a skip is
+// not a failure), or the self-test failed.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -28,9 +29,10 @@ using namespace fld::slt;
 namespace {
 
 void Usage() {
-  std::fprintf(stderr,
-               "usage: fld_slt [--verbose] [--engine-name NAME] [--min-pass-rate FILE_SUBSTRING=PERCENT]... "
-               "[--line N] [--slowest N] [--self-test] FILE_OR_DIR...\n");
+  std::fprintf(
+      stderr,
+      "usage: fld_slt [--verbose] [--no-failures] [--engine-name NAME] [--min-pass-rate FILE_SUBSTRING=PERCENT]... "
+      "[--line N] [--slowest N] [--self-test] FILE_OR_DIR...\n");
 }
 
 std::vector<std::pair<std::string, int>> TopReasons(const std::map<std::string, int>& m, size_t n) {
@@ -94,7 +96,8 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, double>> min_rates;
   std::vector<std::string> paths;
   bool self_test = false;
-  int slowest = 0;  // print the N slowest records
+  int slowest = 0;           // print the N slowest records
+  bool no_failures = false;  // exit 1 when any query record fails
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -106,6 +109,8 @@ int main(int argc, char** argv) {
     };
     if (a == "--verbose" || a == "-v") {
       opts.verbose = true;
+    } else if (a == "--no-failures") {
+      no_failures = true;
     } else if (a == "--engine-name") {
       opts.engine = value();
     } else if (a == "--min-pass-rate") {
@@ -221,5 +226,10 @@ int main(int argc, char** argv) {
     for (const auto& [reason, n] : TopReasons(all_skips, 10)) std::printf("  %5d  %s\n", n, reason.c_str());
   }
   std::printf("%d passed, %d failed, %d skipped\n", total_pass, total_fail, total_skip);
+  if (no_failures && total_fail > 0) {
+    std::printf("--no-failures: %d quer%s gave a wrong result or an unexpected error\n", total_fail,
+                total_fail == 1 ? "y" : "ies");
+    return 1;
+  }
   return exit_code;
 }
