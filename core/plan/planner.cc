@@ -758,24 +758,22 @@ Planner::Plan Planner::Filter(Plan p, BoundExprPtr pred) {
   return p;
 }
 
-Planner::Plan Planner::Join(Plan left, Plan right, std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys,
-                            bool pad_left, bool pad_right, Pos pos, size_t* left_width) {
-  // Key expressions that are not plain columns of the right type become hidden columns.
-  std::vector<int> lk, rk;
+void Planner::KeyColumns(std::vector<std::pair<BoundExprPtr, BoundExprPtr>>& keys, Plan& left, Plan& right, Pos pos,
+                         std::vector<int>* lk, std::vector<int>* rk) {
   std::vector<BoundExprPtr> lextra, rextra;
+  auto place = [&](BoundExprPtr& e, const Plan& side, std::vector<BoundExprPtr>& extra, std::vector<int>* idx) {
+    if (e->op == ExprOp::kColumn) {
+      idx->push_back(e->column_index);
+    } else {
+      idx->push_back(static_cast<int>(side.scope.cols.size() + extra.size()));
+      extra.push_back(std::move(e));
+    }
+  };
   for (auto& [a, b] : keys) {
     SqlType t = binder_.CommonType(a->type, b->type, pos);
     if (t.id == TypeId::kNull) t = SqlType::Of(TypeId::kInteger);
     a = binder_.Coerce(std::move(a), t.WithNullable(a->type.nullable), pos);
     b = binder_.Coerce(std::move(b), t.WithNullable(b->type.nullable), pos);
-    auto place = [&](BoundExprPtr& e, Plan& side, std::vector<BoundExprPtr>& extra, std::vector<int>& idx) {
-      if (e->op == ExprOp::kColumn) {
-        idx.push_back(e->column_index);
-      } else {
-        idx.push_back(static_cast<int>(side.scope.cols.size() + extra.size()));
-        extra.push_back(std::move(e));
-      }
-    };
     place(a, left, lextra, lk);
     place(b, right, rextra, rk);
   }
@@ -788,10 +786,16 @@ Planner::Plan Planner::Join(Plan left, Plan right, std::vector<std::pair<BoundEx
       side.scope.cols.push_back({"", "", e->type, true});
       proj.push_back(std::move(e));
     }
-    side.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {side.node}, Types(side.scope));
+    side = Project(side, std::move(proj), side.scope.cols);
   };
   extend(left, lextra);
   extend(right, rextra);
+}
+
+Planner::Plan Planner::Join(Plan left, Plan right, std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys,
+                            bool pad_left, bool pad_right, Pos pos, size_t* left_width) {
+  std::vector<int> lk, rk;
+  KeyColumns(keys, left, right, pos, &lk, &rk);
   Plan out;
   out.scope = left.scope;
   if (left_width) *left_width = left.scope.cols.size();
@@ -859,41 +863,14 @@ Planner::Plan Planner::AsofJoin(Plan left, Plan right, const sql::TableRef& t) {
     pairs.emplace_back(binder_.Bind(*le, left.scope), binder_.Bind(*re, right.scope));
   }
   pairs.emplace_back(binder_.Bind(lm, left.scope), binder_.Bind(rm, right.scope));
-  // Expressions that are not plain columns of the common type become hidden columns.
-  std::vector<int> lk, rk;
-  std::vector<BoundExprPtr> lextra, rextra;
-  for (auto& [a, b] : pairs) {
-    SqlType ty = binder_.CommonType(a->type, b->type, m.pos);
-    if (ty.id == TypeId::kNull) ty = SqlType::Of(TypeId::kInteger);
+  {
+    const auto& [a, b] = pairs.back();
+    const SqlType ty = binder_.CommonType(a->type, b->type, m.pos);
     if (ty.id == TypeId::kRow || ty.id == TypeId::kArray || ty.id == TypeId::kBoolean)
-      if (&a == &pairs.back().first)
-        ctx_.Error(m.pos, "an ASOF JOIN's MATCH_CONDITION needs numbers, strings or times");
-    a = binder_.Coerce(std::move(a), ty.WithNullable(a->type.nullable), m.pos);
-    b = binder_.Coerce(std::move(b), ty.WithNullable(b->type.nullable), m.pos);
-    auto place = [&](BoundExprPtr& e, Plan& side, std::vector<BoundExprPtr>& extra, std::vector<int>& idx) {
-      if (e->op == ExprOp::kColumn) {
-        idx.push_back(e->column_index);
-      } else {
-        idx.push_back(static_cast<int>(side.scope.cols.size() + extra.size()));
-        extra.push_back(std::move(e));
-      }
-    };
-    place(a, left, lextra, lk);
-    place(b, right, rextra, rk);
+      ctx_.Error(m.pos, "an ASOF JOIN's MATCH_CONDITION needs numbers, strings or times");
   }
-  auto extend = [&](Plan& side, std::vector<BoundExprPtr>& extra) {
-    if (extra.empty()) return;
-    std::vector<BoundExprPtr> proj;
-    for (size_t i = 0; i < side.scope.cols.size(); ++i)
-      proj.push_back(MakeColumn(static_cast<int>(i), side.scope.cols[i].type));
-    for (auto& e : extra) {
-      side.scope.cols.push_back({"", "", e->type, true});
-      proj.push_back(std::move(e));
-    }
-    side = Project(side, std::move(proj), side.scope.cols);
-  };
-  extend(left, lextra);
-  extend(right, rextra);
+  std::vector<int> lk, rk;
+  KeyColumns(pairs, left, right, m.pos, &lk, &rk);
   const int lts = lk.back(), rts = rk.back();
   lk.pop_back();
   rk.pop_back();

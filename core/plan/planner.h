@@ -121,6 +121,11 @@ class Planner {
   Plan Unnest(Plan left, const sql::TableRef& t);
   // The output holds the left columns (plus hidden key columns: *left_width of them in all),
   // then the right's.
+  // Coerces each pair of key expressions (left, right) to their common type and makes every key
+  // a column of its side: a plain column stays, another expression becomes a hidden column
+  // appended to its side's plan. The key column indices go to lk and rk.
+  void KeyColumns(std::vector<std::pair<BoundExprPtr, BoundExprPtr>>& keys, Plan& left, Plan& right, sql::Pos pos,
+                  std::vector<int>* lk, std::vector<int>* rk);
   Plan Join(Plan left, Plan right, std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys, bool pad_left,
             bool pad_right, sql::Pos pos, size_t* left_width = nullptr);
   // l [LEFT] ASOF JOIN r MATCH_CONDITION l.ts >= r.ts ON l.k = r.k (t.match_condition set).
