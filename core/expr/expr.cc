@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/common/error.h"
+#include "core/common/utf8.h"
 #include "core/expr/time.h"
 #include "core/types/variant.h"
 
@@ -612,16 +613,6 @@ ColumnPtr EvalLogic(const BoundExpr& e, const Batch& b) {
   }
   out->CompactNulls();
   return out;
-}
-
-// Bytes of the UTF-8 character starting at s[i] (1 for ASCII and for malformed input).
-size_t CharLen(std::string_view s, size_t i) {
-  const unsigned char c = static_cast<unsigned char>(s[i]);
-  const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
-  if (i + n > s.size()) return 1;
-  for (size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 1;
-  return n;
 }
 
 // SQL LIKE: '%' any sequence, '_' any one character, `esc` makes the next character literal.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/common/error.h"
+#include "core/common/utf8.h"
 #include "core/plan/binder.h"
 #include "core/types/schema.h"
 
@@ -38,16 +39,6 @@ Value ArrayOf(const std::vector<Value>& elements, const SqlType& array_type) {
 
 Value Bool(bool b) {
   return Value::Int(b ? 1 : 0);
-}
-
-// Bytes of the UTF-8 character starting at s[i] (1 for ASCII and for malformed input).
-size_t CharLen(std::string_view s, size_t i) {
-  const unsigned char c = static_cast<unsigned char>(s[i]);
-  const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
-  if (i + n > s.size()) return 1;
-  for (size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 1;
-  return n;
 }
 
 // Byte offsets of the characters of s, plus s.size() at the end.
