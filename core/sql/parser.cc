@@ -1639,6 +1639,23 @@ class Parser {
     if (v.kind != TokenKind::kString && v.kind != TokenKind::kInteger && v.kind != TokenKind::kDecimal)
       Expected("an interval value ('10', 2)");
     e->text = (neg ? "-" : "") + Take().text;
+    const Token& unit = Peek();
+    if (unit.kind == TokenKind::kIdent && (unit.upper == "WEEK" || unit.upper == "WEEKS")) {
+      // INTERVAL n WEEK: n * 7 days (a week is not an SQL interval field; Feldera accepts it here).
+      std::string digits = e->text;
+      std::erase(digits, ' ');
+      bool minus = false;
+      while (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) {
+        minus ^= digits[0] == '-';
+        digits.erase(0, 1);
+      }
+      if (digits.empty() || digits.size() > 15 || !std::all_of(digits.begin(), digits.end(), ::isdigit))
+        FailAt(v.pos, "a WEEK interval needs a whole number of weeks");
+      e->text = (minus ? "-" : "") + std::to_string(std::stoll(digits) * 7);
+      Take();
+      e->cast_type = SqlType::Interval(IntervalField::kDay, IntervalField::kDay);
+      return e;
+    }
     e->cast_type = ParseIntervalQualifier();
     return e;
   }

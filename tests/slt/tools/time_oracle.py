@@ -110,6 +110,8 @@ both("IT", "SELECT id, ts - INTERVAL '90' DAY FROM ev", "SELECT id, ts - interva
 both("IT", "SELECT id, ts + INTERVAL 2 SECOND FROM ev", "SELECT id, ts + interval '2 seconds' FROM ev")
 both("IT", "SELECT id, ts + INTERVAL '-1 2:03:04.5' DAY TO SECOND FROM ev",
      "SELECT id, ts - interval '1 day 2 hours 3 minutes 4.5 seconds' FROM ev")
+both("IT", "SELECT id, d + INTERVAL 3 WEEKS FROM ev", "SELECT id, (d + interval '3 weeks')::date FROM ev")
+both("IT", "SELECT id, ts - INTERVAL '2' WEEK FROM ev", "SELECT id, ts - interval '2 weeks' FROM ev")
 both("IT", "SELECT id, ts + INTERVAL '3' MONTH FROM ev", "SELECT id, ts + interval '3 months' FROM ev")
 both("IT", "SELECT id, ts - INTERVAL '1-2' YEAR TO MONTH FROM ev", "SELECT id, ts - interval '1 year 2 months' FROM ev")
 both("IT", "SELECT id, d + INTERVAL '1' MONTH FROM ev", "SELECT id, (d + interval '1 month')::date FROM ev")
