@@ -402,7 +402,8 @@ BoundExprPtr Substitute(const BoundExpr& body, const std::vector<BoundExprPtr>& 
 
 }  // namespace
 
-std::shared_ptr<ExternalFunction> Binder::DeclareFunction(const sql::CreateFunction& f) {
+std::shared_ptr<ExternalFunction> Binder::DeclareFunction(const sql::CreateFunction& f,
+                                                          std::shared_ptr<ExternalFunction> shared) {
   for (const UserFunction& u : functions_)
     if (EqualsIgnoreCase(u.name, f.name)) ctx_.Error(f.pos, fmt::format("function {} is already declared", f.name));
   if (FindFunction(ToUpper(f.name)) || IsAggregateName(ToUpper(f.name)))
@@ -423,6 +424,8 @@ std::shared_ptr<ExternalFunction> Binder::DeclareFunction(const sql::CreateFunct
     BoundExprPtr body = Bind(*f.body, params);
     const bool nullable = f.result.nullable || body->type.nullable;
     u.body = Coerce(std::move(body), f.result.WithNullable(nullable), f.body->pos);
+  } else if (shared) {
+    u.external = std::move(shared);
   } else {
     u.external = std::make_shared<ExternalFunction>();
     u.external->name = f.name;

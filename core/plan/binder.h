@@ -109,7 +109,10 @@ class Binder {
   // CREATE FUNCTION: a function with a SQL body is inlined at each call (the arguments cast to
   // the parameter types, the result to the return type); one without a body is an external
   // function (returned, so the caller can list it for the pipeline to implement).
-  std::shared_ptr<ExternalFunction> DeclareFunction(const sql::CreateFunction& f);
+  // `shared`, when given, is the external function object to use (a recursive group's nested
+  // copies share their program's, which the run binds to its library).
+  std::shared_ptr<ExternalFunction> DeclareFunction(const sql::CreateFunction& f,
+                                                    std::shared_ptr<ExternalFunction> shared = nullptr);
 
  private:
   struct UserFunction {

@@ -159,8 +159,9 @@ int Planner::AddTable(const sql::Statement& stmt) {
 }
 
 void Planner::DeclareFunction(const sql::Statement& stmt) {
-  if (auto external = binder_.DeclareFunction(*stmt.create_function))
-    circuit_->AddExternalFunction(std::move(external));
+  auto external = binder_.DeclareFunction(*stmt.create_function);
+  functions_.emplace_back(&stmt, external);
+  if (external) circuit_->AddExternalFunction(std::move(external));
 }
 
 int Planner::AddView(const sql::Statement& stmt) {
@@ -354,6 +355,9 @@ struct RecursiveInstance {
   std::vector<sql::Statement> program;
   std::vector<std::pair<std::string, Schema>> inputs;  // outer relations read, in input order
   std::vector<size_t> declared, views;                 // indices into program; views in order
+  // The functions declared before the group (index into program; the external function object,
+  // shared with the outer circuit, or null for a SQL-bodied one).
+  std::vector<std::pair<size_t, std::shared_ptr<ExternalFunction>>> functions;
   ThreadPool* pool = nullptr;
 
   static Schema DeclaredSchema(const sql::Statement& d) {
@@ -368,6 +372,7 @@ struct RecursiveInstance {
     Planner p(c.get(), sql, src);
     *layout = {};
     exposed->clear();
+    for (const auto& [i, external] : functions) p.binder_.DeclareFunction(*program[i].create_function, external);
     for (const auto& [name, schema] : inputs) layout->inputs.push_back(p.AddStoredTable(name, schema));
     for (size_t d : declared) {
       layout->feedback_in.push_back(p.AddStoredTable(program[d].create_table->name, DeclaredSchema(program[d])));
@@ -467,6 +472,7 @@ void Planner::BuildRecursiveGroup() {
     ctx_.Error(st->pos, "internal error: statement not found");
   };
   for (const auto* d : group.declared) rec->declared.push_back(index_of(d));
+  for (const auto& [st, external] : functions_) rec->functions.emplace_back(index_of(st), external);
   std::vector<const sql::Statement*> members, others;
   std::set<std::string> read;
   for (const auto* v : group.views) {

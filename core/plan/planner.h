@@ -161,6 +161,9 @@ class Planner {
   Circuit* circuit_;
   SqlContext ctx_;
   Binder binder_;
+  // The CREATE FUNCTION statements planned so far, with their external function objects (null
+  // for SQL-bodied ones): a recursive group's nested copies declare them again.
+  std::vector<std::pair<const sql::Statement*, std::shared_ptr<ExternalFunction>>> functions_;
   std::vector<std::pair<std::string, std::string>> unavailable_;
   std::vector<const sql::Statement*> view_lateness_;
   int constant_node_ = -1;

@@ -88,4 +88,35 @@ CREATE MATERIALIZED VIEW v AS SELECT bidder, count_char(url, 'c') AS c, SPLIT_IN
     assert_eq(query(p, "SELECT * FROM v"), sorted(want, key=repr), "inlined functions")
 
 
+@check("functions declared before a recursive view are callable inside it (external and SQL-bodied)")
+def _():
+    # Reachability over edges whose label passes an external and a SQL-bodied function.
+    erng = random.Random(11)
+    edges = set()
+    for _ in range(120):
+        edges.add((erng.randrange(40), erng.randrange(40), erng.choice(["ok1", "ok22", "no", "x-ok3"])))
+    write(os.path.join(d, "edges.csv"), "".join(f"{a},{b},{lab}\n" for a, b, lab in sorted(edges)))
+    sql = """CREATE TABLE e (a INT, b INT, label VARCHAR);
+CREATE FUNCTION re_extract(s VARCHAR, p VARCHAR, g INT) RETURNS VARCHAR;
+CREATE FUNCTION short_label(s VARCHAR) RETURNS BOOLEAN AS LENGTH(s) <= 4;
+DECLARE RECURSIVE VIEW reach (a INT, b INT);
+CREATE MATERIALIZED VIEW reach AS
+  SELECT a, b FROM e WHERE re_extract(label, '^ok([0-9]+)$', 1) IS NOT NULL
+  UNION
+  SELECT reach.a, e.b FROM reach JOIN e ON reach.b = e.a
+  WHERE re_extract(e.label, '^ok([0-9]+)$', 1) IS NOT NULL AND short_label(e.label);"""
+    conn = "connectors:\n  e:\n    - transport: {name: file_input, config: {path: edges.csv}}\n      format: {name: csv}\n"
+    p = spec(d, "recursive_udf", sql, f"udf: {{library: {LIB}}}\n" + conn)
+    run(["run", p])
+    base = {(a, b) for a, b, lab in edges if re.match(r"^ok([0-9]+)$", lab)}
+    step = {(a, b) for a, b, lab in edges if re.match(r"^ok([0-9]+)$", lab) and len(lab) <= 4}
+    reach = set(base)
+    while True:
+        more = {(x, b) for x, y in reach for a, b in step if y == a} - reach
+        if not more:
+            break
+        reach |= more
+    assert_eq(query(p, "SELECT * FROM reach"), sorted(reach, key=repr), "reachability through UDFs")
+
+
 finish()
