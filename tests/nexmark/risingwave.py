@@ -13,7 +13,9 @@ The corpus folder holds RisingWave's sqllogictest files (risingwave/e2e_test):
    needs something fld lacks is run anyway and reported REFUSED with fld's own error.
 3. The INSERTed rows become JSON input files of a spec holding the three tables (their
    CREATE TABLE statements as RisingWave wrote them) and the translated view, written by
-   file_output as JSON; each query runs in a fresh pipeline.
+   file_output as JSON; each query runs in a fresh pipeline. The rows arrive a few per step
+   (--batch), then the first half of each table is deleted and inserted again (--churn), so the
+   views are maintained incrementally, retractions included, and must end at RisingWave's rows.
 4. fld's rows are compared with the expected rows as multisets, both normalised as
    sqllogictest-rs (RisingWave's runner) compares them: a row is its values joined by spaces with
    runs of whitespace collapsed; on top of that each whitespace-separated token that is a number
@@ -95,6 +97,8 @@ def parse_args():
     ap.add_argument("--batch", type=int, default=7,
                     help="records per input per step: the rows arrive over many steps, so the views are "
                          "maintained incrementally, deletions (a MAX or top-K moving) included")
+    ap.add_argument("--churn", action=argparse.BooleanOptionalAction, default=True,
+                    help="after all rows, delete the first half of each table's rows and insert them again")
     ap.add_argument("--keep", help="keep the work folder here (inputs, specs, outputs)")
     ap.add_argument("--only", help="comma-separated query names (q0,q5,...)")
     return ap.parse_args()
@@ -392,9 +396,16 @@ def run(work, e2e):
             if r["kind"] == "statement" and r["sql"].upper().startswith("INSERT"):
                 name, rows = insert_rows(r["sql"])
                 path = os.path.join(work, f"{name}.json")
+                # Every row inserted; then, with --churn, the first half deleted and inserted
+                # again, so the views also retract rows (a MAX or top-K falling back, a join
+                # losing a match) and must end where RisingWave's did.
+                changes = [("insert", row) for row in rows]
+                if ARGS.churn:
+                    half = rows[:len(rows) // 2]
+                    changes += [("delete", row) for row in half] + [("insert", row) for row in half]
                 with open(path, "a") as f:
-                    for row in rows:
-                        f.write(json.dumps({"insert": row}) + "\n")
+                    for kind, row in changes:
+                        f.write(json.dumps({kind: row}) + "\n")
                 inputs[name] = path
     streaming = os.path.join(e2e, "streaming", "nexmark")
     view_recs = parse_slt(os.path.join(streaming, "create_views.slt.part"))
