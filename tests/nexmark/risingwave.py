@@ -20,7 +20,8 @@ The corpus folder holds RisingWave's sqllogictest files (risingwave/e2e_test):
    sqllogictest-rs (RisingWave's runner) compares them: a row is its values joined by spaces with
    runs of whitespace collapsed; on top of that each whitespace-separated token that is a number
    is compared as an integer or, when fractional, rounded to 3 decimals, and a time of day's
-   fraction loses its trailing zeros (RisingWave prints `00:00:01`, fld `00:00:01.000`... either way).
+   fraction loses its trailing zeros. Every sort mode (rowsort here) is compared as a multiset of
+   rows: a view has no order.
 
 Each query prints MATCH, DIFFER (with sample rows), KNOWN (rows differ exactly as a documented
 dialect difference in KNOWN_DIFFERENCES says: the expected rows, adjusted by that difference's
@@ -37,6 +38,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+from oracle import first_error  # fld's first error line, as the DuckDB oracle reports it
 
 SKIP = 77
 E2E = os.path.join("risingwave", "e2e_test")
@@ -310,6 +313,8 @@ def norm_row(text):
 def fld_value(v):
     if v is None:
         return "NULL"
+    if v == "":
+        return "(empty)"  # as sqllogictest-rs prints an empty string
     if isinstance(v, bool):
         return "t" if v else "f"
     if isinstance(v, float):
@@ -349,11 +354,6 @@ def multiset_diff(expected, got):
 
 def fld(*args):
     return subprocess.run([ARGS.fld, *args], capture_output=True, text=True)
-
-
-def first_error(r):
-    lines = [l for l in (r.stderr + r.stdout).splitlines() if "error" in l.lower()]
-    return (lines or (r.stderr + r.stdout).strip().splitlines() or ["exit %d" % r.returncode])[0].strip()
 
 
 def view_columns(check_output, view):
