@@ -1,5 +1,6 @@
 // The state store's relations (wal/store.h): rows of any length, LMDB's key limit included, keep
-// their weights through inserts, deletes and re-reads, checked against a map of row -> weight.
+// their weights through inserts, deletes and re-reads, checked against a map of row -> weight,
+// and the content hash a reader computes equals the one the writer summed.
 #include "wal/store.h"
 
 #include <algorithm>
@@ -30,6 +31,7 @@ TEST_CASE("state store: rows longer than LMDB's key limit keep their weights", "
   auto store = StateStore::Open(dir.path(), false, true);
   std::map<std::pair<int64_t, std::string>, int64_t> expected;
   std::mt19937 rng(7);
+  uint64_t written_hash = 0;
   // Lengths around the key limit (511 bytes, the encoding adding 13 bytes to the text) and far beyond.
   const std::vector<size_t> lengths = {0, 10, 490, 497, 498, 499, 500, 600, 5000, 100000};
   for (int step = 0; step < 30; ++step) {
@@ -46,14 +48,20 @@ TEST_CASE("state store: rows longer than LMDB's key limit keep their weights", "
       b.AppendRow(row, w);
     }
     auto txn = store->Begin();
-    if (step == 0)
-      txn->PutRelation("r", Consolidate(b.Finish()));
-    else
-      txn->ApplyDelta("r", b.Finish());
+    if (step == 0) {
+      Batch first = Consolidate(b.Finish());
+      txn->PutRelation("r", first);
+      written_hash = txn->ApplyDelta("r2", first);  // the hash PutRelation's rows add up to
+    } else {
+      written_hash += txn->ApplyDelta("r", b.Finish());
+    }
     txn->Commit();
 
-    std::optional<Batch> got = store->ReadRelation("r", kTypes);
+    // What a restart reads back: the rows, and their content hash equal to the writer's sum.
+    uint64_t read_hash = 0;
+    std::optional<Batch> got = store->ReadRelation("r", kTypes, &read_hash);
     REQUIRE(got.has_value());
+    REQUIRE(read_hash == written_hash);
     std::map<std::pair<int64_t, std::string>, int64_t> read;
     for (size_t r = 0; r < got->size(); ++r) read[{got->Get(0, r).i, got->Get(1, r).s}] += got->weights[r];
     REQUIRE(read == expected);
