@@ -27,7 +27,8 @@ Each query prints MATCH, DIFFER (with sample rows), KNOWN (rows differ exactly a
 dialect difference in KNOWN_DIFFERENCES says: the expected rows, adjusted by that difference's
 rule, match fld's) or REFUSED (fld's error), then a total. Exit status 1 when a query DIFFERs
 or fails to run, or fewer than --min-match queries MATCH; 77 (ctest: skipped) without the corpus.
-Usage: risingwave.py --fld build/fld CORPORA_DIR [--min-match N] [--keep DIR] [--only q0,q5]"""
+Usage: risingwave.py --fld build/fld CORPORA_DIR [--min-match N] [--batch N] [--no-churn] [--keep DIR]
+                     [--only q0,q5] [--explain: print the translations and known differences first]"""
 
 import argparse
 import decimal
@@ -66,10 +67,6 @@ TRANSLATIONS = [
 # (benchmark/feldera-sql/benchmarks/nexmark/queries/q21.sql) declares a user-defined function
 # re_extract for it, which would be a rewrite of the query rather than a spelling of it.
 
-# Rows that differ because the dialects define something differently. Each entry: the query, a
-# label, what differs and the evidence, and a rule that turns RisingWave's expected rows into what Feldera's
-# semantics give for the same data (a function of one expected row's tokens); the query is KNOWN
-# when the adjusted rows match fld's exactly, DIFFER otherwise.
 def truncate_token(index):
     """The rule 'token `index` of the row truncated toward zero'."""
     def rule(tokens):
@@ -82,9 +79,13 @@ def truncate_token(index):
 AVG_OF_BIGINT = (
     "AVG of BIGINT truncates",
     "AVG of a BIGINT column is a BIGINT in Feldera (the average truncated toward zero), a NUMERIC in "
-    "RisingWave (as in PostgreSQL). Evidence: Feldera's aggregate tests (runtime_aggtest/aggregate_tests/"
+    "RisingWave (as in PostgreSQL: its expected rows hold q17's 263196.66666666666666666666667). Evidence: Feldera's aggregate tests (runtime_aggtest/aggregate_tests/"
     "test_avg.py, aggtst_int_avg: AVG over INT columns gives integers) and fld's README; the rule truncates "
     "RisingWave's average")
+# Rows that differ because the dialects define something differently. Each entry: the query, a
+# label, what differs and the evidence, and a rule that turns RisingWave's expected rows into what
+# Feldera's semantics give for the same data (a function of one expected row's tokens); the query is KNOWN
+# when the adjusted rows match fld's exactly, DIFFER otherwise.
 KNOWN_DIFFERENCES = {
     "q4": (*AVG_OF_BIGINT, truncate_token(1)),  # avg = AVG(Q.final), final a MAX of BIGINT prices
     "q6_group_top1": (*AVG_OF_BIGINT, truncate_token(1)),  # AVG(Q.final) OVER a ROWS frame
@@ -103,6 +104,7 @@ def parse_args():
     ap.add_argument("--churn", action=argparse.BooleanOptionalAction, default=True,
                     help="after all rows, delete the first half of each table's rows and insert them again")
     ap.add_argument("--keep", help="keep the work folder here (inputs, specs, outputs)")
+    ap.add_argument("--explain", action="store_true", help="print the translations and known differences first")
     ap.add_argument("--only", help="comma-separated query names (q0,q5,...)")
     return ap.parse_args()
 
@@ -379,6 +381,13 @@ def main():
     if not e2e or not os.path.isfile(tables_file):
         print(f"nexmark risingwave: skipped: {e2e or 'no corpus folder given'} has no nexmark/create_tables.slt.part")
         return SKIP
+    if ARGS.explain:
+        print("Translations (RisingWave -> Feldera):")
+        for what, how in TRANSLATIONS:
+            print(f"  {what}\n      -> {how}")
+        print("Known differences:")
+        for q, (label, why, _) in KNOWN_DIFFERENCES.items():
+            print(f"  {q}: {label}: {why}")
     work = ARGS.keep or tempfile.mkdtemp(prefix="fld-rw-nexmark-")
     os.makedirs(work, exist_ok=True)
     try:
