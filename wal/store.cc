@@ -34,6 +34,19 @@ MDB_val Val(const std::string& s) {
   return MDB_val{s.size(), const_cast<char*>(s.data())};
 }
 
+// The key of a row encoding in a "rel:" database (see store.h): the encoding itself when shorter
+// than LMDB's key limit, else its first bytes and its RowHash, max_key bytes in all.
+void RowKey(std::string_view row, size_t max_key, std::string* key) {
+  key->clear();
+  if (row.size() < max_key) {
+    key->assign(row);
+    return;
+  }
+  key->assign(row.substr(0, max_key - 8));
+  const uint64_t h = RowHash(row);
+  for (int i = 7; i >= 0; --i) key->push_back(static_cast<char>((h >> (8 * i)) & 0xFF));
+}
+
 // True when `row` is a whole row encoding (core/zset/batch.h: per column a tag 0 = NULL,
 // 1 = i64, 2 = f64, 3 = u32 length + bytes) of exactly `types`. LMDB keeps no checksums, so a
 // damaged page can hand back any bytes; they are checked before they are decoded.
@@ -201,21 +214,29 @@ void StateStore::Txn::PutRelation(const std::string& name, const Batch& contents
 uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta) {
   MDB_txn* t = static_cast<MDB_txn*>(txn_);
   MDB_dbi dbi = store_->Dbi(txn_, "rel:" + name, true);
+  const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(static_cast<MDB_env*>(store_->env_)));
   // Into an empty relation, rows sorted by encoding (a consolidated batch) go in with
   // MDB_APPEND: no lookup, pages filled in order. Anything out of order takes the general path.
   MDB_stat st;
   bool append = mdb_stat(t, dbi, &st) == 0 && st.ms_entries == 0;
-  std::string key;
+  std::string row, key, value;
   uint64_t hash = 0;
   for (size_t r = 0; r < delta.size(); ++r) {
-    key.clear();
-    EncodeRow(&key, delta, r);
-    hash += RowHash(key) * static_cast<uint64_t>(delta.weights[r]);
+    row.clear();
+    EncodeRow(&row, delta, r);
+    hash += RowHash(row) * static_cast<uint64_t>(delta.weights[r]);
+    RowKey(row, max_key, &key);
+    const bool long_row = key.size() == max_key;  // the weight is followed by the encoding
     MDB_val k = Val(key), v;
     int64_t w = delta.weights[r];
+    auto put = [&](unsigned flags) {
+      value.assign(reinterpret_cast<const char*>(&w), 8);
+      if (long_row) value += row;
+      MDB_val nv = Val(value);
+      return mdb_put(t, dbi, &k, &nv, flags);
+    };
     if (append && w > 0) {
-      MDB_val nv{8, &w};
-      int rc = mdb_put(t, dbi, &k, &nv, MDB_APPEND);
+      int rc = put(MDB_APPEND);
       if (rc == 0) continue;
       if (rc != MDB_KEYEXIST) LmdbFail("write " + name, rc, store_->dir_);
       append = false;  // out of order: fall back for this row and the rest
@@ -223,6 +244,9 @@ uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta
     append = false;
     int rc = mdb_get(t, dbi, &k, &v);
     if (rc == 0) {
+      if (long_row && std::string_view(static_cast<const char*>(v.mv_data), v.mv_size).substr(8) != row)
+        Fail(ErrorKind::kIo, "{}: state store: two rows of {} have the same key (a 64-bit hash collision)",
+             store_->dir_, name);
       int64_t old;
       std::memcpy(&old, v.mv_data, 8);
       w += old;
@@ -233,8 +257,7 @@ uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta
       if (rc == 0 && (rc = mdb_del(t, dbi, &k, nullptr))) LmdbFail("delete from " + name, rc, store_->dir_);
       continue;
     }
-    MDB_val nv{8, &w};
-    if ((rc = mdb_put(t, dbi, &k, &nv, 0))) LmdbFail("write " + name, rc, store_->dir_);
+    if ((rc = put(0))) LmdbFail("write " + name, rc, store_->dir_);
   }
   return hash;
 }
@@ -291,12 +314,17 @@ std::optional<Batch> StateStore::ReadRelationUnguarded(const std::string& name, 
   }
   BatchBuilder b(types);
   uint64_t hash = 0;
+  const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(static_cast<MDB_env*>(env_)));
   MDB_cursor* c;
   mdb_cursor_open(t, dbi, &c);
   MDB_val k, v;
   while ((rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) == 0) {
     std::string_view row(static_cast<const char*>(k.mv_data), k.mv_size);
-    if (v.mv_size != 8 || !WellFormedRow(row, types)) {
+    if (v.mv_size > 8) row = std::string_view(static_cast<const char*>(v.mv_data) + 8, v.mv_size - 8);  // a long row
+    std::string key;
+    if (v.mv_size > 8) RowKey(row, max_key, &key);
+    if (v.mv_size < 8 || (v.mv_size > 8 && key != std::string_view(static_cast<const char*>(k.mv_data), k.mv_size)) ||
+        !WellFormedRow(row, types)) {
       mdb_cursor_close(c);
       mdb_txn_abort(t);
       Fail(ErrorKind::kCorruption,

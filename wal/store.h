@@ -5,7 +5,11 @@
 //   "meta"          key (text) -> value (bytes): pipeline name, program fingerprint, step,
 //                   completion flag, checkpoint bookkeeping
 //   "rel:<name>"    one per materialized table/view: row encoding (core/zset/batch.h) ->
-//                   weight (int64, 8 bytes little-endian)
+//                   weight (int64, 8 bytes little-endian). LMDB keys are at most
+//                   mdb_env_get_maxkeysize() bytes (511), so a row whose encoding is that long or
+//                   longer is stored under a key of exactly that size (the encoding's first bytes,
+//                   then a 64-bit hash of the whole encoding) -> weight followed by the encoding;
+//                   a hash collision between two such rows is reported, never merged.
 // Writes happen in one write transaction (Commit), so a reader (fld query, fld status) always
 // sees a whole step: LMDB readers never block the writer and never see a half transaction.
 // Durability: LMDB's default synchronous commit (never MDB_NOSYNC / MDB_NOMETASYNC); a failed
