@@ -710,6 +710,15 @@ BoundExprPtr Binder::BindAggregate(const Expr& e, AggContext* agg) {
     }
   }
   if (BoundExprPtr c = CoalesceInAggregate(e, agg)) return c;
+  if (e.kind == ExprKind::kCase) {
+    // The values that never run are bound over the input, for their types only.
+    return BindCase(
+        e, [&](const Expr& c) { return BindAggregate(c, agg); },
+        [&](const Expr& c) {
+          const bool plain = !ContainsAggregate(c) && !ContainsSubquery(c) && !ContainsWindow(c);
+          return plain ? Bind(c, *agg->input) : BindAggregate(c, agg);
+        });
+  }
   return BindWith(e, nullptr, [&](const Expr& c) { return BindAggregate(c, agg); });
 }
 
@@ -748,6 +757,125 @@ BoundExprPtr Binder::CoalesceInAggregate(const Expr& e, AggContext* agg) {
     }
   }
   return Coalesce(std::move(args), keep, e);
+}
+
+namespace {
+
+// Whether e is built from literals by operators whose value is fixed at planning time (so no
+// column, no function call: those may depend on the time or be external).
+bool FixedValue(const BoundExpr& e) {
+  switch (e.op) {
+    case ExprOp::kLiteral:
+    case ExprOp::kEq:
+    case ExprOp::kNe:
+    case ExprOp::kLt:
+    case ExprOp::kLe:
+    case ExprOp::kGt:
+    case ExprOp::kGe:
+    case ExprOp::kIsDistinct:
+    case ExprOp::kNot:
+    case ExprOp::kAnd:
+    case ExprOp::kOr:
+    case ExprOp::kIsNull:
+    case ExprOp::kIsNotNull:
+    case ExprOp::kIsTrue:
+    case ExprOp::kIsFalse:
+    case ExprOp::kNeg:
+    case ExprOp::kAdd:
+    case ExprOp::kSub:
+    case ExprOp::kMul:
+    case ExprOp::kCast:
+      break;
+    default:
+      return false;
+  }
+  for (const auto& a : e.args)
+    if (!FixedValue(*a)) return false;
+  return true;
+}
+
+// A CASE condition's value when it is fixed at planning time: 1 TRUE, 0 FALSE or NULL; else -1.
+int FixedTruth(const BoundExpr& cond) {
+  if (!FixedValue(cond)) return -1;
+  try {
+    Value v = EvaluateConstant(cond);
+    return !v.IsNull() && v.i != 0 ? 1 : 0;
+  } catch (const fld::Error&) {
+    return -1;  // an error at run time, as written
+  }
+}
+
+}  // namespace
+
+BoundExprPtr Binder::BindCase(const Expr& e, const ChildBinder& child, const ChildBinder& dead) {
+  size_t i = 0;
+  BoundExprPtr operand;
+  if (e.has_operand) operand = child(*e.args[i++]);
+  const size_t end = e.args.size() - (e.has_else ? 1 : 0);
+  std::vector<BoundExprPtr> conds, vals;  // the WHENs that may run
+  std::vector<Pos> val_pos;
+  BoundExprPtr else_val;  // the ELSE, or the value of a WHEN that is always TRUE
+  Pos else_pos;
+  std::vector<SqlType> types;  // every value's, dead or not
+  std::vector<Pos> type_pos;
+  bool decided = false;  // a WHEN before is always TRUE: nothing after it runs
+  auto value = [&](const Expr& v, bool runs) {
+    BoundExprPtr b = runs ? child(v) : dead(v);
+    types.push_back(b->type);
+    type_pos.push_back(v.pos);
+    return b;
+  };
+  for (; i < end; i += 2) {
+    const Expr& v = *e.args[i + 1];
+    if (decided) {
+      value(v, false);
+      continue;
+    }
+    BoundExprPtr w = child(*e.args[i]);
+    if (operand)
+      w = Compare(ExprOp::kEq, operand->Clone(), std::move(w), e.args[i]->pos);
+    else
+      w = RequireBool(std::move(w), e.args[i]->pos);
+    const int fixed = FixedTruth(*w);
+    if (fixed == 0) {
+      value(v, false);
+      continue;
+    }
+    BoundExprPtr b = value(v, true);
+    if (fixed == 1) {
+      else_val = std::move(b);
+      else_pos = v.pos;
+      decided = true;
+      continue;
+    }
+    conds.push_back(std::move(w));
+    vals.push_back(std::move(b));
+    val_pos.push_back(v.pos);
+  }
+  if (e.has_else) {
+    BoundExprPtr b = value(*e.args.back(), !decided);
+    if (!decided) {
+      else_val = std::move(b);
+      else_pos = e.args.back()->pos;
+    }
+  }
+  SqlType t = types[0];
+  for (size_t k = 1; k < types.size(); ++k) t = CommonType(t, types[k], type_pos[k]);
+  if (t.id == TypeId::kNull) t = SqlType::Of(TypeId::kInteger);
+  bool nullable = !e.has_else;
+  for (const auto& ty : types) nullable = nullable || ty.nullable;
+  t = t.WithNullable(nullable);
+  if (conds.empty()) return else_val ? Coerce(std::move(else_val), t, else_pos) : MakeLiteral(Value::Null(), t);
+  std::vector<BoundExprPtr> args;
+  for (size_t k = 0; k < conds.size(); ++k) {
+    args.push_back(std::move(conds[k]));
+    args.push_back(Coerce(std::move(vals[k]), t, val_pos[k]));
+  }
+  const bool has_else = else_val != nullptr;
+  if (has_else) args.push_back(Coerce(std::move(else_val), t, else_pos));
+  auto c = MakeCall(ExprOp::kCase, t, std::move(args));
+  c->has_else = has_else;
+  return c;
 }
 
 BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBinder& child) {
@@ -916,43 +1044,8 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       }
       ctx_.Error(e.pos, fmt::format("unknown function {}", e.name));
     }
-    case ExprKind::kCase: {
-      size_t i = 0;
-      BoundExprPtr operand;
-      if (e.has_operand) operand = child(*e.args[i++]);
-      size_t end = e.args.size() - (e.has_else ? 1 : 0);
-      std::vector<BoundExprPtr> conds, vals;
-      std::vector<Pos> val_pos;
-      for (; i + 1 < end + 1 && i < end; i += 2) {
-        BoundExprPtr w = child(*e.args[i]);
-        if (operand)
-          w = Compare(ExprOp::kEq, operand->Clone(), std::move(w), e.args[i]->pos);
-        else
-          w = RequireBool(std::move(w), e.args[i]->pos);
-        conds.push_back(std::move(w));
-        vals.push_back(child(*e.args[i + 1]));
-        val_pos.push_back(e.args[i + 1]->pos);
-      }
-      if (e.has_else) {
-        vals.push_back(child(*e.args.back()));
-        val_pos.push_back(e.args.back()->pos);
-      }
-      SqlType t = vals[0]->type;
-      for (size_t k = 1; k < vals.size(); ++k) t = CommonType(t, vals[k]->type, val_pos[k]);
-      if (t.id == TypeId::kNull) t = SqlType::Of(TypeId::kInteger);
-      bool nullable = !e.has_else;
-      for (const auto& v : vals) nullable = nullable || v->type.nullable;
-      t = t.WithNullable(nullable);
-      std::vector<BoundExprPtr> args;
-      for (size_t k = 0; k < conds.size(); ++k) {
-        args.push_back(std::move(conds[k]));
-        args.push_back(Coerce(std::move(vals[k]), t, val_pos[k]));
-      }
-      if (e.has_else) args.push_back(Coerce(std::move(vals.back()), t, val_pos.back()));
-      auto c = MakeCall(ExprOp::kCase, t, std::move(args));
-      c->has_else = e.has_else;
-      return c;
-    }
+    case ExprKind::kCase:
+      return BindCase(e, child, child);
     case ExprKind::kCast: {
       if (BoundExprPtr d = BindIntervalCast(e, child)) return d;
       BoundExprPtr a = child(*e.args[0]);

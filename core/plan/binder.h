@@ -9,7 +9,8 @@
 //     spells, and one that spells none (and any binary literal) is unequal to every number and
 //     orders after them all, as in SQLite (see ConstantVersusNumber);
 //   - x IN () is FALSE and x NOT IN () TRUE, whatever x (SQLite's empty list);
-//   - COALESCE drops the arguments after the first that cannot be NULL (never evaluated; in an
+//   - COALESCE drops the arguments after the first that cannot be NULL, CASE the WHENs whose
+//     condition is fixed FALSE or NULL and all after one fixed TRUE (never evaluated; in an
 //     aggregate block they may read columns that are not grouped);
 //   - BETWEEN, IN (list), NULLIF are rewritten to comparisons, so NULL logic is the
 //     comparisons' three-valued logic.
@@ -138,6 +139,10 @@ class Binder {
   BoundExprPtr BindWith(const sql::Expr& e, const Scope* scope, const ChildBinder& child);
   BoundExprPtr BindLiteral(const sql::Expr& e) const;
   BoundExprPtr Compare(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;
+  // CASE, with `child` binding its parts; a WHEN whose condition is fixed at planning time as
+  // FALSE or NULL never runs its value, nor does anything after one fixed as TRUE: those values
+  // are bound by `dead`, for their types only, and dropped.
+  BoundExprPtr BindCase(const sql::Expr& e, const ChildBinder& child, const ChildBinder& dead);
   // COALESCE over bound arguments; those after `keep` only give their types to the result.
   BoundExprPtr Coalesce(std::vector<BoundExprPtr> args, size_t keep, const sql::Expr& e) const;
   // COALESCE in an aggregate block: the arguments after the first one that cannot be NULL are
