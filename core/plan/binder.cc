@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <regex>
+
 #include "core/common/error.h"
 #include "core/expr/time.h"
 #include "core/plan/functions.h"
@@ -337,7 +339,40 @@ BoundExprPtr Binder::Compare(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos)
     args.push_back(std::move(b));
     return MakeCall(op, Bool(nullable), std::move(args));
   }
-  // A string literal next to a number or a date converts to that type.
+  // A string or binary literal next to a number: the number it spells, else (SQLite's order)
+  // unequal to every number and after them all.
+  for (int side = 0; side < 2; ++side) {
+    BoundExprPtr& c = side == 0 ? a : b;
+    BoundExprPtr& other = side == 0 ? b : a;
+    BoundExprPtr number;
+    if (!ConstantVersusNumber(*c, other->type, &number)) continue;
+    if (number) {
+      c = std::move(number);
+      return Compare(op, std::move(a), std::move(b), pos);
+    }
+    // The constant is greater than the number: number op constant, with the operands in order.
+    ExprOp num_op = op;
+    if (side == 0) {
+      if (op == ExprOp::kLt) num_op = ExprOp::kGt;
+      if (op == ExprOp::kLe) num_op = ExprOp::kGe;
+      if (op == ExprOp::kGt) num_op = ExprOp::kLt;
+      if (op == ExprOp::kGe) num_op = ExprOp::kLe;
+    }
+    const bool holds =
+        num_op == ExprOp::kNe || num_op == ExprOp::kLt || num_op == ExprOp::kLe || num_op == ExprOp::kIsDistinct;
+    if (op == ExprOp::kIsDistinct || !other->type.nullable) return MakeLiteral(Value::Int(holds), Bool(false));
+    // NULL when the number is NULL.
+    std::vector<BoundExprPtr> is_null;
+    is_null.push_back(std::move(other));
+    std::vector<BoundExprPtr> args;
+    args.push_back(MakeCall(ExprOp::kIsNull, Bool(false), std::move(is_null)));
+    args.push_back(MakeLiteral(Value::Null(), Bool(true)));
+    args.push_back(MakeLiteral(Value::Int(holds), Bool(false)));
+    auto result = MakeCall(ExprOp::kCase, Bool(true), std::move(args));
+    result->has_else = true;
+    return result;
+  }
+  // A string literal next to a date or time converts to that type.
   SqlType common;
   if (a->op == ExprOp::kLiteral && ta.IsString() && !tb.IsString() && tb.id != TypeId::kNull)
     common = tb;
@@ -351,6 +386,33 @@ BoundExprPtr Binder::Compare(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos)
   args.push_back(Coerce(std::move(a), common.WithNullable(ta.nullable), pos));
   args.push_back(Coerce(std::move(b), common.WithNullable(tb.nullable), pos));
   return MakeCall(op, Bool(op == ExprOp::kIsDistinct ? false : nullable), std::move(args));
+}
+
+bool Binder::ConstantVersusNumber(const BoundExpr& constant, const SqlType& other, BoundExprPtr* number) const {
+  if (constant.op != ExprOp::kLiteral || constant.literal.IsNull() || !other.IsNumeric()) return false;
+  if (!constant.type.IsString() && !constant.type.IsBinary()) return false;
+  number->reset();
+  if (constant.type.IsBinary()) return true;  // SQLite never reads a BLOB as a number
+  static const std::regex kNumber(R"(\s*([+-]?)(\d*)(\.?)(\d*)([eE][+-]?\d+)?\s*)");
+  std::smatch m;
+  const std::string& text = constant.literal.s;
+  if (!std::regex_match(text, m, kNumber) || (m[2].length() == 0 && m[4].length() == 0)) return true;
+  sql::Expr lit;
+  lit.kind = ExprKind::kLiteral;
+  const std::string sign = m[1] == "-" ? "-" : "";
+  const std::string whole = m[2].length() ? m[2].str() : "0";
+  if (m[5].matched) {
+    lit.lit_kind = sql::LiteralKind::kDouble;
+    lit.text = sign + whole + "." + m[4].str() + "0" + m[5].str();
+  } else if (m[4].length() || whole.size() > 18) {
+    lit.lit_kind = sql::LiteralKind::kDecimal;
+    lit.text = sign + whole + (m[4].length() ? "." + m[4].str() : "");
+  } else {
+    lit.lit_kind = sql::LiteralKind::kInteger;
+    lit.text = sign + whole;
+  }
+  *number = BindLiteral(lit);
+  return true;
 }
 
 BoundExprPtr Binder::Arith(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos) const {
@@ -647,7 +709,173 @@ BoundExprPtr Binder::BindAggregate(const Expr& e, AggContext* agg) {
       ctx_.Error(e.pos, fmt::format("column '{}' must appear in GROUP BY or be used in an aggregate function", full));
     }
   }
+  if (BoundExprPtr c = CoalesceInAggregate(e, agg)) return c;
+  if (e.kind == ExprKind::kCase) {
+    // The values that never run are bound over the input, for their types only.
+    return BindCase(
+        e, [&](const Expr& c) { return BindAggregate(c, agg); },
+        [&](const Expr& c) {
+          const bool plain = !ContainsAggregate(c) && !ContainsSubquery(c) && !ContainsWindow(c);
+          return plain ? Bind(c, *agg->input) : BindAggregate(c, agg);
+        });
+  }
   return BindWith(e, nullptr, [&](const Expr& c) { return BindAggregate(c, agg); });
+}
+
+BoundExprPtr Binder::Coalesce(std::vector<BoundExprPtr> args, size_t keep, const Expr& e) const {
+  SqlType t = args[0]->type;
+  for (size_t i = 1; i < args.size(); ++i) t = CommonType(t, args[i]->type, e.args[i]->pos);
+  if (t.id == TypeId::kNull) t = SqlType::Of(TypeId::kInteger);
+  // The arguments after one that cannot be NULL are never evaluated.
+  for (size_t i = 0; i < keep; ++i)
+    if (!args[i]->type.nullable && args[i]->type.id != TypeId::kNull) keep = i + 1;
+  args.resize(keep);
+  bool nullable = true;
+  for (const auto& a : args) nullable = nullable && a->type.nullable;
+  for (size_t i = 0; i < args.size(); ++i)
+    args[i] = Coerce(std::move(args[i]), t.WithNullable(args[i]->type.nullable), e.args[i]->pos);
+  if (args.size() == 1) return std::move(args[0]);
+  return MakeCall(ExprOp::kCoalesce, t.WithNullable(nullable), std::move(args));
+}
+
+BoundExprPtr Binder::CoalesceInAggregate(const Expr& e, AggContext* agg) {
+  if (e.kind != ExprKind::kFunction || e.name != "COALESCE" || e.over || e.distinct || e.filter || e.star_arg ||
+      e.args.empty())
+    return nullptr;
+  for (const UserFunction& f : functions_)
+    if (EqualsIgnoreCase(f.name, e.name)) return nullptr;
+  std::vector<BoundExprPtr> args;
+  size_t keep = e.args.size();
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    if (i < keep) {
+      args.push_back(BindAggregate(*e.args[i], agg));
+      if (!args.back()->type.nullable && args.back()->type.id != TypeId::kNull) keep = i + 1;
+    } else if (!ContainsAggregate(*e.args[i]) && !ContainsSubquery(*e.args[i]) && !ContainsWindow(*e.args[i])) {
+      args.push_back(Bind(*e.args[i], *agg->input));  // for its type only
+    } else {
+      args.push_back(BindAggregate(*e.args[i], agg));
+    }
+  }
+  return Coalesce(std::move(args), keep, e);
+}
+
+namespace {
+
+// Whether e is built from literals by operators whose value is fixed at planning time (so no
+// column, no function call: those may depend on the time or be external).
+bool FixedValue(const BoundExpr& e) {
+  switch (e.op) {
+    case ExprOp::kLiteral:
+    case ExprOp::kEq:
+    case ExprOp::kNe:
+    case ExprOp::kLt:
+    case ExprOp::kLe:
+    case ExprOp::kGt:
+    case ExprOp::kGe:
+    case ExprOp::kIsDistinct:
+    case ExprOp::kNot:
+    case ExprOp::kAnd:
+    case ExprOp::kOr:
+    case ExprOp::kIsNull:
+    case ExprOp::kIsNotNull:
+    case ExprOp::kIsTrue:
+    case ExprOp::kIsFalse:
+    case ExprOp::kNeg:
+    case ExprOp::kAdd:
+    case ExprOp::kSub:
+    case ExprOp::kMul:
+    case ExprOp::kCast:
+      break;
+    default:
+      return false;
+  }
+  for (const auto& a : e.args)
+    if (!FixedValue(*a)) return false;
+  return true;
+}
+
+// A CASE condition's value when it is fixed at planning time: 1 TRUE, 0 FALSE or NULL; else -1.
+int FixedTruth(const BoundExpr& cond) {
+  if (!FixedValue(cond)) return -1;
+  try {
+    Value v = EvaluateConstant(cond);
+    return !v.IsNull() && v.i != 0 ? 1 : 0;
+  } catch (const fld::Error&) {
+    return -1;  // an error at run time, as written
+  }
+}
+
+}  // namespace
+
+BoundExprPtr Binder::BindCase(const Expr& e, const ChildBinder& child, const ChildBinder& dead) {
+  size_t i = 0;
+  BoundExprPtr operand;
+  if (e.has_operand) operand = child(*e.args[i++]);
+  const size_t end = e.args.size() - (e.has_else ? 1 : 0);
+  std::vector<BoundExprPtr> conds, vals;  // the WHENs that may run
+  std::vector<Pos> val_pos;
+  BoundExprPtr else_val;  // the ELSE, or the value of a WHEN that is always TRUE
+  Pos else_pos;
+  std::vector<SqlType> types;  // every value's, dead or not
+  std::vector<Pos> type_pos;
+  bool decided = false;  // a WHEN before is always TRUE: nothing after it runs
+  auto value = [&](const Expr& v, bool runs) {
+    BoundExprPtr b = runs ? child(v) : dead(v);
+    types.push_back(b->type);
+    type_pos.push_back(v.pos);
+    return b;
+  };
+  for (; i < end; i += 2) {
+    const Expr& v = *e.args[i + 1];
+    if (decided) {
+      value(v, false);
+      continue;
+    }
+    BoundExprPtr w = child(*e.args[i]);
+    if (operand)
+      w = Compare(ExprOp::kEq, operand->Clone(), std::move(w), e.args[i]->pos);
+    else
+      w = RequireBool(std::move(w), e.args[i]->pos);
+    const int fixed = FixedTruth(*w);
+    if (fixed == 0) {
+      value(v, false);
+      continue;
+    }
+    BoundExprPtr b = value(v, true);
+    if (fixed == 1) {
+      else_val = std::move(b);
+      else_pos = v.pos;
+      decided = true;
+      continue;
+    }
+    conds.push_back(std::move(w));
+    vals.push_back(std::move(b));
+    val_pos.push_back(v.pos);
+  }
+  if (e.has_else) {
+    BoundExprPtr b = value(*e.args.back(), !decided);
+    if (!decided) {
+      else_val = std::move(b);
+      else_pos = e.args.back()->pos;
+    }
+  }
+  SqlType t = types[0];
+  for (size_t k = 1; k < types.size(); ++k) t = CommonType(t, types[k], type_pos[k]);
+  if (t.id == TypeId::kNull) t = SqlType::Of(TypeId::kInteger);
+  bool nullable = !e.has_else;
+  for (const auto& ty : types) nullable = nullable || ty.nullable;
+  t = t.WithNullable(nullable);
+  if (conds.empty()) return else_val ? Coerce(std::move(else_val), t, else_pos) : MakeLiteral(Value::Null(), t);
+  std::vector<BoundExprPtr> args;
+  for (size_t k = 0; k < conds.size(); ++k) {
+    args.push_back(std::move(conds[k]));
+    args.push_back(Coerce(std::move(vals[k]), t, val_pos[k]));
+  }
+  const bool has_else = else_val != nullptr;
+  if (has_else) args.push_back(Coerce(std::move(else_val), t, else_pos));
+  auto c = MakeCall(ExprOp::kCase, t, std::move(args));
+  c->has_else = has_else;
+  return c;
 }
 
 BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBinder& child) {
@@ -798,13 +1026,8 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       }
       if (e.name == "COALESCE") {
         if (args.empty()) ctx_.Error(e.pos, "COALESCE needs at least one argument");
-        SqlType t = args[0]->type;
-        for (size_t i = 1; i < args.size(); ++i) t = CommonType(t, args[i]->type, e.args[i]->pos);
-        bool nullable = true;
-        for (const auto& a : args) nullable = nullable && a->type.nullable;
-        for (size_t i = 0; i < args.size(); ++i) args[i] = Coerce(std::move(args[i]), t, e.args[i]->pos);
-        if (t.id == TypeId::kNull) t = SqlType::Of(TypeId::kInteger);
-        return MakeCall(ExprOp::kCoalesce, t.WithNullable(nullable), std::move(args));
+        const size_t n = args.size();
+        return Coalesce(std::move(args), n, e);
       }
       if (e.name == "NULLIF") {
         need(2);
@@ -821,43 +1044,8 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       }
       ctx_.Error(e.pos, fmt::format("unknown function {}", e.name));
     }
-    case ExprKind::kCase: {
-      size_t i = 0;
-      BoundExprPtr operand;
-      if (e.has_operand) operand = child(*e.args[i++]);
-      size_t end = e.args.size() - (e.has_else ? 1 : 0);
-      std::vector<BoundExprPtr> conds, vals;
-      std::vector<Pos> val_pos;
-      for (; i + 1 < end + 1 && i < end; i += 2) {
-        BoundExprPtr w = child(*e.args[i]);
-        if (operand)
-          w = Compare(ExprOp::kEq, operand->Clone(), std::move(w), e.args[i]->pos);
-        else
-          w = RequireBool(std::move(w), e.args[i]->pos);
-        conds.push_back(std::move(w));
-        vals.push_back(child(*e.args[i + 1]));
-        val_pos.push_back(e.args[i + 1]->pos);
-      }
-      if (e.has_else) {
-        vals.push_back(child(*e.args.back()));
-        val_pos.push_back(e.args.back()->pos);
-      }
-      SqlType t = vals[0]->type;
-      for (size_t k = 1; k < vals.size(); ++k) t = CommonType(t, vals[k]->type, val_pos[k]);
-      if (t.id == TypeId::kNull) t = SqlType::Of(TypeId::kInteger);
-      bool nullable = !e.has_else;
-      for (const auto& v : vals) nullable = nullable || v->type.nullable;
-      t = t.WithNullable(nullable);
-      std::vector<BoundExprPtr> args;
-      for (size_t k = 0; k < conds.size(); ++k) {
-        args.push_back(std::move(conds[k]));
-        args.push_back(Coerce(std::move(vals[k]), t, val_pos[k]));
-      }
-      if (e.has_else) args.push_back(Coerce(std::move(vals.back()), t, val_pos.back()));
-      auto c = MakeCall(ExprOp::kCase, t, std::move(args));
-      c->has_else = e.has_else;
-      return c;
-    }
+    case ExprKind::kCase:
+      return BindCase(e, child, child);
     case ExprKind::kCast: {
       if (BoundExprPtr d = BindIntervalCast(e, child)) return d;
       BoundExprPtr a = child(*e.args[0]);
@@ -899,7 +1087,7 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
         BoundExprPtr eq = Compare(ExprOp::kEq, a->Clone(), child(*e.args[i]), e.args[i]->pos);
         any = any ? Logic(ExprOp::kOr, std::move(any), std::move(eq), e.pos) : std::move(eq);
       }
-      if (!any) ctx_.Error(e.pos, "IN needs at least one value");
+      if (!any) return MakeLiteral(Value::Int(e.negated ? 1 : 0), Bool(false));  // SQLite's x [NOT] IN ()
       if (!e.negated) return any;
       SqlType t = any->type;
       std::vector<BoundExprPtr> args;

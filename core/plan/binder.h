@@ -5,7 +5,13 @@
 //   - integer op integer -> the wider integer type; with DECIMAL -> DECIMAL; with REAL/DOUBLE ->
 //     DOUBLE; integer division truncates toward zero; x / 0 and x % 0 are NULL;
 //   - comparisons convert both sides to a common type; a string literal compared with a
-//     number or a date/time converts to that type;
+//     date/time converts to that type; a string literal compared with a number is the number it
+//     spells, and one that spells none (and any binary literal) is unequal to every number and
+//     orders after them all, as in SQLite (see ConstantVersusNumber);
+//   - x IN () is FALSE and x NOT IN () TRUE, whatever x (SQLite's empty list);
+//   - COALESCE drops the arguments after the first that cannot be NULL, CASE the WHENs whose
+//     condition is fixed FALSE or NULL and all after one fixed TRUE (never evaluated; in an
+//     aggregate block they may read columns that are not grouped);
 //   - BETWEEN, IN (list), NULLIF are rewritten to comparisons, so NULL logic is the
 //     comparisons' three-valued logic.
 // Semantic errors (unknown column, ambiguous name, type mismatch) point at the SQL like syntax
@@ -100,6 +106,11 @@ class Binder {
   BoundExprPtr Coerce(BoundExprPtr e, const SqlType& target, sql::Pos pos) const;
   // A type both a and b convert to, or an error at pos.
   SqlType CommonType(const SqlType& a, const SqlType& b, sql::Pos pos) const;
+  // Whether `constant` is a string or binary literal compared with a value of numeric type
+  // `other`. Then *number is the numeric literal the string spells (SQLite's numeric text:
+  // optional spaces and sign, digits with an optional point and exponent), or null when it
+  // spells none or is binary: such a constant equals no number and orders after every one.
+  bool ConstantVersusNumber(const BoundExpr& constant, const SqlType& other, BoundExprPtr* number) const;
 
   const SqlContext& ctx() const { return ctx_; }
 
@@ -128,6 +139,15 @@ class Binder {
   BoundExprPtr BindWith(const sql::Expr& e, const Scope* scope, const ChildBinder& child);
   BoundExprPtr BindLiteral(const sql::Expr& e) const;
   BoundExprPtr Compare(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;
+  // CASE, with `child` binding its parts; a WHEN whose condition is fixed at planning time as
+  // FALSE or NULL never runs its value, nor does anything after one fixed as TRUE: those values
+  // are bound by `dead`, for their types only, and dropped.
+  BoundExprPtr BindCase(const sql::Expr& e, const ChildBinder& child, const ChildBinder& dead);
+  // COALESCE over bound arguments; those after `keep` only give their types to the result.
+  BoundExprPtr Coalesce(std::vector<BoundExprPtr> args, size_t keep, const sql::Expr& e) const;
+  // COALESCE in an aggregate block: the arguments after the first one that cannot be NULL are
+  // bound over the input only for their types. Null when e is no COALESCE call.
+  BoundExprPtr CoalesceInAggregate(const sql::Expr& e, AggContext* agg);
   // MAP[...], e[i], CARDINALITY, MAP_* and the VARIANT/JSON functions; null for other names.
   BoundExprPtr BindCollectionFunction(const sql::Expr& e, std::vector<BoundExprPtr>& args) const;
   BoundExprPtr Logic(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;

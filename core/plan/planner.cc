@@ -1651,13 +1651,22 @@ void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
   // Over an aggregate's output the group keys and aggregates come first, as BindAggregate reads
   // them.
   BoundExprPtr x = agg ? binder_.BindAggregate(*e.args[0], agg) : binder_.Bind(*e.args[0], p->scope);
-  // As in comparisons: a NULL or a string literal takes the subquery column's type.
-  if (x->type.id == TypeId::kNull || (x->op == ExprOp::kLiteral && x->type.IsString() && !vtype.IsString())) {
+  // As in comparisons: a string or binary literal next to numbers is the number it spells, or
+  // equals none (a NULL key: no row matches, yet x is not NULL).
+  BoundExprPtr number;
+  bool matches_none = false;
+  if (binder_.ConstantVersusNumber(*x, vtype, &number)) {
+    matches_none = !number;
+    x = matches_none ? MakeLiteral(Value::Null(), vtype.WithNullable(true)) : std::move(number);
+  }
+  // A NULL or a string literal takes the subquery column's type.
+  if ((x->type.id == TypeId::kNull && !matches_none) ||
+      (x->op == ExprOp::kLiteral && x->type.IsString() && !vtype.IsString())) {
     const SqlType to = vtype.WithNullable(x->type.nullable || x->type.id == TypeId::kNull);
     x = binder_.Coerce(std::move(x), to, e.args[0]->pos);
   }
-  const bool x_nullable = x->type.nullable;
-  BoundExprPtr x_again = x->Clone();
+  const bool x_nullable = x->type.nullable && !matches_none;
+  BoundExprPtr x_again = matches_none ? BoolLiteral(true) : x->Clone();
   Plan values = body;
   if (vtype.nullable)
     values =

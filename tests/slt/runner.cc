@@ -179,10 +179,6 @@ const char* StageName(Stage s) {
 std::optional<std::string> SkipReason(const StageError& e, const std::string& sql) {
   std::string msg = ShortMessage(e.what());
   if (msg.find("not supported yet") != std::string::npos) return "not supported yet: " + Category(msg);
-  // `x IN ()`: SQLite accepts an empty list; standard SQL requires at least one value.
-  static const std::regex kEmptyIn(R"(\bIN\s*\(\s*\))", std::regex::icase);
-  if (msg == "IN needs at least one value" && std::regex_search(sql, kEmptyIn))
-    return "non-fld syntax: empty IN list (SQLite extension)";
   // x'0A0B': SQLite's BLOB literal; fld has no BLOB type.
   static const std::regex kBlob(R"((^|[^A-Za-z0-9_])[xX]'[0-9A-Fa-f]*')");
   if (e.stage() == Stage::kParse && std::regex_search(sql, kBlob)) return "non-fld syntax: BLOB literal x'..' (SQLite)";
@@ -192,8 +188,9 @@ std::optional<std::string> SkipReason(const StageError& e, const std::string& sq
   if (e.stage() == Stage::kPlan &&
       msg.find("must appear in GROUP BY or be used in an aggregate function") != std::string::npos)
     return "dialect difference: SQLite accepts non-grouped columns outside aggregates (standard SQL: error)";
-  // SQLite compares a string with a number by its type affinity rules; standard SQL (and
-  // PostgreSQL) reject a string literal that is no number where a number is expected, as fld does.
+  // SQLite converts text to a number by its type affinity rules (e.g. storing 'abc' in an
+  // INTEGER column); standard SQL (and PostgreSQL) reject a string literal that is no number
+  // where a number is expected, as fld does outside comparisons.
   if (e.stage() == Stage::kPlan && msg.starts_with("cannot cast VARCHAR '") &&
       (msg.ends_with("to INTEGER") || msg.ends_with("to BIGINT") || msg.ends_with("to DOUBLE")))
     return "dialect difference: SQLite compares text with numbers (standard SQL: error)";
@@ -339,6 +336,7 @@ Outcome RunQuery(Database& db, const Record& r, const sql::SourceInfo& src) {
     if (auto reason = SkipReason(e, r.sql)) {
       out.kind = Outcome::Kind::kSkip;
       out.reason = *reason;
+      out.detail = e.what();
       return out;
     }
     out.kind = Outcome::Kind::kFail;
@@ -373,6 +371,7 @@ Outcome RunStatement(Database& db, const Record& r, const sql::SourceInfo& src) 
     if (auto reason = SkipReason(e, r.sql)) {
       out.kind = Outcome::Kind::kSkip;
       out.reason = *reason;
+      out.detail = e.what();
       return out;
     }
     out.kind = Outcome::Kind::kFail;
@@ -389,6 +388,24 @@ Outcome RunStatement(Database& db, const Record& r, const sql::SourceInfo& src) 
     }
   }
   return out;
+}
+
+// What a `halt` that applies to `engine` says, with the number of query records it leaves out.
+std::string HaltNote(const Record& halt, const std::vector<Record>& records, size_t at, const std::string& engine) {
+  std::string who = "for every engine";
+  if (!halt.conditions.empty()) {
+    std::string only, except;
+    for (const auto& [onlyif, name] : halt.conditions) {
+      std::string& list = onlyif ? only : except;
+      list += (list.empty() ? "" : ", ") + name;
+    }
+    who = !only.empty() ? "for " + only : "for engines other than " + except;
+  }
+  int left = 0;
+  for (size_t i = at + 1; i < records.size(); ++i)
+    left += records[i].kind == Record::Kind::kQuery && RunsOn(records[i], engine);
+  return fmt::format("halted by the file {} at line {} ({} query records not run; --past-halt runs them)", who,
+                     halt.line, left);
 }
 
 }  // namespace
@@ -412,10 +429,13 @@ FileResult RunFile(const std::string& path, const Options& opts) {
     return fr;
   }
   Database db;
-  for (const Record& r : records) {
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Record& r = records[i];
     if (r.kind == Record::Kind::kHalt) {
-      if (RunsOn(r, opts.engine)) break;
-      continue;
+      if (!RunsOn(r, opts.engine)) continue;
+      if (opts.past_halt) continue;
+      fr.halted = HaltNote(r, records, i, opts.engine);
+      break;
     }
     if (r.kind == Record::Kind::kHashThreshold) continue;
     if (!RunsOn(r, opts.engine)) continue;
@@ -435,7 +455,10 @@ FileResult RunFile(const std::string& path, const Options& opts) {
       case Outcome::Kind::kSkip:
         ++(is_query ? fr.skip : fr.stmt_skip);
         ++fr.skip_reasons[o.reason];
-        if (opts.verbose) std::printf("%s:%d: SKIP (%s)\n", path.c_str(), r.line, o.reason.c_str());
+        if (opts.verbose) {
+          std::printf("%s:%d: SKIP (%s)\n", path.c_str(), r.line, o.reason.c_str());
+          if (!o.detail.empty()) std::printf("%s%s", o.detail.c_str(), o.detail.back() == '\n' ? "" : "\n");
+        }
         break;
       case Outcome::Kind::kFail:
         ++(is_query ? fr.fail : fr.stmt_fail);

@@ -14,6 +14,9 @@ struct Options {
   bool verbose = false;        // print SQL, expected and actual of every failure
   int only_line = 0;           // run only the query/statement at this line (debugging); 0 = all
   bool timing = false;         // record each record's run time in FileResult::timings
+  // Run on past a `halt` the file applies to this engine (such files are meant for other
+  // engines only, e.g. `skipif sqlite` + `halt` before SQLite-only records).
+  bool past_halt = false;
 };
 
 struct FileResult {
@@ -27,6 +30,9 @@ struct FileResult {
   double seconds = 0;
   std::vector<std::pair<double, int>> timings;  // (seconds, line) per record, when Options::timing
   std::string error;                            // the file itself could not be read or parsed
+  // A `halt` stopped the file for this engine (not with Options::past_halt): what it said, e.g.
+  // "halted by the file for engines other than sqlite at line 25 (86 query records not run)".
+  std::string halted;
 };
 
 // Runs every record of the file; failures are printed as they happen when opts.verbose.

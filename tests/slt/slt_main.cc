@@ -1,10 +1,11 @@
 // fld_slt: runs sqllogictest files through fld's incremental engine.
 //
 //   fld_slt [--verbose] [--no-failures] [--engine-name fld] [--min-pass-rate FILE_SUBSTRING=PERCENT]...
-//           [--line N] [--slowest N] [--self-test] FILE_OR_DIR...
+//           [--line N] [--slowest N] [--past-halt] [--self-test] FILE_OR_DIR...
 //
 // A directory runs every *.test file under it (recursively, sorted). For each file it prints
-// `<file>: pass P, fail F, skip S` (query records) with the top skip and failure reasons; the
+// `<file>: pass P, fail F, skip S` (query records) with the top skip and failure reasons, and
+// when a `halt` stopped the file for this engine, where (--past-halt runs on past it); the
 // last line is `N passed, N failed, N skipped`. A path that does not exist is reported as
 // `sqllogictest: skipped: <path> not found` (clones without the corpus), not as an error.
 // Exit status: 0 unless a file matched by --min-pass-rate passed fewer than PERCENT of its query
@@ -32,7 +33,7 @@ void Usage() {
   std::fprintf(
       stderr,
       "usage: fld_slt [--verbose] [--no-failures] [--engine-name NAME] [--min-pass-rate FILE_SUBSTRING=PERCENT]... "
-      "[--line N] [--slowest N] [--self-test] FILE_OR_DIR...\n");
+      "[--line N] [--slowest N] [--past-halt] [--self-test] FILE_OR_DIR...\n");
 }
 
 std::vector<std::pair<std::string, int>> TopReasons(const std::map<std::string, int>& m, size_t n) {
@@ -109,6 +110,8 @@ int main(int argc, char** argv) {
     };
     if (a == "--verbose" || a == "-v") {
       opts.verbose = true;
+    } else if (a == "--past-halt") {
+      opts.past_halt = true;
     } else if (a == "--no-failures") {
       no_failures = true;
     } else if (a == "--engine-name") {
@@ -182,6 +185,7 @@ int main(int argc, char** argv) {
       file_error = true;
     }
     std::printf("%s: pass %d, fail %d, skip %d\n", f.c_str(), r.pass, r.fail, r.skip);
+    if (!r.halted.empty()) std::printf("  %s\n", r.halted.c_str());
     std::printf("  %.2fs; statements: ok %d, fail %d, skip %d\n", r.seconds, r.stmt_ok, r.stmt_fail, r.stmt_skip);
     for (const auto& [reason, n] : TopReasons(r.skip_reasons, 5)) std::printf("  skip %5d  %s\n", n, reason.c_str());
     for (const auto& [reason, n] : TopReasons(r.fail_reasons, 5)) std::printf("  fail %5d  %s\n", n, reason.c_str());
