@@ -17,8 +17,8 @@
 // Who uses them: operators whose state holds values of such a column discard the entries below
 // the waterline, which no future change can reach: aggregates (groups), DISTINCT (rows), joins
 // on a key column with waterlines on both sides (both sides' rows below the smaller one), the
-// as-of join (left rows, and right rows but the last). Discarding is not deleting: it changes
-// no output.
+// as-of join (left rows, and right rows but the last), SESSION windows (finished sessions).
+// Discarding is not deleting: it changes no output.
 #pragma once
 
 #include <memory>

@@ -220,7 +220,9 @@ BoundExprPtr Binder::BindTimeFunction(const Expr& e, const ChildBinder& child) {
   if (n == "NOW" || n == "CURRENT_TIMESTAMP" || n == "LOCALTIMESTAMP")
     ctx_.Error(e.pos, fmt::format("{}() is not supported yet (a view's contents would depend on when it runs)", n));
   if (n == "SESSION" || n == "SESSION_START" || n == "SESSION_END")
-    ctx_.Error(e.pos, "SESSION windows are not supported yet");
+    ctx_.Error(e.pos, fmt::format("{} in GROUP BY is not supported yet; use FROM TABLE(SESSION(TABLE t, "
+                                  "DESCRIPTOR(col), DESCRIPTOR(key), gap)) and GROUP BY key, window_start, window_end",
+                                  n));
   if (n == "HOP" || n == "HOP_START" || n == "HOP_END")
     ctx_.Error(e.pos, fmt::format("{} in GROUP BY is not supported yet; use FROM TABLE(HOP(TABLE t, DESCRIPTOR(col), "
                                   "slide, size)) and GROUP BY window_start, window_end",

@@ -19,6 +19,7 @@
 #include "core/operators/join.h"
 #include "core/operators/lateness.h"
 #include "core/operators/map.h"
+#include "core/operators/session.h"
 #include "core/operators/source.h"
 #include "core/operators/topk.h"
 #include "core/operators/union_all.h"
@@ -995,7 +996,8 @@ Planner::Plan Planner::PlanTableRefUncached(const sql::TableRef& t) {
   ctx_.Error(t.pos, "unsupported FROM item");
 }
 
-// TABLE(TUMBLE(...)) / TABLE(HOP(...)): the input's columns, then window_start and window_end.
+// TABLE(TUMBLE(...)) / TABLE(HOP(...)) / TABLE(SESSION(...)): the input's columns, then
+// window_start and window_end.
 Planner::Plan Planner::PlanWindowRef(const sql::TableRef& t) {
   Plan in = PlanTableRef(*t.left);
   const int ts = binder_.Resolve(in.scope, "", t.using_cols[0], t.pos);
@@ -1015,7 +1017,7 @@ Planner::Plan Planner::PlanWindowRef(const sql::TableRef& t) {
     if (x.IsNull()) ctx_.Error(a->pos, fmt::format("{} needs a non-NULL INTERVAL here", t.name));
     v.push_back(x.i);
   }
-  const bool hop = t.name == "HOP";
+  const bool hop = t.name == "HOP", session = t.name == "SESSION";
   const int64_t slide = hop ? v[0] : 0, size = hop ? v[1] : v[0];
   const int64_t offset = v.size() > (hop ? 2u : 1u) ? v.back() : 0;
   if (size <= 0 || (hop && slide <= 0))
@@ -1032,8 +1034,17 @@ Planner::Plan Planner::PlanWindowRef(const sql::TableRef& t) {
   SqlType wt = SqlType::Of(TypeId::kTimestamp, ts_type.nullable);
   out.scope.cols.push_back({q, "window_start", wt, false});
   out.scope.cols.push_back({q, "window_end", wt, false});
-  if (hop) {
-    out.node = circuit_->AddNode(std::make_unique<HopOp>(ts, slide, size, offset), {in.node}, Types(out.scope));
+  if (session) {
+    std::vector<int> keys;
+    for (const auto& k : t.window_keys) keys.push_back(binder_.Resolve(in.scope, "", k, t.pos));
+    std::vector<PhysType> phys;
+    for (const auto& c : in.scope.cols) phys.push_back(c.type.phys());
+    out.node = circuit_->AddNode(std::make_unique<SessionOp>(std::move(phys), ts, std::move(keys), size), {in.node},
+                                 Types(out.scope));
+  }
+  if (hop || session) {
+    if (hop)
+      out.node = circuit_->AddNode(std::make_unique<HopOp>(ts, slide, size, offset), {in.node}, Types(out.scope));
     for (size_t i = out.scope.cols.size() - 2; i < out.scope.cols.size(); ++i) out.scope.cols[i].type.nullable = false;
     return out;
   }

@@ -183,6 +183,87 @@ std::vector<Case> Cases() {
                out.push_back(Cat({Show(s1.p), Show(s2.q)}));
          return out;
        }});
+  // Quantified comparisons: ANY folds the comparisons with OR, ALL with AND (over no rows FALSE
+  // and TRUE).
+  using Cmp = std::function<std::optional<bool>(const Int&, const Int&)>;
+  auto quant = [](const Int& v, const Table& u, const std::function<Int(const Row2&)>& col,
+                  const std::function<bool(const Row2&)>& keep, const Cmp& cmp, bool all) {
+    std::optional<bool> acc = all;
+    for (const auto& s : u)
+      if (keep(s)) acc = all ? And(acc, cmp(v, col(s))) : Or(acc, cmp(v, col(s)));
+    return acc;
+  };
+  const Cmp gt = [](const Int& a, const Int& b) { return Lt(b, a); };
+  const Cmp le = [](const Int& a, const Int& b) -> std::optional<bool> {
+    auto r = Lt(b, a);
+    return r ? std::optional<bool>(!*r) : std::nullopt;
+  };
+  const Cmp ne = [](const Int& a, const Int& b) -> std::optional<bool> {
+    auto r = Eq(a, b);
+    return r ? std::optional<bool>(!*r) : std::nullopt;
+  };
+  const auto x_of = [](const Row2& s) { return s.p; };
+  const auto every = [](const Row2&) { return true; };
+  cs.push_back({"SELECT a, a > ALL (SELECT x FROM u) FROM t", [=](const Table& t, const Table& u) {
+                  std::vector<std::string> out;
+                  for (const auto& r : t)
+                    out.push_back(Cat({Show(r.p), ShowBool(quant(r.p, u, x_of, every, gt, true))}));
+                  return out;
+                }});
+  cs.push_back({"SELECT a, b, b <= ANY (SELECT x FROM u WHERE u.y = t.a) FROM t", [=](const Table& t, const Table& u) {
+                  std::vector<std::string> out;
+                  for (const auto& r : t)
+                    out.push_back(
+                        Cat({Show(r.p), Show(r.q),
+                             ShowBool(quant(
+                                 r.q, u, x_of, [&](const Row2& s) { return IsTrue(Eq(s.q, r.p)); }, le, false))}));
+                  return out;
+                }});
+  cs.push_back({"SELECT a, b, a = ALL (SELECT x FROM u WHERE u.y > t.b) FROM t", [=](const Table& t, const Table& u) {
+                  std::vector<std::string> out;
+                  for (const auto& r : t)
+                    out.push_back(
+                        Cat({Show(r.p), Show(r.q),
+                             ShowBool(quant(
+                                 r.p, u, x_of, [&](const Row2& s) { return IsTrue(Lt(r.q, s.q)); }, Eq, true))}));
+                  return out;
+                }});
+  cs.push_back(
+      {"SELECT a, a <> ANY (SELECT DISTINCT x FROM u), a = SOME (SELECT x FROM u), a <> ALL (SELECT x FROM "
+       "u) FROM t",
+       [=](const Table& t, const Table& u) {
+         std::vector<std::string> out;
+         for (const auto& r : t)
+           out.push_back(
+               Cat({Show(r.p), ShowBool(quant(r.p, u, x_of, every, ne, false)),
+                    ShowBool(quant(r.p, u, x_of, every, Eq, false)), ShowBool(quant(r.p, u, x_of, every, ne, true))}));
+         return out;
+       }});
+  cs.push_back({"SELECT a, b FROM t WHERE a < SOME (SELECT x + y FROM u)", [=](const Table& t, const Table& u) {
+                  std::vector<std::string> out;
+                  const auto sum = [](const Row2& s) { return s.p && s.q ? Int(*s.p + *s.q) : Int(); };
+                  for (const auto& r : t)
+                    if (IsTrue(quant(r.p, u, sum, every, Lt, false))) out.push_back(Cat({Show(r.p), Show(r.q)}));
+                  return out;
+                }});
+  cs.push_back({"SELECT a, a >= ALL (SELECT MAX(x) FROM u GROUP BY y) FROM t", [=](const Table& t, const Table& u) {
+                  // One row per group of y (NULL its own group): its largest x, NULL when all are NULL.
+                  std::map<Int, Int> groups;
+                  for (const auto& s : u) {
+                    Int& m = groups.try_emplace(s.q, Int()).first->second;
+                    if (s.p && (!m || *s.p > *m)) m = s.p;
+                  }
+                  Table maxes;
+                  for (const auto& [y, m] : groups) maxes.push_back({m, y});
+                  const Cmp ge = [](const Int& a, const Int& b) -> std::optional<bool> {
+                    auto r = Lt(a, b);
+                    return r ? std::optional<bool>(!*r) : std::nullopt;
+                  };
+                  std::vector<std::string> out;
+                  for (const auto& r : t)
+                    out.push_back(Cat({Show(r.p), ShowBool(quant(r.p, maxes, x_of, every, ge, true))}));
+                  return out;
+                }});
   return cs;
 }
 

@@ -8,6 +8,7 @@
 #include "core/operators/join.h"
 #include "core/operators/lateness.h"
 #include "core/operators/map.h"
+#include "core/operators/session.h"
 
 namespace fld::plan {
 
@@ -41,6 +42,9 @@ class Deriver {
       }
     } else if (dynamic_cast<const DistinctOp*>(&op)) {
       out = Of(ins[0]);
+    } else if (auto* sess = dynamic_cast<const SessionOp*>(&op)) {
+      // Only window_end: a change can retract rows of any age (core/operators/session.h).
+      out.back() = Of(ins[0])[sess->ts_column()];
     } else if (auto* a = dynamic_cast<const AggregateOp*>(&op)) {
       // A group changes only when one of its rows does, so its key keeps the input's waterline.
       const std::vector<WaterlineRef> in = Of(ins[0]);
@@ -90,6 +94,9 @@ void AttachWaterlines(Circuit* c) {
         j->SetWaterline(static_cast<int>(k), w);
         break;
       }
+    } else if (auto* sess = dynamic_cast<SessionOp*>(&op)) {
+      const auto& in = d.Of(ins[0]);
+      if (in[sess->ts_column()].valid()) sess->SetWaterline(in[sess->ts_column()]);
     } else if (auto* j = dynamic_cast<AsofJoinOp*>(&op)) {
       const auto& l = d.Of(ins[0]);
       const auto& r = d.Of(ins[1]);

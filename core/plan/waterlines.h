@@ -14,8 +14,8 @@ namespace fld::plan {
 std::vector<WaterlineRef> NodeWaterlines(const Circuit& c, int node);
 
 // Gives aggregates (a GROUP BY key with a waterline), DISTINCT (a column with one), joins (a key
-// column with one on both sides) and as-of joins (both match columns with one) the waterlines
-// below which they discard state.
+// column with one on both sides), as-of joins (both match columns with one) and SESSION windows
+// (their timestamp column with one) the waterlines below which they discard state.
 void AttachWaterlines(Circuit* c);
 
 }  // namespace fld::plan

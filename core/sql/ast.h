@@ -119,9 +119,10 @@ struct Expr {
 enum class JoinType : uint8_t { kInner, kLeft, kRight, kFull, kCross };
 
 struct TableRef {
-  // kWindow: TABLE(TUMBLE(TABLE t, DESCRIPTOR(c), size [, offset])) or HOP(..., slide, size
-  // [, offset]): `name` is TUMBLE or HOP, `left` the input (a kTable or kSubquery), `using_cols`
-  // the descriptor's column, `window_args` the interval arguments in positional order.
+  // kWindow: TABLE(TUMBLE(TABLE t, DESCRIPTOR(c), size [, offset])), HOP(..., slide, size
+  // [, offset]) or SESSION(..., [DESCRIPTOR(k, ...),] size): `name` is TUMBLE, HOP or SESSION,
+  // `left` the input (a kTable or kSubquery), `using_cols` the descriptor's column, `window_args`
+  // the interval arguments in positional order, `window_keys` SESSION's key columns.
   enum class Kind : uint8_t { kTable, kSubquery, kJoin, kWindow, kUnnest };
   Kind kind = Kind::kTable;
   Pos pos;
@@ -135,6 +136,7 @@ struct TableRef {
   ExprPtr on;                           // ON condition (may be null)
   std::vector<std::string> using_cols;  // USING (a, b)
   std::vector<ExprPtr> window_args;     // kWindow
+  std::vector<std::string> window_keys;
   // [LEFT] ASOF JOIN: join_type kLeft or kInner; `on` holds the equalities.
   ExprPtr match_condition;  // MATCH_CONDITION (expr); non-null only for ASOF joins
   Pos asof_pos;             // of MATCH_CONDITION

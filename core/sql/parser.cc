@@ -1215,24 +1215,25 @@ class Parser {
     return ref;
   }
 
-  // TABLE(TUMBLE(data, DESCRIPTOR(col), size [, offset])) or TABLE(HOP(data, DESCRIPTOR(col),
-  // slide, size [, offset])) [AS alias]; data is `TABLE name` or a parenthesized query; the
-  // arguments may be named: "DATA" => ..., "TIMECOL" => ..., "SIZE", "SLIDE", "OFFSET".
+  // TABLE(TUMBLE(data, DESCRIPTOR(col), size [, offset])), TABLE(HOP(data, DESCRIPTOR(col),
+  // slide, size [, offset])) or TABLE(SESSION(data, DESCRIPTOR(col), [DESCRIPTOR(key, ...),]
+  // size)) [AS alias]; data is `TABLE name` or a parenthesized query; the arguments may be
+  // named: "DATA" => ..., "TIMECOL" => ..., "KEY", "SIZE", "SLIDE", "OFFSET".
   std::unique_ptr<TableRef> ParseWindowTable() {
     auto ref = std::make_unique<TableRef>();
     ref->kind = TableRef::Kind::kWindow;
     ref->pos = Take().pos;  // TABLE
     ExpectSym("(");
     const Token& fn = Peek();
-    if (fn.kind != TokenKind::kIdent) Expected("a table function (TUMBLE or HOP)");
-    if (fn.upper == "SESSION") FailAt(fn.pos, "SESSION windows are not supported yet");
-    if (fn.upper != "TUMBLE" && fn.upper != "HOP")
-      FailAt(fn.pos, fmt::format("table function {} is not supported (TUMBLE and HOP are)", fn.text));
+    if (fn.kind != TokenKind::kIdent) Expected("a table function (TUMBLE, HOP or SESSION)");
+    if (fn.upper != "TUMBLE" && fn.upper != "HOP" && fn.upper != "SESSION")
+      FailAt(fn.pos, fmt::format("table function {} is not supported (TUMBLE, HOP and SESSION are)", fn.text));
     ref->name = Take().upper;
-    const bool hop = ref->name == "HOP";
+    const bool hop = ref->name == "HOP", session = ref->name == "SESSION";
     const std::vector<std::string_view> names =
-        hop ? std::vector<std::string_view>{"DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"}
-            : std::vector<std::string_view>{"DATA", "TIMECOL", "SIZE", "OFFSET"};
+        hop       ? std::vector<std::string_view>{"DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"}
+        : session ? std::vector<std::string_view>{"DATA", "TIMECOL", "KEY", "SIZE"}
+                  : std::vector<std::string_view>{"DATA", "TIMECOL", "SIZE", "OFFSET"};
     std::vector<ExprPtr> slots(names.size());
     bool have_data = false, have_col = false;
     ExpectSym("(");
@@ -1249,6 +1250,8 @@ class Parser {
         Take();
         Take();
       }
+      // SESSION's key DESCRIPTOR may be left out.
+      if (session && slot == 2 && !IsKw(Peek(), "DESCRIPTOR")) slot = position++;
       if (slot >= names.size()) FailAt(Peek().pos, fmt::format("too many arguments for {}", ref->name));
       if (slot == 0) {
         auto data = std::make_unique<TableRef>();
@@ -1266,6 +1269,9 @@ class Parser {
         }
         ref->left = std::move(data);
         have_data = true;
+      } else if (session && slot == 2) {
+        ExpectKw("DESCRIPTOR");
+        ref->window_keys = ParseNameList("a column name");
       } else if (slot == 1) {
         ExpectKw("DESCRIPTOR");
         ref->using_cols = ParseNameList("a column name");
@@ -1279,6 +1285,7 @@ class Parser {
     ExpectSym(")");
     if (!have_data || !have_col) FailAt(ref->pos, fmt::format("{} needs a table and a DESCRIPTOR column", ref->name));
     for (size_t k = 2; k < slots.size(); ++k) {
+      if (session && k == 2) continue;
       if (!slots[k] && names[k] != "OFFSET")
         FailAt(ref->pos, fmt::format("{} needs its {} argument", ref->name, names[k]));
       if (slots[k]) ref->window_args.push_back(std::move(slots[k]));
@@ -1326,16 +1333,19 @@ class Parser {
   // Comparisons and the predicates (IS, BETWEEN, IN, LIKE). They chain left to right, so
   // `a = b IS NULL` reads as `(a = b) IS NULL`.
   ExprPtr ParseComparison() {
+    const size_t start = i_;
     auto e = ParseConcat();
-    for (;;) {
+    for (bool first = true;; first = false) {
       const Token& t = Peek();
       Op op = ComparisonOp(t);
       if (op != Op::kNone) {
         Take();
         if ((IsKw(Peek(), "ANY") || IsKw(Peek(), "SOME") || IsKw(Peek(), "ALL")) && IsSym(Peek(1), "(") &&
-            ParenStartsQuery(2))
-          FailAt(Peek().pos,
-                 fmt::format("quantified comparisons ({} {} (subquery)) are not supported yet", t.text, Peek().upper));
+            ParenStartsQuery(2)) {
+          if (!first) FailAt(t.pos, "a quantified comparison's left side must not be a comparison");
+          e = ParseQuantified(start, std::move(e), op);
+          continue;
+        }
         e = NewBinary(op, std::move(e), ParseConcat());
         continue;
       }
@@ -1375,18 +1385,164 @@ class Parser {
           n->args.push_back(std::move(e));
           e = std::move(n);
         }
-      } else if (IsKw(kw, "LIKE")) {
+      } else if (IsKw(kw, "LIKE") || IsKw(kw, "ILIKE")) {
+        // s ILIKE p (case-insensitive, as in Feldera and PostgreSQL) is LOWER(s) LIKE LOWER(p).
+        const bool fold = IsKw(kw, "ILIKE");
         for (size_t j = 0; j <= k; ++j) Take();
         auto l = NewExpr(ExprKind::kLike, e->pos);
         l->negated = negated;
-        l->args.push_back(std::move(e));
-        l->args.push_back(ParseConcat());
+        auto lower = [&](ExprPtr x) {
+          if (!fold) return x;
+          auto call = NewExpr(ExprKind::kFunction, x->pos);
+          call->name = "LOWER";
+          call->args.push_back(std::move(x));
+          return call;
+        };
+        l->args.push_back(lower(std::move(e)));
+        l->args.push_back(lower(ParseConcat()));
         if (AcceptKw("ESCAPE")) l->args.push_back(ParseConcat());
         e = std::move(l);
       } else {
         return e;
       }
     }
+  }
+
+  // `x op ANY|SOME|ALL (query)`, after the operator; x was parsed from token `operand`. `= ANY`
+  // is `x IN (query)` and `<> ALL` `x NOT IN (query)`; the others become a CASE over scalar
+  // subqueries of the query's row count, non-NULL count and MIN and/or MAX (so they are
+  // decorrelated like any scalar subquery), with SQL's three-valued answers:
+  //   x op ANY: FALSE over no rows; TRUE when x op s for some s; else NULL when x or some s is
+  //   NULL; else FALSE. x op ALL: TRUE over no rows; FALSE when NOT (x op s) for some s; else
+  //   NULL when x or some s is NULL; else TRUE.
+  // The operand and the query are parsed again from their tokens for each copy they need.
+  ExprPtr ParseQuantified(size_t operand, ExprPtr x, Op op) {
+    const Pos pos = x->pos;
+    const std::string quant = Take().upper;  // ANY, SOME or ALL
+    const bool all = quant == "ALL";
+    Take();  // (
+    const size_t query = i_;
+    auto q = ParseQueryExpr();
+    ExpectSym(")");
+    if ((op == Op::kEq && !all) || (op == Op::kNe && all)) {
+      auto r = NewExpr(ExprKind::kInQuery, pos);
+      r->negated = all;
+      r->args.push_back(std::move(x));
+      r->subquery = std::move(q);
+      return r;
+    }
+    const size_t after = i_, after_end = last_end_;
+    auto again = [&](size_t from, bool is_query) {
+      i_ = from;
+      ExprPtr e;
+      std::unique_ptr<Query> qq;
+      if (is_query)
+        qq = ParseQueryExpr();
+      else
+        e = ParseConcat();
+      i_ = after;
+      last_end_ = after_end;
+      return std::make_pair(std::move(e), std::move(qq));
+    };
+    auto operand_copy = [&] { return again(operand, false).first; };
+    // (SELECT fn(e) FROM ...) for the query's one column e (COUNT(*) when star).
+    auto aggregate = [&](std::string fn, bool star) {
+      auto qq = again(query, true).second;
+      auto call = NewExpr(ExprKind::kFunction, pos);
+      call->name = std::move(fn);
+      call->star_arg = star;
+      Select* sel = qq->select.get();
+      const bool plain = sel && qq->with.empty() && !qq->limit && !qq->offset && sel->group_by.empty() &&
+                         sel->grouping_sets.empty() && !sel->having && sel->windows.empty() && sel->items.size() == 1 &&
+                         sel->items[0].expr->kind != ExprKind::kStar && !MayAggregate(*sel->items[0].expr);
+      if (plain) {  // the aggregate replaces the select item, so a correlated query stays one
+        if (!star) call->args.push_back(std::move(sel->items[0].expr));
+        sel->items[0].expr = std::move(call);
+        sel->distinct = false;  // changes no answer: only MIN, MAX and whether counts are 0 or equal
+        qq->order_by.clear();
+      } else {  // SELECT fn(c) FROM (query) AS quantified, c the query's first column
+        Query* first = qq.get();
+        while (!first->select && first->left) first = first->left.get();
+        std::string column = "c";
+        if (first->select && !first->select->items.empty()) {
+          SelectItem& item = first->select->items[0];
+          if (item.alias.empty() && item.expr->kind == ExprKind::kColumnRef) item.alias = item.expr->name;
+          if (item.alias.empty()) item.alias = column;
+          column = item.alias;
+        }
+        auto ref = std::make_unique<TableRef>();
+        ref->kind = TableRef::Kind::kSubquery;
+        ref->pos = qq->pos;
+        ref->alias = "quantified";
+        ref->subquery = std::move(qq);
+        if (!star) {
+          auto c = NewExpr(ExprKind::kColumnRef, pos);
+          c->name = column;
+          call->args.push_back(std::move(c));
+        }
+        qq = std::make_unique<Query>();
+        qq->pos = ref->pos;
+        qq->select = std::make_unique<Select>();
+        qq->select->pos = ref->pos;
+        qq->select->from.push_back(std::move(ref));
+        qq->select->items.push_back({std::move(call), "", pos});
+      }
+      auto sub = NewExpr(ExprKind::kSubquery, pos);
+      sub->subquery = std::move(qq);
+      return sub;
+    };
+    auto literal = [&](LiteralKind k, const char* text) {
+      auto l = NewExpr(ExprKind::kLiteral, pos);
+      l->lit_kind = k;
+      l->text = text;
+      return l;
+    };
+    auto boolean = [&](bool v) { return literal(LiteralKind::kBoolean, v ? "TRUE" : "FALSE"); };
+    auto is_null = [&](ExprPtr a) {
+      auto n = NewExpr(ExprKind::kIsNull, pos);
+      n->args.push_back(std::move(a));
+      return n;
+    };
+    // The test on x against the extremes that decides TRUE (ANY) or FALSE (ALL).
+    ExprPtr decisive;
+    if (op == Op::kEq || op == Op::kNe) {  // = ALL: NOT (x = MIN AND x = MAX); <> ANY: x <> MIN OR x <> MAX
+      decisive = NewBinary(all ? Op::kAnd : Op::kOr, NewBinary(op, operand_copy(), aggregate("MIN", false)),
+                           NewBinary(op, operand_copy(), aggregate("MAX", false)));
+    } else {  // x > ANY: x > MIN; x > ALL: x > MAX; < the other way round
+      const bool below = op == Op::kLt || op == Op::kLe;
+      decisive = NewBinary(op, std::move(x), aggregate(below != all ? "MAX" : "MIN", false));
+    }
+    if (all) {
+      auto n = NewExpr(ExprKind::kUnary, pos);
+      n->op = Op::kNot;
+      n->args.push_back(std::move(decisive));
+      decisive = std::move(n);
+    }
+    auto c = NewExpr(ExprKind::kCase, pos);
+    c->args.push_back(NewBinary(Op::kEq, aggregate("COUNT", true), literal(LiteralKind::kInteger, "0")));
+    c->args.push_back(boolean(all));
+    c->args.push_back(std::move(decisive));
+    c->args.push_back(boolean(!all));
+    c->args.push_back(NewBinary(Op::kOr, is_null(operand_copy()),
+                                NewBinary(Op::kLt, aggregate("COUNT", false), aggregate("COUNT", true))));
+    c->args.push_back(literal(LiteralKind::kNull, "NULL"));
+    c->args.push_back(boolean(all));
+    c->has_else = true;
+    return c;
+  }
+
+  // Whether e calls an aggregate function (so it cannot take another aggregate around it).
+  static bool MayAggregate(const Expr& e) {
+    static const std::string_view kNames[] = {"COUNT",    "SUM",     "AVG",        "MIN",         "MAX",      "ARG_MIN",
+                                              "ARG_MAX",  "STDDEV",  "STDDEV_POP", "STDDEV_SAMP", "VARIANCE", "VAR_POP",
+                                              "VAR_SAMP", "BIT_AND", "BIT_OR",     "BIT_XOR",     "EVERY",    "SOME",
+                                              "BOOL_AND", "BOOL_OR", "COUNTIF",    "ARRAY_AGG",   "MAP_AGG"};
+    if (e.kind == ExprKind::kFunction && !e.over &&
+        std::find(std::begin(kNames), std::end(kNames), e.name) != std::end(kNames))
+      return true;
+    for (const auto& a : e.args)
+      if (a && MayAggregate(*a)) return true;
+    return false;
   }
 
   // After `e`: IS [NOT] NULL | TRUE | FALSE | DISTINCT FROM x.

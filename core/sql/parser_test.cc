@@ -445,9 +445,16 @@ TEST_CASE("WITH queries", "[parser]") {
             .find("WITH RECURSIVE (recursive queries) is not "
                   "supported yet") != std::string::npos);
   CHECK(ErrorOf("WITH a SELECT 1").find("expected AS") != std::string::npos);
-  CHECK(ErrorOf("SELECT 1 FROM t WHERE a > ALL (SELECT b FROM u)")
-            .find("quantified comparisons (> ALL (subquery)) are not supported yet") != std::string::npos);
-  CHECK(ErrorOf("SELECT a = SOME (SELECT b FROM u)").find("(= SOME (subquery)) are not supported yet") !=
+  // Quantified comparisons: = SOME is IN, <> ALL is NOT IN, the others a CASE over scalar
+  // subqueries (their answers are tested in core/plan/subquery_test.cc and regress/quantified.test).
+  auto quant = ParseQuery("SELECT a = SOME (SELECT b FROM u), a <> ALL (SELECT b FROM u), a > ALL (SELECT b FROM u)");
+  const auto& qi = quant->select->items;
+  CHECK(qi[0].expr->kind == ExprKind::kInQuery);
+  CHECK(!qi[0].expr->negated);
+  CHECK(qi[1].expr->kind == ExprKind::kInQuery);
+  CHECK(qi[1].expr->negated);
+  CHECK(qi[2].expr->kind == ExprKind::kCase);
+  CHECK(ErrorOf("SELECT 1 = a > ALL (SELECT b FROM u)").find("left side must not be a comparison") !=
         std::string::npos);
 }
 
@@ -886,8 +893,8 @@ TEST_CASE("special call forms, array syntax, UNNEST, CREATE FUNCTION and CREATE 
 
 TEST_CASE("what is not supported yet is refused by name", "[parser]") {
   CHECK(ErrorOf("SELECT ARRAY(SELECT 1)").find("ARRAY(subquery) is not supported yet") != std::string::npos);
-  CHECK(ErrorOf("SELECT * FROM TABLE(SESSION(TABLE t, DESCRIPTOR(ts), INTERVAL '1' HOUR))")
-            .find("SESSION windows are not supported yet") != std::string::npos);
+  CHECK(ErrorOf("SELECT * FROM TABLE(CUMULATE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' HOUR))")
+            .find("table function CUMULATE is not supported (TUMBLE, HOP and SESSION are)") != std::string::npos);
   CHECK(ErrorOf("SELECT INTERVAL '1' MONTH TO DAY").find("not a valid interval range") != std::string::npos);
   CHECK(ErrorOf("SELECT SUM(a) OVER (ORDER BY b GROUPS 1 PRECEDING) FROM t").find("GROUPS window frames") !=
         std::string::npos);
@@ -930,6 +937,26 @@ TEST_CASE("INTERVAL literals, time units and window table functions", "[parser]"
   REQUIRE(w.window_args.size() == 2);  // slide, size in positional order
   CHECK(w.window_args[0]->text == "10");
   CHECK(w.window_args[1]->text == "1");
+}
+
+TEST_CASE("SESSION table functions: with and without a key, positional or named", "[parser]") {
+  auto keyed =
+      ParseQuery("SELECT * FROM TABLE(SESSION(TABLE t, DESCRIPTOR(ts), DESCRIPTOR(a, b), INTERVAL '5' MINUTE))");
+  const TableRef& k = *keyed->select->from[0];
+  CHECK(k.name == "SESSION");
+  CHECK(k.using_cols == std::vector<std::string>{"ts"});
+  CHECK(k.window_keys == std::vector<std::string>{"a", "b"});
+  REQUIRE(k.window_args.size() == 1);
+  CHECK(k.window_args[0]->text == "5");
+  auto plain = ParseQuery("SELECT * FROM TABLE(SESSION(TABLE t, DESCRIPTOR(ts), INTERVAL '5' MINUTE))");
+  CHECK(plain->select->from[0]->window_keys.empty());
+  CHECK(plain->select->from[0]->window_args.size() == 1);
+  auto named = ParseQuery(
+      "SELECT * FROM TABLE(SESSION(\"DATA\" => TABLE t, \"TIMECOL\" => DESCRIPTOR(ts), \"SIZE\" => INTERVAL '5' "
+      "MINUTE, \"KEY\" => DESCRIPTOR(a)))");
+  CHECK(named->select->from[0]->window_keys == std::vector<std::string>{"a"});
+  CHECK(ErrorOf("SELECT * FROM TABLE(SESSION(TABLE t, DESCRIPTOR(ts), DESCRIPTOR(a)))").find("needs its SIZE") !=
+        std::string::npos);
 }
 
 TEST_CASE("DECLARE RECURSIVE VIEW declares a name and typed columns", "[parser]") {
