@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -125,6 +126,12 @@ def fld(*args):
     return subprocess.run([ARGS.fld, *args], capture_output=True, text=True)
 
 
+def cpu_children():
+    """User + system CPU seconds of the finished child processes (the machine may be shared)."""
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
 def first_error(r):
     lines = [l for l in (r.stderr + r.stdout).splitlines() if "error" in l.lower()]
     return (lines or (r.stderr + r.stdout).strip().splitlines() or ["exit %d" % r.returncode])[0].strip()
@@ -197,14 +204,14 @@ def run(work, tables_sql, queries, nexmark, duck):
         if r.returncode != 0:
             status[q] = ("REFUSED", first_error(r))
         else:
-            t0 = time.monotonic()
+            t0, cpu0 = time.monotonic(), cpu_children()
             r2 = fld("run", "--quiet", spec)
             if r2.returncode != 0:
                 status[q] = ("FAILED", first_error(r2))
             else:
-                secs = time.monotonic() - t0
+                secs, cpu = time.monotonic() - t0, cpu_children() - cpu0
                 fld_secs[q] = secs
-                status[q] = ("RAN", f"{secs:.1f} s, {ARGS.events / secs:,.0f} events/s")
+                status[q] = ("RAN", f"{secs:.1f} s, {ARGS.events / secs:,.0f} events/s, {cpu:.1f} s of CPU")
                 entry["csv"] = outputs[view]
                 rels = relations(r.stdout)
                 for t in own_tables:
