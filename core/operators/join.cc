@@ -28,6 +28,15 @@ std::string JoinOp::Describe() const {
   for (size_t i = 0; i < left_.keys.size(); ++i)
     s += fmt::format("{} left.${} = right.${}", i ? " and" : " on", left_.keys[i], right_.keys[i]);
   if (left_.gc.active()) s += fmt::format(" (discards rows below the waterline of key {})", left_.gc.column());
+  for (const Side* side : {&left_, &right_})
+    if (side->filter)
+      s += fmt::format(" ({} rows where {})", side == &left_ ? "left" : "right", side->filter->ToString());
+  std::string pruned;
+  for (const Side* side : {&left_, &right_})
+    for (size_t c = 0; c < side->needed.size(); ++c)
+      if (!side->needed[c])
+        pruned += fmt::format("{}{}.${}", pruned.empty() ? "" : " ", side == &left_ ? "left" : "right", c);
+  if (!pruned.empty()) s += " (unread: " + pruned + ")";
   return s;
 }
 
@@ -48,6 +57,39 @@ void AppendNulls(BatchBuilder* out, size_t first, size_t n) {
 }
 
 }  // namespace
+
+void JoinOp::SetNeededColumns(const std::vector<bool>& needed) {
+  size_t nl = left_.types.size();
+  left_.needed.assign(needed.begin(), needed.begin() + nl);
+  right_.needed.assign(needed.begin() + nl, needed.end());
+  for (Side* side : {&left_, &right_}) {
+    for (int k : side->keys) side->needed[k] = true;
+    if (std::all_of(side->needed.begin(), side->needed.end(), [](bool b) { return b; })) side->needed.clear();
+  }
+}
+
+void JoinOp::SetSideFilter(bool left, BoundExprPtr pred) {
+  (left ? left_ : right_).filter = std::move(pred);
+}
+
+void JoinOp::AppendSide(const Side& side, const Batch& b, size_t r, BatchBuilder* out, size_t first) {
+  for (size_t c = 0; c < b.cols.size(); ++c) {
+    if (side.needed.empty() || side.needed[c])
+      out->col(first + c).AppendFrom(*b.cols[c], r);
+    else
+      out->col(first + c).AppendNull();
+  }
+}
+
+void JoinOp::EncodeSide(const Side& side, const Batch& b, size_t r, std::string* out) {
+  if (side.needed.empty()) return EncodeRow(out, b, r);
+  for (size_t c = 0; c < b.cols.size(); ++c) {
+    if (side.needed[c])
+      EncodeValue(out, *b.cols[c], r);
+    else
+      out->push_back(0);  // NULL's encoding
+  }
+}
 
 void JoinOp::Add(Side* side, const std::string& key, std::string row, int64_t w) {
   auto [kit, fresh] = side->trace.try_emplace(key);
@@ -93,8 +135,13 @@ void JoinOp::EmitPadded(const Side& side, bool side_is_left, const std::string& 
 }
 
 Batch JoinOp::Step(std::span<const Batch* const> inputs) {
-  const Batch& dl = *inputs[0];
-  const Batch& dr = *inputs[1];
+  Batch kept[2];
+  for (int i = 0; i < 2; ++i) {
+    const Side& side = i == 0 ? left_ : right_;
+    if (side.filter && !inputs[i]->empty()) kept[i] = Gather(*inputs[i], SelectTrue(*side.filter, *inputs[i]));
+  }
+  const Batch& dl = left_.filter && !inputs[0]->empty() ? kept[0] : *inputs[0];
+  const Batch& dr = right_.filter && !inputs[1]->empty() ? kept[1] : *inputs[1];
   std::vector<PhysType> types = left_.types;
   types.insert(types.end(), right_.types.begin(), right_.types.end());
   BatchBuilder out(types);
@@ -124,7 +171,7 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
   for (size_t r = 0; r < dl.size(); ++r) {
     if (!KeyOf(dl, r, left_.keys, &key)) {
       if (pad_left_) {
-        for (size_t c = 0; c < nl; ++c) out.col(c).AppendFrom(*dl.cols[c], r);
+        AppendSide(left_, dl, r, &out, 0);
         AppendNulls(&out, nl, nr);
         out.AddWeight(dl.weights[r]);
       }
@@ -133,13 +180,13 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
     auto it = right_.trace.find(key);
     if (it != right_.trace.end()) {
       for (const auto& [rrow, w] : it->second) {
-        for (size_t c = 0; c < nl; ++c) out.col(c).AppendFrom(*dl.cols[c], r);
+        AppendSide(left_, dl, r, &out, 0);
         DecodeRowInto(rrow, &out, nl);
         out.AddWeight(dl.weights[r] * w);
       }
     }
     row.clear();
-    EncodeRow(&row, dl, r);
+    EncodeSide(left_, dl, r, &row);
     Add(&left_, key, row, dl.weights[r]);
   }
   // L_new ⋈ ΔR, then fold ΔR into R.
@@ -147,7 +194,7 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
     if (!KeyOf(dr, r, right_.keys, &key)) {
       if (pad_right_) {
         AppendNulls(&out, 0, nl);
-        for (size_t c = 0; c < nr; ++c) out.col(nl + c).AppendFrom(*dr.cols[c], r);
+        AppendSide(right_, dr, r, &out, nl);
         out.AddWeight(dr.weights[r]);
       }
       continue;
@@ -156,12 +203,12 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
     if (it != left_.trace.end()) {
       for (const auto& [lrow, w] : it->second) {
         DecodeRowInto(lrow, &out, 0);
-        for (size_t c = 0; c < nr; ++c) out.col(nl + c).AppendFrom(*dr.cols[c], r);
+        AppendSide(right_, dr, r, &out, nl);
         out.AddWeight(w * dr.weights[r]);
       }
     }
     row.clear();
-    EncodeRow(&row, dr, r);
+    EncodeSide(right_, dr, r, &row);
     Add(&right_, key, row, dr.weights[r]);
   }
 

@@ -14,6 +14,11 @@
 // With waterlines on both sides of key column i, the rows of both sides whose key column i lies
 // below the smaller one are discarded after each step: no future change of either side can
 // have that key, so such rows neither match nor change padding again.
+// Set by the planner's pass over the compiled circuit (core/plan/join_pushdown.h), neither
+// changing what any consumer reads: output columns no consumer reads are not stored (a NULL
+// takes their place in the trace's row encodings, so rows differing only there share one entry)
+// and come out NULL; an inner join whose only consumer filters on one side's columns drops that
+// side's rows failing the filter on entry (the consumer still applies it).
 #pragma once
 
 #include <map>
@@ -21,6 +26,7 @@
 
 #include "core/circuit/operator.h"
 #include "core/circuit/waterline.h"
+#include "core/expr/expr.h"
 
 namespace fld {
 
@@ -38,6 +44,13 @@ class JoinOp : public Operator {
   const std::vector<int>& right_keys() const { return right_.keys; }
   // Key column `key` (an index into the key lists) has waterline `w` on both sides (their minimum).
   void SetWaterline(int key, WaterlineRef w);
+  size_t left_width() const { return left_.types.size(); }
+  bool outer() const { return pad_left_ || pad_right_; }
+  // needed[c], c over the output columns (left then right): whether a consumer reads column c.
+  // Key columns are always kept.
+  void SetNeededColumns(const std::vector<bool>& needed);
+  // Inner joins only: `pred` over the columns of the left (or right) side, TRUE for the rows kept.
+  void SetSideFilter(bool left, BoundExprPtr pred);
 
  private:
   using Rows = std::map<std::string, int64_t>;  // row encoding -> weight
@@ -45,8 +58,13 @@ class JoinOp : public Operator {
     std::vector<PhysType> types;
     std::vector<int> keys;
     std::unordered_map<std::string, Rows> trace;
-    WaterlineIndex gc;  // keys of the trace by the key column with a waterline
+    WaterlineIndex gc;         // keys of the trace by the key column with a waterline
+    std::vector<bool> needed;  // per column; empty: all
+    BoundExprPtr filter;       // null: every row
   };
+  // Appends row r of b (a side's batch) to out's columns from `first`, NULL where not needed.
+  static void AppendSide(const Side& side, const Batch& b, size_t r, BatchBuilder* out, size_t first);
+  static void EncodeSide(const Side& side, const Batch& b, size_t r, std::string* out);
   void Add(Side* side, const std::string& key, std::string row, int64_t w);
   void CollectGarbage();
   static int64_t Count(const Side& s, const std::string& key);

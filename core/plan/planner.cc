@@ -26,6 +26,7 @@
 #include "core/operators/unnest.h"
 #include "core/operators/upsert.h"
 #include "core/operators/watermark.h"
+#include "core/plan/join_pushdown.h"
 #include "core/plan/waterlines.h"
 
 namespace fld::plan {
@@ -2227,6 +2228,7 @@ std::unique_ptr<Circuit> CompileProgram(const std::vector<sql::Statement>& progr
       ctx.Error(st->pos, fmt::format("LATENESS names '{}', which is not a view of this program", st->lateness_view));
   }
   AttachWaterlines(circuit.get());
+  PushIntoJoins(circuit.get());
   return circuit;
 }
 

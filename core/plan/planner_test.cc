@@ -358,4 +358,34 @@ CREATE MATERIALIZED VIEW v AS SELECT * FROM t1, t2, t3 WHERE t2.c = t3.e AND t1.
   CHECK(explain.find("  join on left.$0 = right.$0\n    table t2\n    table t3\n") != std::string::npos);
 }
 
+TEST_CASE("Joins hold only the columns their consumers read and the rows a WHERE right after keeps", "[planner]") {
+  // Nexmark q4's and q20's shapes (core/plan/join_pushdown.h).
+  Db db(R"(CREATE TABLE auction(id BIGINT, item VARCHAR, category BIGINT, start_t BIGINT, expires BIGINT);
+CREATE TABLE bid(auction BIGINT, price BIGINT, url VARCHAR, t BIGINT);
+CREATE MATERIALIZED VIEW q4 AS SELECT category, MAX(price) FROM auction A, bid B
+  WHERE A.id = B.auction AND B.t BETWEEN A.start_t AND A.expires GROUP BY A.id, A.category;
+CREATE MATERIALIZED VIEW q20 AS SELECT auction, price, item FROM bid AS B JOIN auction AS A ON B.auction = A.id
+  WHERE A.category = 10 AND B.price > 5;
+CREATE MATERIALIZED VIEW whole AS SELECT * FROM bid AS B JOIN auction AS A ON B.auction = A.id;)");
+  const std::string q4 = db.circuit().Explain(db.circuit().FindRelation("q4"));
+  INFO(q4);
+  CHECK(q4.find("join on left.$0 = right.$0 (unread: left.$1 right.$2)") != std::string::npos);
+  const std::string q20 = db.circuit().Explain(db.circuit().FindRelation("q20"));
+  INFO(q20);
+  CHECK(q20.find("(left rows where ($1 > 5)) (right rows where ($2 = 10)) (unread: left.$2 left.$3 right.$3 "
+                 "right.$4)") != std::string::npos);
+  const std::string whole = db.circuit().Explain(db.circuit().FindRelation("whole"));
+  CHECK(whole.find("join on left.$0 = right.$0\n") != std::string::npos);
+  db.Push(
+      "INSERT INTO auction VALUES (1, 'a', 10, 0, 100), (2, 'b', 11, 0, 100), (3, 'c', 10, 50, 60);"
+      "INSERT INTO bid VALUES (1, 7, 'u', 5), (1, 9, 'v', 200), (2, 8, 'w', 5), (3, 4, 'x', 55), (3, 6, 'y', 70)");
+  db.Step();
+  CHECK(db.Rows("q4") == Rows{"10|4", "10|7", "11|8"});
+  CHECK(db.Rows("q20") == Rows{"1|7|a", "1|9|a", "3|6|c"});
+  db.Push("INSERT INTO bid VALUES (1, 7, 'u', 5); INSERT INTO auction VALUES (3, 'c', 10, 50, 60)", -1);
+  db.Step();
+  CHECK(db.Rows("q4") == Rows{"11|8"});
+  CHECK(db.Rows("q20") == Rows{"1|9|a"});
+}
+
 }  // namespace fld::plan

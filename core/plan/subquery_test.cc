@@ -264,6 +264,25 @@ std::vector<Case> Cases() {
                     out.push_back(Cat({Show(r.p), ShowBool(quant(r.p, maxes, x_of, every, ge, true))}));
                   return out;
                 }});
+  // Joins whose consumers read few columns, or filter one side after an explicit JOIN
+  // (core/plan/join_pushdown.h: unread columns are not stored, the filter applies on entry).
+  cs.push_back({"SELECT t.b FROM t JOIN u ON t.a = u.x", [](const Table& t, const Table& u) {
+                  std::vector<std::string> out;
+                  for (const auto& r : t)
+                    for (const auto& s : u)
+                      if (IsTrue(Eq(r.p, s.p))) out.push_back(Show(r.q));
+                  return out;
+                }});
+  cs.push_back(
+      {"SELECT a, y FROM t JOIN u ON t.a = u.x WHERE u.y > 0 AND t.b >= 0 AND t.b <= u.y",
+       [](const Table& t, const Table& u) {
+         std::vector<std::string> out;
+         for (const auto& r : t)
+           for (const auto& s : u)
+             if (IsTrue(And(And(Eq(r.p, s.p), Lt(Int(0), s.q)), And(Lt(Int(-1), r.q), Or(Lt(r.q, s.q), Eq(r.q, s.q))))))
+               out.push_back(Cat({Show(r.p), Show(s.q)}));
+         return out;
+       }});
   return cs;
 }
 

@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -125,6 +126,12 @@ def fld(*args):
     return subprocess.run([ARGS.fld, *args], capture_output=True, text=True)
 
 
+def cpu_children():
+    """User + system CPU seconds of the finished child processes (the machine may be shared)."""
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
 def first_error(r):
     lines = [l for l in (r.stderr + r.stdout).splitlines() if "error" in l.lower()]
     return (lines or (r.stderr + r.stdout).strip().splitlines() or ["exit %d" % r.returncode])[0].strip()
@@ -179,6 +186,7 @@ def run(work, tables_sql, queries, nexmark, duck):
 
     # 2. Each query in fld.
     status = {}
+    fld_secs = {}  # query -> wall seconds of its fld run (generating the events included)
     for q in queries:
         text = open(os.path.join(nexmark, "queries", q + ".sql")).read()
         views = re.findall(r"CREATE\s+VIEW\s+(\w+)", text, re.I)
@@ -196,12 +204,14 @@ def run(work, tables_sql, queries, nexmark, duck):
         if r.returncode != 0:
             status[q] = ("REFUSED", first_error(r))
         else:
-            t0 = time.monotonic()
+            t0, cpu0 = time.monotonic(), cpu_children()
             r2 = fld("run", "--quiet", spec)
             if r2.returncode != 0:
                 status[q] = ("FAILED", first_error(r2))
             else:
-                status[q] = ("RAN", f"{time.monotonic() - t0:.1f} s")
+                secs, cpu = time.monotonic() - t0, cpu_children() - cpu0
+                fld_secs[q] = secs
+                status[q] = ("RAN", f"{secs:.1f} s, {ARGS.events / secs:,.0f} events/s, {cpu:.1f} s of CPU")
                 entry["csv"] = outputs[view]
                 rels = relations(r.stdout)
                 for t in own_tables:
@@ -212,7 +222,9 @@ def run(work, tables_sql, queries, nexmark, duck):
         else:
             manifest["queries"].append(entry)
 
+    print(f"nexmark oracle: fld ran {len(fld_secs)} queries in {sum(fld_secs.values()):.1f} s")
     # 3. DuckDB.
+    t0 = time.monotonic()
     with open(os.path.join(work, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     env = dict(os.environ, NODE_PATH=ARGS.node_modules)
@@ -222,6 +234,7 @@ def run(work, tables_sql, queries, nexmark, duck):
         print(f"nexmark oracle: the DuckDB side failed: {r.stderr.strip()}")
         return 1
     results = json.load(open(manifest["out"]))
+    print(f"nexmark oracle: DuckDB computed and compared them in {time.monotonic() - t0:.1f} s")
 
     matched, differ, refused = [], [], []
     for q in queries:
