@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -125,6 +126,28 @@ void CutTornTail(const wal::TornTail& t) {
   ::close(fd);
 }
 
+// FLD_CLOCK=START[:STEP] (microseconds since the epoch; STEP defaults to one second): step n of
+// the pipeline's life reads NOW() = START + n * STEP instead of the system clock (for tests).
+std::optional<std::pair<int64_t, int64_t>> TestClock() {
+  const char* v = std::getenv("FLD_CLOCK");
+  if (!v || !*v) return std::nullopt;
+  std::string s(v);
+  size_t colon = s.find(':');
+  try {
+    size_t used = 0;
+    int64_t start = std::stoll(s.substr(0, colon), &used);
+    if (used != (colon == std::string::npos ? s.size() : colon)) throw std::invalid_argument(s);
+    int64_t step = 1'000'000;
+    if (colon != std::string::npos) {
+      step = std::stoll(s.substr(colon + 1), &used);
+      if (used != s.size() - colon - 1 || step < 0) throw std::invalid_argument(s);
+    }
+    return std::make_pair(start, step);
+  } catch (const std::exception&) {
+    Fail(ErrorKind::kUsage, "FLD_CLOCK='{}': expected START[:STEP], microseconds since the epoch", s);
+  }
+}
+
 }  // namespace
 
 class Controller::Impl {
@@ -140,7 +163,11 @@ class Controller::Impl {
   bool Prefetch();
   void NoNewInput(uint64_t step);  // says so; the run changes nothing
   void Replay(const wal::LogContents& log);
-  void StepOnce(std::vector<JournalInput> journal, bool replaying);
+  // `now`: the step's time when replaying (from the journal); otherwise NextNow() gives it.
+  void StepOnce(std::vector<JournalInput> journal, bool replaying, std::optional<int64_t> now = std::nullopt);
+  // The time of the next step for a program reading NOW(): the system clock, or with FLD_CLOCK
+  // set, its start plus the step number times its increment.
+  int64_t NextNow() const;
   // Syncs the log and releases the outputs of the steps since the last release: at once with
   // `force` or when the loop is `idle` (nothing read: a trickle of input gets its output after
   // one fsync), else at most every kGroupCommit (busy: one fsync covers many steps).
@@ -175,6 +202,8 @@ class Controller::Impl {
   uint64_t base_records_ = 0;  // records before this process (from the checkpoint)
   RunSummary s_;
   Clock::time_point start_ = Clock::now();
+  Clock::time_point last_step_ = Clock::now();  // for a program reading NOW(): idle steps
+  std::optional<std::pair<int64_t, int64_t>> test_clock_ = TestClock();
 };
 
 std::vector<std::vector<PhysType>> Controller::Impl::InputTypes() const {
@@ -193,12 +222,26 @@ void Controller::Impl::AccumulateMaterialized() {
   }
 }
 
-void Controller::Impl::StepOnce(std::vector<JournalInput> journal, bool replaying) {
+int64_t Controller::Impl::NextNow() const {
+  const int64_t step = static_cast<int64_t>(p_->circuit().steps()) + 1;
+  if (test_clock_) return test_clock_->first + step * test_clock_->second;
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void Controller::Impl::StepOnce(std::vector<JournalInput> journal, bool replaying, std::optional<int64_t> now) {
   Circuit& c = p_->circuit();
   in_step_ = true;
   const uint64_t step = c.steps() + 1;
+  if (c.UsesNow()) {
+    if (!replaying) now = NextNow();
+    if (now) c.SetNow(*now);
+  } else {
+    now.reset();
+  }
+  last_step_ = Clock::now();
   if (log_ && !replaying) {
-    log_->Append(step, EncodeJournal(journal));
+    log_->Append(step, EncodeJournal(journal, now));
     for (const auto& j : journal) logged_unsynced_ |= j.logged;
   }
   for (auto& j : journal) c.Push(p_->inputs()[j.index].relation, std::move(*j.rows));
@@ -298,7 +341,8 @@ void Controller::Impl::Replay(const wal::LogContents& log) {
   auto types = InputTypes();
   for (auto& in : p_->inputs()) in.connector->SetThrottle(false);
   for (const auto& rec : log.records) {
-    std::vector<JournalInput> journal = DecodeJournal(rec.payload, types);
+    std::optional<int64_t> now;
+    std::vector<JournalInput> journal = DecodeJournal(rec.payload, types, &now);
     for (auto& j : journal) {
       if (j.index >= p_->inputs().size())
         Fail(ErrorKind::kCorruption, "journal of step {} names input {} but the pipeline has {}", rec.seq, j.index,
@@ -331,7 +375,7 @@ void Controller::Impl::Replay(const wal::LogContents& log) {
       }
       s_.records += j.count;
     }
-    StepOnce(std::move(journal), true);
+    StepOnce(std::move(journal), true, now);
     ++s_.replayed;
   }
   for (auto& in : p_->inputs()) {
@@ -553,6 +597,7 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
   prefetched_.clear();
   std::optional<Error> input_error;  // a bad record: the records before it are stepped first
   const auto delay = std::chrono::microseconds(spec().max_buffering_delay_usecs);
+  const auto clock_resolution = std::chrono::microseconds(spec().clock_resolution_usecs);
 
   // Polls every input once; true when every input has ended.
   auto poll = [&]() {
@@ -619,6 +664,8 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
         step();
       else if (first)
         StepOnce({}, false);  // a fresh pipeline's first step: views of constants appear at once
+      else if (c.UsesNow() && !all_ended && Clock::now() - last_step_ >= clock_resolution)
+        StepOnce({}, false);  // time passes: temporal filters move without input
       first = false;
       if (input_error) {
         // Everything before the bad record is stepped; store it, then report.

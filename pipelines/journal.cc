@@ -86,7 +86,7 @@ uint64_t JournalHash(const Batch& b, bool generated, ThreadPool* pool) {
   return Mix(BatchHash(Gather(b, sample)) ^ (b.size() * kMulB));
 }
 
-std::string EncodeJournal(const std::vector<JournalInput>& inputs) {
+std::string EncodeJournal(const std::vector<JournalInput>& inputs, std::optional<int64_t> now) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& in : inputs) {
     if (in.logged)
@@ -94,7 +94,9 @@ std::string EncodeJournal(const std::vector<JournalInput>& inputs) {
     else
       j.push_back({in.index, in.count, in.hash, in.position});
   }
-  std::string json = nlohmann::json{{"i", j}}.dump();
+  nlohmann::json doc{{"i", j}};
+  if (now) doc["now"] = *now;
+  std::string json = doc.dump();
   std::string out;
   uint32_t n = static_cast<uint32_t>(json.size());
   out.append(reinterpret_cast<const char*>(&n), 4);
@@ -116,7 +118,8 @@ std::string EncodeJournal(const std::vector<JournalInput>& inputs) {
 }
 
 std::vector<JournalInput> DecodeJournal(const std::string& payload,
-                                        const std::vector<std::vector<PhysType>>& input_types) {
+                                        const std::vector<std::vector<PhysType>>& input_types,
+                                        std::optional<int64_t>* now) {
   if (payload.size() < 4) Fail(ErrorKind::kCorruption, "journal entry is too short");
   uint32_t n;
   std::memcpy(&n, payload.data(), 4);
@@ -124,6 +127,7 @@ std::vector<JournalInput> DecodeJournal(const std::string& payload,
   std::vector<JournalInput> out;
   try {
     auto j = nlohmann::json::parse(payload.substr(4, n));
+    if (now) *now = j.contains("now") ? std::optional<int64_t>(j["now"].get<int64_t>()) : std::nullopt;
     for (const auto& e : j.at("i")) {
       JournalInput in;
       in.index = e.at(0).get<uint32_t>();

@@ -8,9 +8,12 @@
 // means the input changed under the pipeline and is refused); a logged input's rows are taken
 // from the log and its position is restored with Seek.
 //
+// When the program reads NOW(), the entry also holds the step's time, so a replay computes with
+// the times of the original run (core/operators/temporal_filter.h).
+//
 // Payload layout: u32 n | n bytes of JSON {"i": [[index, count, hash, position(, 1 = logged)],
-// ...]} | then, for each logged input, its rows: u64 rows | (str row encoding, i64 weight)*.
-// (Older entries mark a logged input by a null position.)
+// ...](, "now": microseconds since the epoch)} | then, for each logged input, its rows: u64 rows | (str row encoding,
+// i64 weight)*. (Older entries mark a logged input by a null position.)
 #pragma once
 
 #include <cstdint>
@@ -33,10 +36,12 @@ struct JournalInput {
   std::optional<Batch> rows;
 };
 
-std::string EncodeJournal(const std::vector<JournalInput>& inputs);
-// Decodes a payload; logged rows are decoded into batches of `types_of(index)`.
+std::string EncodeJournal(const std::vector<JournalInput>& inputs, std::optional<int64_t> now = std::nullopt);
+// Decodes a payload; logged rows are decoded into batches of `types_of(index)`; the step's time
+// goes to *now (nullopt when the entry has none).
 std::vector<JournalInput> DecodeJournal(const std::string& payload,
-                                        const std::vector<std::vector<PhysType>>& input_types);
+                                        const std::vector<std::vector<PhysType>>& input_types,
+                                        std::optional<int64_t>* now = nullptr);
 
 // A position-sensitive 64-bit fingerprint of a batch's rows and weights (not cryptographic).
 uint64_t BatchHash(const Batch& b, ThreadPool* pool = nullptr);

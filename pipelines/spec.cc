@@ -107,7 +107,7 @@ PipelineSpec LoadSpec(const std::string& path) {
   if (!root.IsMap()) Fail(ErrorKind::kUsage, "{}: a pipeline spec is a YAML mapping with keys name, sql, ...", path);
   OnlyKeys(path, root,
            {"name", "sql", "connectors", "storage", "workers", "fault_tolerance", "min_batch_size_records",
-            "max_buffering_delay_usecs", "udf"},
+            "max_buffering_delay_usecs", "clock_resolution_usecs", "udf"},
            "the pipeline spec");
 
   try {
@@ -176,6 +176,8 @@ PipelineSpec LoadSpec(const std::string& path) {
     };
     non_negative("min_batch_size_records", 1000000000, &spec.min_batch_size_records);
     non_negative("max_buffering_delay_usecs", 3600000000, &spec.max_buffering_delay_usecs);
+    non_negative("clock_resolution_usecs", 3600000000, &spec.clock_resolution_usecs);
+    spec.clock_resolution_usecs = std::max<uint64_t>(spec.clock_resolution_usecs, 1000);
 
     std::string storage = spec.name + ".fld";
     if (YAML::Node s = root["storage"]) {

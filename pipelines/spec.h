@@ -12,6 +12,7 @@
 //   workers: 2
 //   min_batch_size_records: 0        # Feldera's step triggers (see Controller)
 //   max_buffering_delay_usecs: 0
+//   clock_resolution_usecs: 1000000  # a program reading NOW() steps at least this often
 //
 // Unknown keys anywhere are errors naming the key and its line. Connector objects are turned
 // into JSON (nlohmann) so they are parsed by the same code as the SQL WITH ('connectors' = ...)
@@ -57,6 +58,9 @@ struct PipelineSpec {
   // waited max_buffering_delay_usecs, whichever comes first (Feldera's runtime settings).
   uint64_t min_batch_size_records = 0;
   uint64_t max_buffering_delay_usecs = 0;
+  // A program reading NOW() steps at least this often while its inputs are idle, so that its
+  // temporal filters follow the time (Feldera's setting; 1 s by default).
+  uint64_t clock_resolution_usecs = 1'000'000;
   // udf: {library: PATH}: the shared library implementing the functions the program declares
   // without a body (absolute; empty when not given). See pipelines/udf.h.
   std::string udf_library;

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <functional>
 
 #include "core/common/error.h"
 #include "core/operators/integrate.h"
 #include "core/operators/lateness.h"
 #include "core/operators/source.h"
+#include "core/operators/temporal_filter.h"
 
 namespace fld {
 
@@ -37,7 +39,27 @@ void Circuit::Push(int table, Batch delta) {
   if (!delta.empty()) pending_[table].push_back(std::move(delta));
 }
 
+int Circuit::ClockNode() {
+  if (clock_node_ < 0) clock_node_ = AddNode(std::make_unique<ClockOp>(), {}, {PhysType::kI64});
+  return clock_node_;
+}
+
+void Circuit::SetNow(int64_t micros) {
+  if (clock_node_ < 0) return;
+  static_cast<ClockOp*>(nodes_[clock_node_].op.get())->Set(micros);
+  now_set_ = true;
+}
+
+std::optional<int64_t> Circuit::Now() const {
+  if (clock_node_ < 0) return std::nullopt;
+  return static_cast<const ClockOp*>(nodes_[clock_node_].op.get())->value();
+}
+
 void Circuit::Step() {
+  if (clock_node_ >= 0 && !now_set_)
+    SetNow(std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+               .count());
+  now_set_ = false;
   for (size_t r = 0; r < relations_.size(); ++r) {
     if (relations_[r].kind != Relation::Kind::kTable) continue;
     auto* src = static_cast<SourceOp*>(nodes_[relations_[r].input_node].op.get());

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,8 @@ class Circuit {
   Operator& op(int id) { return *nodes_[id].op; }
   const Operator& op(int id) const { return *nodes_[id].op; }
   const std::vector<int>& node_inputs(int id) const { return nodes_[id].inputs; }
+  // The clock node (NOW(), core/operators/temporal_filter.h), added at the first call.
+  int ClockNode();
 
   // ---- running ----
   const std::vector<Relation>& relations() const { return relations_; }
@@ -60,6 +63,12 @@ class Circuit {
   int FindRelation(std::string_view name) const;
   // Queues a change for a table; it enters the circuit at the next Step().
   void Push(int table, Batch delta);
+  // Whether the program reads NOW(): the caller then sets the time of every step with SetNow
+  // (microseconds since the epoch, UTC; a step without one reads the system clock).
+  bool UsesNow() const { return clock_node_ >= 0; }
+  void SetNow(int64_t micros);
+  // The time of the last step, when the program reads NOW() and a step ran.
+  std::optional<int64_t> Now() const;
   // Runs one step: every queued change goes in, every view's change comes out.
   void Step();
   uint64_t steps() const { return steps_; }
@@ -97,6 +106,8 @@ class Circuit {
   std::vector<std::vector<Batch>> pending_;  // per relation (tables only)
   std::vector<std::shared_ptr<ExternalFunction>> external_functions_;
   uint64_t steps_ = 0;
+  int clock_node_ = -1;
+  bool now_set_ = false;
 };
 
 }  // namespace fld

@@ -12,7 +12,8 @@
 // projections that keep the column, through CAST(ts AS DATE), `ts + c`, `ts / c` (c > 0) and
 // window bucket functions, and through GROUP BY keys to an aggregate's output (a group only
 // changes when a row of it does). They do not pass through joins (an old row of one side can
-// meet a new row of the other). A WaterlineRef is a cell plus the function applied to it.
+// meet a new row of the other) nor temporal filters (which retract old rows as time passes). A WaterlineRef is a cell
+// plus the function applied to it.
 //
 // Who uses them: operators whose state holds values of such a column discard the entries below
 // the waterline, which no future change can reach: aggregates (groups), DISTINCT (rows), joins

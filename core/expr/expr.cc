@@ -64,7 +64,7 @@ bool BoundExpr::Equals(const BoundExpr& o) const {
 }
 
 bool BoundExpr::IsConstant() const {
-  if (op == ExprOp::kColumn) return false;
+  if (op == ExprOp::kColumn || op == ExprOp::kNow) return false;
   for (const auto& a : args)
     if (!a->IsConstant()) return false;
   return true;
@@ -116,6 +116,8 @@ std::string BoundExpr::ToString() const {
   switch (op) {
     case ExprOp::kColumn:
       return fmt::format("${}", column_index);
+    case ExprOp::kNow:
+      return "NOW()";
     case ExprOp::kLiteral:
       if (literal.kind == Value::Kind::kString && (type.IsString() || type.IsBinary())) return "'" + literal.s + "'";
       return FormatValue(literal, type);
@@ -1316,6 +1318,8 @@ ColumnPtr Evaluate(const BoundExpr& e, const Batch& b) {
       return EvaluateTimeFunc(e, b);
     case ExprOp::kCall:
       return EvalCall(e, b);
+    case ExprOp::kNow:
+      Fail(ErrorKind::kRuntime, "NOW() evaluated outside a temporal filter");
   }
   return ConstantColumn(Value::Null(), e.type.phys(), n);
 }

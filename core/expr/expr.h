@@ -73,6 +73,10 @@ enum class ExprOp : uint8_t {
   // A library function (`function`, see core/plan/functions.h) or a user-defined function
   // implemented outside SQL (`external`), applied row by row to args.
   kCall,
+  // NOW(): the step's clock (a TIMESTAMP). Never evaluated row by row: the planner turns a
+  // condition comparing a row to an expression of it into a temporal filter
+  // (core/operators/temporal_filter.h), which evaluates it over the clock's value.
+  kNow,
 };
 
 struct BoundExpr;

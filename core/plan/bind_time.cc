@@ -217,8 +217,17 @@ BoundExprPtr Binder::BindTimeFunction(const Expr& e, const ChildBinder& child) {
     if (!ok) ctx_.Error(where.pos, fmt::format("{} does not apply to {} in {}", TimeUnitName(u), TypeName(t), n));
   };
 
-  if (n == "NOW" || n == "CURRENT_TIMESTAMP" || n == "LOCALTIMESTAMP")
-    ctx_.Error(e.pos, fmt::format("{}() is not supported yet (a view's contents would depend on when it runs)", n));
+  if (n == "NOW" || n == "CURRENT_TIMESTAMP" || n == "LOCALTIMESTAMP") {
+    if (!e.args.empty()) ctx_.Error(e.pos, fmt::format("{}() takes no arguments", n));
+    if (!now_allowed_)
+      ctx_.Error(e.pos, fmt::format("{}() is supported only in temporal filters yet (WHERE, ON: `ts >= {}() - "
+                                    "INTERVAL 1 HOUR`), not here",
+                                    n, n));
+    auto now = std::make_unique<BoundExpr>();
+    now->op = ExprOp::kNow;
+    now->type = SqlType::Of(TypeId::kTimestamp, false);
+    return now;
+  }
   if (n == "SESSION" || n == "SESSION_START" || n == "SESSION_END")
     ctx_.Error(e.pos, fmt::format("{} in GROUP BY is not supported yet; use FROM TABLE(SESSION(TABLE t, "
                                   "DESCRIPTOR(col), DESCRIPTOR(key), gap)) and GROUP BY key, window_start, window_end",

@@ -14,6 +14,7 @@
 #include "core/operators/bag_set_op.h"
 #include "core/operators/constant.h"
 #include "core/operators/distinct.h"
+#include "core/operators/emit_final.h"
 #include "core/operators/hop.h"
 #include "core/operators/integrate.h"
 #include "core/operators/join.h"
@@ -21,6 +22,7 @@
 #include "core/operators/map.h"
 #include "core/operators/session.h"
 #include "core/operators/source.h"
+#include "core/operators/temporal_filter.h"
 #include "core/operators/topk.h"
 #include "core/operators/union_all.h"
 #include "core/operators/unnest.h"
@@ -193,10 +195,8 @@ int Planner::AddView(const sql::Statement& stmt) {
     }
   }
   for (const auto& p : cv.properties)
-    if (p.key == "emit_final")
-      ctx_.Error(p.pos, "the view property 'emit_final' is not supported yet (it needs LATENESS to be acted on)");
-    else if (p.key != "connectors")
-      ctx_.Error(p.pos, fmt::format("unknown view property '{}' (known: connectors)", p.key));
+    if (p.key != "connectors" && p.key != "emit_final")
+      ctx_.Error(p.pos, fmt::format("unknown view property '{}' (known: connectors, emit_final)", p.key));
   Relation r;
   r.kind = Relation::Kind::kView;
   r.name = cv.name;
@@ -226,6 +226,19 @@ int Planner::AddView(const sql::Statement& stmt) {
     lateness.push_back({c, st->lateness_text, st->lateness_pos});
   }
   if (!lateness.empty()) r.node = AddLateness(r.node, r.schema, lateness);
+  for (const auto& p : cv.properties) {
+    if (p.key != "emit_final") continue;
+    int c = r.schema.IndexOf(p.value);
+    if (c < 0) ctx_.Error(p.pos, fmt::format("emit_final: view '{}' has no column '{}'", cv.name, p.value));
+    WaterlineRef w = plan::NodeWaterlines(*circuit_, r.node)[c];
+    if (!w.valid())
+      ctx_.Error(p.pos, fmt::format("emit_final: column '{}' of view '{}' has no waterline (it needs a LATENESS on the "
+                                    "column it is computed from, through filters, monotone projections and GROUP BY "
+                                    "keys; see LATENESS)",
+                                    p.value, cv.name));
+    r.node = circuit_->AddNode(std::make_unique<EmitFinalOp>(r.schema.PhysTypes(), c, r.schema.fields[c].name, w),
+                               {r.node}, r.schema.PhysTypes());
+  }
   if (r.materialized) r.integrate_node = Materialize(r.node, r.schema.PhysTypes());
   return circuit_->AddRelation(std::move(r));
 }
@@ -387,6 +400,7 @@ struct RecursiveInstance {
       Schema schema;
       Planner::Plan plan;
       plan.node = p.PlanQuery(*cv.query, &schema);
+      if (c->UsesNow()) p.ctx_.Error(st.pos, "NOW() in a recursive view is not supported yet");
       if (cv.query->limit || cv.query->offset) plan.node = p.TopK(plan.node, schema, *cv.query);
       if (!cv.column_names.empty()) {
         if (cv.column_names.size() != schema.size())
@@ -761,6 +775,24 @@ Planner::Plan Planner::Cast(Plan p, const std::vector<SqlType>& types, Pos pos) 
 
 Planner::Plan Planner::Filter(Plan p, BoundExprPtr pred) {
   if (IsTrueLiteral(*pred)) return p;
+  if (ContainsNow(*pred)) {
+    // Temporal conditions (the binder checked their form) become temporal filters after a
+    // filter of the other conditions.
+    std::vector<BoundExprPtr> conj, temporal;
+    std::function<void(BoundExprPtr)> split = [&](BoundExprPtr c) {
+      if (c->op == ExprOp::kAnd) {
+        for (auto& a : c->args) split(std::move(a));
+      } else {
+        (ContainsNow(*c) ? temporal : conj).push_back(std::move(c));
+      }
+    };
+    split(std::move(pred));
+    for (auto& c : conj) p = Filter(std::move(p), std::move(c));
+    for (auto& c : temporal)
+      p.node = circuit_->AddNode(std::make_unique<TemporalFilterOp>(Types(p.scope), *MatchTemporalBound(*c)),
+                                 {p.node, circuit_->ClockNode()}, Types(p.scope));
+    return p;
+  }
   p.node = circuit_->AddNode(std::make_unique<MapOp>(std::move(pred), std::vector<BoundExprPtr>{}), {p.node},
                              Types(p.scope));
   return p;

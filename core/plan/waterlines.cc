@@ -5,6 +5,7 @@
 #include "core/operators/aggregate.h"
 #include "core/operators/asof_join.h"
 #include "core/operators/distinct.h"
+#include "core/operators/emit_final.h"
 #include "core/operators/join.h"
 #include "core/operators/lateness.h"
 #include "core/operators/map.h"
@@ -40,7 +41,9 @@ class Deriver {
           out[j] = e.op == ExprOp::kColumn ? in[col] : in[col].Through(e, col);
         }
       }
-    } else if (dynamic_cast<const DistinctOp*>(&op)) {
+    } else if (dynamic_cast<const DistinctOp*>(&op) || dynamic_cast<const EmitFinalOp*>(&op)) {
+      // emit_final releases a row once it lies below the waterline, so what it releases later
+      // does not. (A temporal filter retracts old rows as time passes: none.)
       out = Of(ins[0]);
     } else if (auto* sess = dynamic_cast<const SessionOp*>(&op)) {
       // Only window_end: a change can retract rows of any age (core/operators/session.h).
