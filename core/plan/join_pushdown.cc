@@ -103,8 +103,9 @@ class Pass {
     const size_t width = c_->node_types(node).size();
     BoundExprPtr side[2];
     for (const BoundExpr* e : conj) {
-      // A scalar subquery's row-count check must see the rows it saw before.
-      if (HasOp(*e, ExprOp::kScalarSubquery)) continue;
+      // A scalar subquery's row-count check must see the rows it saw before; a condition on
+      // NOW() may hold later for a row it rejects now, so the row must not be dropped.
+      if (HasOp(*e, ExprOp::kScalarSubquery) || HasOp(*e, ExprOp::kNow)) continue;
       std::vector<bool> used(width, false);
       ColumnRefs(*e, &used);
       bool any_left = false, any_right = false;
