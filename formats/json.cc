@@ -301,6 +301,10 @@ void AppendJson(const Value& v, const SqlType& type, std::string* out) {
 
 }  // namespace
 
+bool JsonToValue(const Json& j, const SqlType& type, Value* out, std::string* why) {
+  return Convert(j, type, out, why);
+}
+
 void AppendJsonValue(const Value& v, const SqlType& type, std::string* out) {
   AppendJson(v, type, out);
 }

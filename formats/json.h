@@ -21,6 +21,7 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -55,6 +56,10 @@ class JsonParser {
   std::vector<Value> row_;
   std::vector<uint8_t> seen_;
 };
+
+// One JSON value as the physical value of `type`, accepting what a row's field accepts (above).
+// False with *why ("expected X but found Y") when it does not convert.
+bool JsonToValue(const nlohmann::json& j, const SqlType& type, Value* out, std::string* why);
 
 // One value of `type` as the JSON text JsonWriter writes for it.
 void AppendJsonValue(const Value& v, const SqlType& type, std::string* out);

@@ -440,6 +440,16 @@ Value EvPower(std::span<const Value> a, const BoundExpr&) {
 Value EvAtan2(std::span<const Value> a, const BoundExpr&) {
   return Value::Double(std::atan2(D(a[0]), D(a[1])));
 }
+// Geometry, as Feldera: ST_POINT(x, y) makes a point of two doubles; ST_DISTANCE is the
+// Euclidean distance between two points (in the coordinates' unit: degrees stay degrees).
+Value EvStPoint(std::span<const Value> a, const BoundExpr&) {
+  return Value::String(EncodeGeoPoint(D(a[0]), D(a[1])));
+}
+Value EvStDistance(std::span<const Value> a, const BoundExpr&) {
+  auto [x1, y1] = DecodeGeoPoint(a[0].s);
+  auto [x2, y2] = DecodeGeoPoint(a[1].s);
+  return Value::Double(std::hypot(x1 - x2, y1 - y2));
+}
 Value EvPi(std::span<const Value>, const BoundExpr&) {
   return Value::Double(std::numbers::pi);
 }
@@ -833,6 +843,19 @@ BoundExprPtr RuleDoubles(const Binder& b, const FunctionDef& d, const sql::Expr&
   const bool n = AnyNullable(a);
   return Call(d, kDouble.WithNullable(n), std::move(a));
 }
+BoundExprPtr RuleStPoint(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  Doubles(b, d, c, a);
+  const bool n = AnyNullable(a);
+  return Call(d, SqlType::Of(TypeId::kGeometry, n), std::move(a));
+}
+BoundExprPtr RuleGeometries(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  for (size_t i = 0; i < a.size(); ++i)
+    Convert(
+        b, d, c, a, i, SqlType::Of(TypeId::kGeometry), [](const SqlType& t) { return t.id == TypeId::kGeometry; },
+        "a GEOMETRY (ST_POINT)");
+  const bool n = AnyNullable(a);
+  return Call(d, kDouble.WithNullable(n), std::move(a));
+}
 BoundExprPtr RuleIsFloat(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
   Doubles(b, d, c, a);
   const bool n = AnyNullable(a);
@@ -1033,6 +1056,8 @@ const FunctionDef kFunctions[] = {
     {"DEGREES", 1, 1, RuleDoubles, {"DEGREES", true, EvDouble1<Degrees>}},
     {"RADIANS", 1, 1, RuleDoubles, {"RADIANS", true, EvDouble1<Radians>}},
     {"PI", 0, 0, RulePi, {"PI", true, EvPi}},
+    {"ST_POINT", 2, 2, RuleStPoint, {"ST_POINT", true, EvStPoint}},
+    {"ST_DISTANCE", 2, 2, RuleGeometries, {"ST_DISTANCE", true, EvStDistance}},
     {"IS_INF", 1, 1, RuleIsFloat, {"IS_INF", true, EvIsInf}},
     {"IS_NAN", 1, 1, RuleIsFloat, {"IS_NAN", true, EvIsNan}},
     {"ROUND", 1, 2, RuleNumberSameType, {"ROUND", true, EvRound<RoundMode::kHalfAwayFromZero>}},

@@ -104,6 +104,19 @@ TEST_CASE("array values and functions follow Feldera's examples", "[functions]")
   CHECK(Error("ARRAY_EXISTS(ARRAY[1])").find("ARRAY_EXISTS is not supported yet") != std::string::npos);
 }
 
+TEST_CASE("GEOMETRY points: ST_POINT and ST_DISTANCE, Euclidean as Feldera's", "[functions]") {
+  // Expected distances: Python's math.hypot(x1 - x2, y1 - y2).
+  CHECK(Eval("ST_DISTANCE(ST_POINT(-122.4194, 37.7749), ST_POINT(-73.9857, 40.7484))") == "48.52489049900061");
+  CHECK(Eval("ST_DISTANCE(ST_POINT(-100.25, 30.125), ST_POINT(-99.5, 31))") == "1.1524430571616109");
+  CHECK(Eval("ST_DISTANCE(ST_POINT(0, 0), ST_POINT(3, 4)), ST_POINT(1.5, -2), CAST(NULL AS GEOMETRY)") ==
+        "5|POINT (1.5 -2)|NULL");
+  CHECK(Eval("ST_DISTANCE(ST_POINT(NULL, 1), ST_POINT(0, 0)), ST_POINT(1, CAST(NULL AS DOUBLE))") == "NULL|NULL");
+  CHECK(Eval("ST_POINT(1, 2) = ST_POINT(1, 2), ST_POINT(1, 2) <> ST_POINT(2, 1)") == "true|true");
+  CHECK(Error("ST_DISTANCE(1, 2)").find("ST_DISTANCE needs a GEOMETRY (ST_POINT) as argument 1") != std::string::npos);
+  CHECK(Error("ST_POINT('a', 1)").find("ST_POINT needs a number as argument 1") != std::string::npos);
+  CHECK(Error("ST_POINT(1)").find("ST_POINT") != std::string::npos);
+}
+
 TEST_CASE("UNNEST is a flat-map, incremental under inserts and deletes", "[functions]") {
   std::string program =
       "CREATE TABLE t (id INT, a INT ARRAY);\n"

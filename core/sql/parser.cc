@@ -652,6 +652,7 @@ class Parser {
       return SqlType::Map(k, v.WithNullable(true));
     }
     if (u == "VARIANT") return SqlType::Of(TypeId::kVariant);
+    if (u == "GEOMETRY") return SqlType::Of(TypeId::kGeometry);
     if (u == "INTERVAL") {
       if (!for_cast) FailAt(pos, "a table column cannot be an INTERVAL (as in Feldera)");
       return ParseIntervalQualifier();

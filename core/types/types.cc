@@ -82,6 +82,9 @@ std::string SqlType::ToString() const {
     case TypeId::kVariant:
       s = "VARIANT";
       break;
+    case TypeId::kGeometry:
+      s = "GEOMETRY";
+      break;
     case TypeId::kRow: {
       s = "ROW(";
       for (size_t i = 0; i < fields->size(); ++i)
@@ -489,6 +492,23 @@ bool ParseValue(std::string_view text, const SqlType& type, Value* out) {
       *out = Value::String(std::move(v));
       return true;
     }
+    case TypeId::kGeometry: {
+      // POINT (x y), any case, spaces optional around the parentheses.
+      std::string u(t);
+      for (char& c : u) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      if (u.rfind("POINT", 0) != 0) return false;
+      std::string_view rest = Trim(t.substr(5));
+      if (rest.size() < 2 || rest.front() != '(' || rest.back() != ')') return false;
+      std::string inner(Trim(rest.substr(1, rest.size() - 2)));
+      char* end = nullptr;
+      double x = std::strtod(inner.c_str(), &end);
+      if (end == inner.c_str() || (*end != ' ' && *end != '\t')) return false;
+      const char* ys = end;
+      double y = std::strtod(ys, &end);
+      if (end == ys || Trim(std::string_view(end)).size() != 0) return false;
+      *out = Value::String(EncodeGeoPoint(x, y));
+      return true;
+    }
     case TypeId::kRow:
     case TypeId::kArray:
     case TypeId::kIntervalDayTime:
@@ -497,6 +517,17 @@ bool ParseValue(std::string_view text, const SqlType& type, Value* out) {
       return false;
   }
   return false;
+}
+
+std::string EncodeGeoPoint(double x, double y) {
+  static const std::vector<SqlType> kXY = {SqlType::Of(TypeId::kDouble, false), SqlType::Of(TypeId::kDouble, false)};
+  return EncodeRowValue({Value::Double(x), Value::Double(y)}, kXY);
+}
+
+std::pair<double, double> DecodeGeoPoint(std::string_view encoded) {
+  static const std::vector<SqlType> kXY = {SqlType::Of(TypeId::kDouble, false), SqlType::Of(TypeId::kDouble, false)};
+  std::vector<Value> xy = DecodeRowValue(encoded, kXY);
+  return {xy[0].d, xy[1].d};
 }
 
 namespace {
@@ -702,6 +733,11 @@ std::string FormatValue(const Value& v, const SqlType& type) {
     return out + "}";
   }
   if (type.id == TypeId::kVariant) return VariantToJson(v.s);
+  if (type.id == TypeId::kGeometry) {
+    auto [x, y] = DecodeGeoPoint(v.s);
+    const SqlType d = SqlType::Of(TypeId::kDouble);
+    return fmt::format("POINT ({} {})", FormatValue(Value::Double(x), d), FormatValue(Value::Double(y), d));
+  }
   if (type.IsWideDecimal()) return FormatDecimal(DecodeInt128(v.s), type.scale);
   if (type.id == TypeId::kRow) {
     // {EXPR$0: 3, EXPR$1: 'x'}: strings quoted so that a field's text cannot be mistaken.

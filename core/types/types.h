@@ -16,7 +16,8 @@
 //         DECIMAL(p,s) with 18 < p <= 38 (EncodeInt128: the value times 10^s as 16 big-endian
 //         bytes, sign bit flipped, so byte order is numeric order);
 //         MAP<K, V> (EncodeMapValue: the entries sorted by key, ordered as Feldera orders maps);
-//         VARIANT (core/types/variant.h: a runtime type tag and the value, order-preserving)
+//         VARIANT (core/types/variant.h: a runtime type tag and the value, order-preserving);
+//         GEOMETRY (a point: EncodeGeoPoint, ordered by x then y)
 // `Value` is a scalar in that physical form plus NULL; it is used for literals, keys of
 // operator state and query results, never on the per-row path of an expression.
 #pragma once
@@ -58,6 +59,7 @@ enum class TypeId : uint8_t {
   // in the last field's unit.
   kIntervalDayTime,
   kIntervalYearMonth,  // INTERVAL YEAR/MONTH, YEAR TO MONTH: months
+  kGeometry,           // GEOMETRY: a point (x, y) of doubles, as Feldera's (ST_POINT)
 };
 
 // The fields an INTERVAL type is declared with (`INTERVAL DAY TO MINUTE`), smallest first.
@@ -105,6 +107,7 @@ struct SqlType {
       case TypeId::kArray:
       case TypeId::kMap:
       case TypeId::kVariant:
+      case TypeId::kGeometry:
         return PhysType::kStr;
       case TypeId::kDecimal:
         return precision > kMaxNarrowDecimalPrecision ? PhysType::kStr : PhysType::kI64;
@@ -231,6 +234,11 @@ std::vector<Value> DecodeArrayValue(std::string_view encoded, const SqlType& ele
 // the value as ROW fields; 0x00 ends the map. Later duplicates of a key win (as MAP[...] does).
 std::string EncodeMapValue(std::vector<std::pair<Value, Value>> entries, const SqlType& map_type);
 std::vector<std::pair<Value, Value>> DecodeMapValue(std::string_view encoded, const SqlType& map_type);
+
+// GEOMETRY values (points): x and y encoded as the two DOUBLE fields of a ROW (EncodeRowValue),
+// so byte order is (x, y) order. Text form "POINT (x y)" (WKT); ParseValue accepts it back.
+std::string EncodeGeoPoint(double x, double y);
+std::pair<double, double> DecodeGeoPoint(std::string_view encoded);
 
 // 10^n for 0 <= n <= 18.
 int64_t Pow10(int n);

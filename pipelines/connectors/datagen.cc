@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "core/common/error.h"
+#include "core/types/variant.h"
+#include "formats/json.h"
 
 namespace fld {
 
@@ -173,6 +175,9 @@ bool IsFaker(Strategy s) {
   return s >= Strategy::kWord;
 }
 
+// The most elements, bytes or entries a generated BINARY, ARRAY or MAP value may have.
+constexpr uint64_t kMaxGeneratedLength = 1 << 20;
+
 // What a field's index k (in [0, n)) becomes.
 enum class Output : uint8_t {
   kInt,     // i64 column: base + k * mult
@@ -180,6 +185,8 @@ enum class Output : uint8_t {
   kValues,  // values[k] (any column type)
   kFloat,   // f64 column, continuous (own loops)
   kFaker,   // str column from the word lists (own loop)
+  kWide,    // str column: EncodeInt128(wbase + k * wmult) (DECIMAL of more than 18 digits)
+  kNested,  // str column: BINARY, ARRAY, MAP, ROW or VARIANT built from `children` (own loop)
 };
 
 }  // namespace
@@ -210,6 +217,11 @@ struct DatagenField {
   uint64_t null_threshold = 0;
   uint64_t salt = 0, null_salt = 0;
   int32_t max_len = -1;  // CHAR/VARCHAR length
+  // kWide: the unscaled result.
+  Int128 wbase = 0, wmult = 1;
+  // kNested. BINARY and ARRAY: the length (an INTEGER field) and the elements; MAP: the length,
+  // the keys and the values; ROW: one per field; VARIANT: the BIGINT it wraps.
+  std::vector<DatagenField> children;
 
   bool Random() const { return strategy != Strategy::kIncrement; }
 };
@@ -272,7 +284,7 @@ class ConfigParser {
 
   // A range end or value in the field's unit: integers as is, DECIMAL in units of its last digit,
   // DATE in days, TIME/TIMESTAMP in milliseconds. Strings are parsed with ParseValue.
-  int64_t IntPoint(const Json& v, const SqlType& type, const std::string& what) const {
+  Int128 IntPoint(const Json& v, const SqlType& type, const std::string& what) const {
     auto bad = [&] {
       Fail(fmt::format("{}: {} is not a valid {}", what, v.dump(), type.WithNullable(true).ToString()));
     };
@@ -288,8 +300,9 @@ class ConfigParser {
       else
         bad();
       if (text.find_first_of("eE") != std::string::npos) text = fmt::format("{:.{}f}", v.get<double>(), type.scale + 1);
-      if (!ParseValue(text, SqlType::Decimal(18, type.scale), &parsed)) bad();
-      return parsed.i;
+      Int128 x;
+      if (!ParseDecimalText(text, type.scale, &x)) bad();
+      return x;
     }
     if (v.is_string()) {
       SqlType t = type.IsString() ? SqlType::Of(TypeId::kBigInt) : type.WithNullable(true);
@@ -343,7 +356,8 @@ class ConfigParser {
     }
     for (size_t c = 0; c < schema_.size(); ++c) {
       plan.fields.push_back(ParseField(static_cast<int>(c), settings[c], in_plan));
-      plan.needs_row_state |= plan.fields.back().Random() || plan.fields.back().nulls;
+      plan.needs_row_state |=
+          plan.fields.back().Random() || plan.fields.back().nulls || plan.fields.back().output == Output::kNested;
       plan.needs_nulls |= plan.fields.back().nulls || !plan.fields.back().vnull.empty();
     }
     return plan;
@@ -352,22 +366,35 @@ class ConfigParser {
  private:
   DatagenField ParseField(int c, const Json* sj, const std::string& in_plan) {
     const Field& column = schema_.fields[c];
-    const SqlType& type = column.type;
-    const std::string tname = type.WithNullable(true).ToString();
-    const std::string field = fmt::format("field '{}'{}", column.name, in_plan);
-    DatagenField f;
+    Json empty = Json::object();
+    DatagenField f = ParseSpec(column.type, sj ? *sj : empty, fmt::format("field '{}'{}", column.name, in_plan),
+                               Mix64((static_cast<uint64_t>(c) + 1) * 0xA24BAED4963EE407ULL));
     f.col = c;
+    return f;
+  }
+
+  // The settings `s` of a value of `type` (a column, or an element, key, value or field inside
+  // one, named by `field` in messages); `salt` separates its random stream from its siblings'.
+  DatagenField ParseSpec(const SqlType& type, const Json& s, const std::string& field, uint64_t salt) {
+    const std::string tname = type.WithNullable(true).ToString();
+    DatagenField f;
     f.type = type;
-    f.salt = Mix64((static_cast<uint64_t>(c) + 1) * 0xA24BAED4963EE407ULL);
+    f.salt = salt;
     f.null_salt = Mix64(f.salt ^ 0x5851F42D4C957F2DULL);
     f.max_len = type.IsString() ? type.length : -1;
-    if (type.IsBinary() || type.id == TypeId::kRow || type.id == TypeId::kArray || type.id == TypeId::kMap ||
-        type.id == TypeId::kVariant || type.IsWideDecimal())
-      Fail(fmt::format("{}: datagen does not generate {} values yet", field, tname));
-
-    Json empty = Json::object();
-    const Json& s = sj ? *sj : empty;
-    CheckKeys(s, {"strategy", "range", "scale", "values", "null_percentage", "e"}, " for " + field);
+    if (!s.is_object()) Fail(fmt::format("settings of {} must be an object, not {}", field, s.dump()));
+    if (type.id == TypeId::kGeometry)
+      Fail(fmt::format("{}: datagen does not generate {} values (neither does Feldera's)", field, tname));
+    const bool nested = type.IsBinary() || type.id == TypeId::kRow || type.id == TypeId::kArray ||
+                        type.id == TypeId::kMap || type.id == TypeId::kVariant;
+    if (type.id == TypeId::kMap)
+      CheckKeys(s, {"strategy", "range", "scale", "values", "null_percentage", "e", "key", "value"}, " for " + field);
+    else if (type.id == TypeId::kRow)
+      CheckKeys(s, {"strategy", "range", "scale", "values", "null_percentage", "e", "fields"}, " for " + field);
+    else if (type.IsBinary() || type.id == TypeId::kArray)
+      CheckKeys(s, {"strategy", "range", "scale", "values", "null_percentage", "e", "value"}, " for " + field);
+    else
+      CheckKeys(s, {"strategy", "range", "scale", "values", "null_percentage", "e"}, " for " + field);
 
     if (s.contains("strategy")) {
       const Json& st = s["strategy"];
@@ -430,6 +457,10 @@ class ConfigParser {
       f.output = Output::kValues;
       return f;
     }
+    if (nested) {
+      ParseNested(s, &f, field);
+      return f;
+    }
 
     if (type.IsFloat()) {
       f.output = Output::kFloat;
@@ -463,7 +494,7 @@ class ConfigParser {
 
     // Integer-valued: integers, DECIMAL, temporal types, and strings as decimal text.
     const bool temporal = type.IsTemporal();
-    int64_t lo, hi;  // the type's bounds in the field's unit
+    Int128 lo, hi;  // the type's bounds in the field's unit
     int64_t unit = 1;
     switch (type.id) {
       case TypeId::kTinyInt:
@@ -476,8 +507,8 @@ class ConfigParser {
         lo = INT32_MIN, hi = INT32_MAX;
         break;
       case TypeId::kDecimal: {
-        int p = type.precision > 0 && type.precision <= 18 ? type.precision : 18;
-        hi = p == 18 ? INT64_MAX : Pow10(p) - 1;
+        int p = type.precision > 0 && type.precision <= kMaxDecimalPrecision ? type.precision : 18;
+        hi = p == 18 ? INT64_MAX : Pow10Wide(p) - 1;
         lo = -hi;
         break;
       }
@@ -494,6 +525,8 @@ class ConfigParser {
         lo = INT64_MIN, hi = INT64_MAX;
         break;  // BIGINT, strings
     }
+    // Without a range, wide DECIMALs keep to the 64-bit unscaled values (index domains are 64-bit).
+    const Int128 dlo = std::max<Int128>(lo, INT64_MIN), dhi = std::min<Int128>(hi, INT64_MAX);
     __int128 a, b;  // [a, b) in the field's unit
     if (has_range) {
       const Json& r = s["range"];
@@ -503,28 +536,28 @@ class ConfigParser {
       b = IntPoint(r[1], type, fmt::format("'range' for {}", field));
       if (a >= b) Fail(fmt::format("empty range {} for {}: it needs a < b", r.dump(), field));
       if (a < lo || b - 1 > hi) Fail(fmt::format("'range' {} for {} exceeds the bounds of {}", r.dump(), field, tname));
+      if (b - a > (static_cast<Int128>(1) << 64))
+        Fail(fmt::format("'range' {} for {} spans more than 2^64 values", r.dump(), field));
     } else if (temporal) {
       int64_t days2100 = DaysFromCivil(2100, 1, 1);
       a = 0;
       b = type.id == TypeId::kDate ? days2100 : type.id == TypeId::kTime ? 86400000 : days2100 * 86400000;
     } else if (f.strategy == Strategy::kUniform) {
       // The whole type (for strings: [0, 2^63)), shrunk so that value * scale still fits.
-      if (type.IsString()) lo = 0;
+      const Int128 ulo = type.IsString() ? 0 : dlo;
       __int128 abs_scale = scale < 0 ? -static_cast<__int128>(scale) : scale;
       if (scale > 0) {
-        a = -((-static_cast<__int128>(lo)) / abs_scale);
-        b = hi / abs_scale + 1;
+        a = -((-ulo) / abs_scale);
+        b = dhi / abs_scale + 1;
       } else {
-        a = -(static_cast<__int128>(hi) / abs_scale);
-        b = (-static_cast<__int128>(lo)) / abs_scale + 1;
+        a = -(dhi / abs_scale);
+        b = (-ulo) / abs_scale + 1;
       }
     } else {
       // increment and zipf count from 0 up to the type's maximum (wrapping there).
       __int128 abs_scale = scale < 0 ? -static_cast<__int128>(scale) : scale;
       a = 0;
-      b = f.strategy == Strategy::kIncrement
-              ? static_cast<__int128>(hi) + 1
-              : (scale > 0 ? static_cast<__int128>(hi) : -static_cast<__int128>(lo)) / abs_scale + 1;
+      b = f.strategy == Strategy::kIncrement ? dhi + 1 : (scale > 0 ? dhi : -dlo) / abs_scale + 1;
     }
     const __int128 n = b - a;  // >= 1, <= 2^64
     f.output = type.IsString() ? Output::kText : Output::kInt;
@@ -542,10 +575,13 @@ class ConfigParser {
       }
       return f;
     }
+    if (type.IsWideDecimal()) f.output = Output::kWide;
     if (f.strategy == Strategy::kIncrement) {
       // a + (i * scale) mod n stays in [a, b).
       f.base = static_cast<int64_t>(a);
       f.mult = 1;
+      f.wbase = a;
+      f.wmult = 1;
       FinishIndex(&f, n == (static_cast<__int128>(1) << 64) ? 0 : static_cast<uint64_t>(n), scale, e);
       return f;
     }
@@ -557,6 +593,8 @@ class ConfigParser {
       Fail(fmt::format("'range' times 'scale' ({}) for {} exceeds the bounds of {}", scale, field, tname));
     f.base = static_cast<int64_t>(a * scale);
     f.mult = scale;
+    f.wbase = a * scale;
+    f.wmult = scale;
     FinishIndex(&f, n == (static_cast<__int128>(1) << 64) ? 0 : static_cast<uint64_t>(n), 1, e);
     return f;
   }
@@ -596,7 +634,14 @@ class ConfigParser {
       any_null |= is_null;
       f->vnull.push_back(is_null);
       const std::string what = fmt::format("'values' for {}", field);
-      if (type.IsString()) {
+      if (type.phys() == PhysType::kStr && !type.IsString()) {
+        // BINARY, wide DECIMAL, ARRAY, MAP, ROW, VARIANT: written as in a JSON input row.
+        Value x;
+        std::string why;
+        if (!is_null && !JsonToValue(v, type.WithNullable(true), &x, &why))
+          Fail(fmt::format("{}: {}: {}", what, v.dump(), why));
+        f->svalues.push_back(std::move(x.s));
+      } else if (type.IsString()) {
         if (is_null)
           f->svalues.emplace_back();
         else if (v.is_string())
@@ -632,7 +677,10 @@ class ConfigParser {
             Fail(fmt::format("{}: {} is not a valid {}", what, v.dump(), type.WithNullable(true).ToString()));
           x = parsed.i;
         } else {
-          x = IntPoint(v, type, what);
+          const Int128 wide = IntPoint(v, type, what);
+          if (type.id == TypeId::kDecimal && !DecimalFits(wide, type.precision > 0 ? type.precision : 18))
+            Fail(fmt::format("{}: {} exceeds the bounds of {}", what, v.dump(), type.WithNullable(true).ToString()));
+          x = static_cast<int64_t>(wide);
           if (type.id == TypeId::kTime || type.id == TypeId::kTimestamp) x *= 1000;
           Value check;
           if (type.IsInteger() && !ParseValue(fmt::format("{}", x), type.WithNullable(true), &check))
@@ -642,6 +690,85 @@ class ConfigParser {
       }
     }
     if (!any_null) f->vnull.clear();
+  }
+
+  // BINARY/VARBINARY, ARRAY, MAP, ROW and VARIANT without `values` (ParseSpec has read the
+  // strategy and null_percentage into *f).
+  void ParseNested(const Json& s, DatagenField* f, const std::string& field) {
+    const SqlType& type = f->type;
+    f->output = Output::kNested;
+    auto child_salt = [&](uint64_t i) { return Mix64(f->salt + (i + 1) * 0xD6E8FEB86659FD93ULL); };
+    auto sub = [&](const char* key) { return s.contains(key) && !s[key].is_null() ? s[key] : Json::object(); };
+    if (type.id == TypeId::kRow) {
+      // `fields`: settings per ROW field, by name; every field generates with the row's index.
+      const Json fs = sub("fields");
+      if (!fs.is_object()) Fail(fmt::format("'fields' for {} must be a map from ROW field to settings", field));
+      for (auto it = fs.begin(); it != fs.end(); ++it) {
+        bool known = false;
+        for (size_t i = 0; i < type.fields->size(); ++i) known |= EqualsIgnoreCase(type.FieldName(i), it.key());
+        if (!known) Fail(fmt::format("'fields' for {}: {} has no field '{}'", field, type.ToString(), it.key()));
+      }
+      for (size_t i = 0; i < type.fields->size(); ++i) {
+        Json fsettings = Json::object();
+        for (auto it = fs.begin(); it != fs.end(); ++it)
+          if (EqualsIgnoreCase(type.FieldName(i), it.key())) fsettings = it.value();
+        f->children.push_back(
+            ParseSpec((*type.fields)[i], fsettings, fmt::format("{}.{}", field, type.FieldName(i)), child_salt(i)));
+      }
+      return;
+    }
+    if (type.id == TypeId::kVariant) {
+      // The number the strategy gives, as a VARIANT holding a BIGINT.
+      Json settings = s;
+      settings.erase("null_percentage");
+      f->children.push_back(ParseSpec(SqlType::Of(TypeId::kBigInt, false), settings, field, child_salt(0)));
+      return;
+    }
+    // BINARY, ARRAY, MAP: the length is an integer field over `range` (default [0, 5)); element j
+    // generates with index j.
+    Json len = Json::object();
+    for (const char* key : {"strategy", "scale", "e"})
+      if (s.contains(key)) len[key] = s[key];
+    if (f->strategy != Strategy::kIncrement && f->strategy != Strategy::kUniform && f->strategy != Strategy::kZipf)
+      Fail(fmt::format("strategy {} does not fit {} of type {}", s["strategy"].dump(), field, type.ToString()));
+    len["range"] = Json::array({0, 5});
+    if (s.contains("range") && !s["range"].is_null()) {
+      const Json& r = s["range"];
+      auto length = [](const Json& x) { return x.is_number_integer() && x.get<int64_t>() >= 0; };
+      if (!r.is_array() || r.size() != 2 || !length(r[0]) || !length(r[1]) ||
+          r[1].get<uint64_t>() > kMaxGeneratedLength)
+        Fail(fmt::format("'range' for {} is its number of {}: two integers in [0, {}], not {}", field,
+                         type.id == TypeId::kMap ? "entries"
+                         : type.IsBinary()       ? "bytes"
+                                                 : "elements",
+                         kMaxGeneratedLength, r.dump()));
+      len["range"] = r;
+    }
+    if (s.contains("scale") && !(s["scale"].is_number_integer() && s["scale"].get<int64_t>() > 0))
+      Fail(fmt::format("'scale' for {} must be a positive integer, not {}", field, s["scale"].dump()));
+    f->children.push_back(ParseSpec(SqlType::Of(TypeId::kInteger, false), len, field, f->salt));
+    if (type.IsBinary()) {
+      // Bytes are integers in [0, 256) (the default range).
+      Json bytes = sub("value");
+      if (bytes.is_object() && !bytes.contains("range") && !bytes.contains("values"))
+        bytes["range"] = Json::array({0, 256});
+      const std::string what = field + ".value";
+      DatagenField b = ParseSpec(SqlType::Of(TypeId::kSmallInt, false), bytes, what, child_salt(0));
+      bool ok = true;
+      if (b.output == Output::kValues) {
+        for (int64_t v : b.ivalues) ok &= v >= 0 && v <= 255;
+      } else {
+        Int128 last = static_cast<Int128>(b.base) + static_cast<Int128>(b.n == 0 ? 0 : b.n - 1) * b.mult;
+        ok = b.n != 0 && b.base >= 0 && b.base <= 255 && last >= 0 && last <= 255;
+      }
+      if (!ok) Fail(fmt::format("{}: bytes must be in [0, 256)", what));
+      f->children.push_back(std::move(b));
+    } else if (type.id == TypeId::kArray) {
+      f->children.push_back(ParseSpec((*type.fields)[0], sub("value"), field + ".value", child_salt(0)));
+    } else {
+      f->children.push_back(ParseSpec((*type.fields)[0], sub("key"), field + ".key", child_salt(0)));
+      f->children.push_back(ParseSpec((*type.fields)[1], sub("value"), field + ".value", child_salt(1)));
+    }
   }
 
   const Schema& schema_;
@@ -753,6 +880,131 @@ void FakerValue(const DatagenField& f, uint64_t state, std::string* out) {
   if (f.max_len >= 0 && out->size() > static_cast<size_t>(f.max_len)) out->resize(f.max_len);
 }
 
+// The values of a kFloat field for rows i0 .. i0 + count.
+void GenerateFloats(const DatagenField& f, uint64_t i0, size_t count, const uint64_t* state, double* out) {
+  const double fa = f.fa, fb = f.fb, width = f.fb - f.fa, fscale = f.fscale;
+  switch (f.strategy) {
+    case Strategy::kIncrement:
+      for (size_t j = 0; j < count; ++j) {
+        double x = static_cast<double>(i0 + j) * fscale;
+        if (f.float_range) {
+          x = std::fmod(x, width);
+          if (x < 0) x += width;
+          x += fa;
+          if (x >= fb) x = fa;
+        }
+        out[j] = x;
+      }
+      break;
+    case Strategy::kUniform: {
+      const double below_b = std::nextafter(fb, fa);
+      if (f.type.id == TypeId::kReal) {
+        // Rounding to float must not reach b either.
+        const float below_bf = std::nextafter(static_cast<float>(fb), static_cast<float>(fa));
+        for (size_t j = 0; j < count; ++j) {
+          float x = static_cast<float>(fa + Unit01(Mix64(state[j] ^ f.salt)) * width);
+          out[j] = (x < fb ? x : below_bf) * fscale;
+        }
+      } else {
+        for (size_t j = 0; j < count; ++j) {
+          double x = fa + Unit01(Mix64(state[j] ^ f.salt)) * width;
+          out[j] = (x < fb ? x : below_b) * fscale;
+        }
+      }
+      break;
+    }
+    case Strategy::kZipf:
+      ForEachIndex(f, i0, count, state, [&](size_t j, uint64_t k) { out[j] = (fa + static_cast<double>(k)) * fscale; });
+      break;
+    default:
+      break;
+  }
+  if (f.type.id == TypeId::kReal)
+    for (size_t j = 0; j < count; ++j) out[j] = static_cast<float>(out[j]);
+}
+
+std::string NestedValue(const DatagenField& f, uint64_t i, uint64_t state);
+
+// The value of field f (an element, key, value or field inside a nested value) at index i, drawing
+// from `state` as a column does from its row's state.
+Value FieldValue(const DatagenField& f, uint64_t i, uint64_t state) {
+  if (f.nulls && (f.all_null || Mix64(state ^ f.null_salt) < f.null_threshold)) return Value::Null();
+  uint64_t k = 0;
+  auto index = [&] { ForEachIndex(f, i, 1, &state, [&](size_t, uint64_t x) { k = x; }); };
+  switch (f.output) {
+    case Output::kInt:
+      index();
+      return Value::Int(static_cast<int64_t>(static_cast<uint64_t>(f.base) + k * static_cast<uint64_t>(f.mult)));
+    case Output::kText: {
+      index();
+      std::string text =
+          fmt::format("{}", static_cast<int64_t>(static_cast<uint64_t>(f.base) + k * static_cast<uint64_t>(f.mult)));
+      if (f.max_len >= 0 && text.size() > static_cast<size_t>(f.max_len)) text.resize(f.max_len);
+      return Value::String(std::move(text));
+    }
+    case Output::kValues:
+      index();
+      if (!f.vnull.empty() && f.vnull[k]) return Value::Null();
+      switch (f.type.phys()) {
+        case PhysType::kI64:
+          return Value::Int(f.ivalues[k]);
+        case PhysType::kF64:
+          return Value::Double(f.fvalues[k]);
+        case PhysType::kStr:
+          return Value::String(f.svalues[k]);
+      }
+      break;
+    case Output::kFloat: {
+      double x;
+      GenerateFloats(f, i, 1, &state, &x);
+      return Value::Double(x);
+    }
+    case Output::kFaker: {
+      std::string text;
+      FakerValue(f, state, &text);
+      return Value::String(std::move(text));
+    }
+    case Output::kWide:
+      index();
+      return Value::String(EncodeInt128(f.wbase + static_cast<Int128>(k) * f.wmult));
+    case Output::kNested:
+      return Value::String(NestedValue(f, i, state));
+  }
+  return Value::Null();
+}
+
+// A BINARY, ARRAY, MAP, ROW or VARIANT value at index i (ParseNested lays out the children).
+std::string NestedValue(const DatagenField& f, uint64_t i, uint64_t state) {
+  const uint64_t s = Mix64(state ^ f.salt);  // this value's own stream
+  const TypeId id = f.type.id;
+  if (id == TypeId::kRow) {
+    std::vector<Value> fields;
+    for (const DatagenField& c : f.children) fields.push_back(FieldValue(c, i, s));
+    return EncodeRowValue(fields, *f.type.fields);
+  }
+  if (id == TypeId::kVariant) return VariantFromValue(FieldValue(f.children[0], i, s), SqlType::Of(TypeId::kBigInt));
+  const uint64_t len =
+      std::min<uint64_t>(static_cast<uint64_t>(FieldValue(f.children[0], i, s).i), kMaxGeneratedLength);
+  auto element_state = [&](uint64_t j) { return Mix64(s + (j + 1) * kGamma); };
+  if (f.type.IsBinary()) {
+    std::string bytes(len, '\0');
+    for (uint64_t j = 0; j < len; ++j) bytes[j] = static_cast<char>(FieldValue(f.children[1], j, element_state(j)).i);
+    return bytes;
+  }
+  if (id == TypeId::kArray) {
+    std::vector<Value> elements;
+    elements.reserve(len);
+    for (uint64_t j = 0; j < len; ++j) elements.push_back(FieldValue(f.children[1], j, element_state(j)));
+    return EncodeArrayValue(elements, (*f.type.fields)[0]);
+  }
+  std::vector<std::pair<Value, Value>> entries;  // MAP: equal keys collapse into one entry
+  for (uint64_t j = 0; j < len; ++j) {
+    const uint64_t es = element_state(j);
+    entries.emplace_back(FieldValue(f.children[1], j, es), FieldValue(f.children[2], j, es));
+  }
+  return EncodeMapValue(std::move(entries), f.type);
+}
+
 // Fills rows [off, off + count) of the columns with rows i0.. of the plan.
 void GenerateChunk(const DatagenPlan& plan, uint64_t plan_key, uint64_t i0, size_t count, size_t off,
                    const std::vector<std::shared_ptr<Column>>& cols) {
@@ -819,48 +1071,18 @@ void GenerateChunk(const DatagenPlan& plan, uint64_t plan_key, uint64_t i0, size
         }
         break;
       }
-      case Output::kFloat: {
-        double* out = col.f64.data() + off;
-        const double fa = f.fa, fb = f.fb, width = f.fb - f.fa, fscale = f.fscale;
-        switch (f.strategy) {
-          case Strategy::kIncrement:
-            for (size_t j = 0; j < count; ++j) {
-              double x = static_cast<double>(i0 + j) * fscale;
-              if (f.float_range) {
-                x = std::fmod(x, width);
-                if (x < 0) x += width;
-                x += fa;
-                if (x >= fb) x = fa;
-              }
-              out[j] = x;
-            }
-            break;
-          case Strategy::kUniform: {
-            const double below_b = std::nextafter(fb, fa);
-            if (f.type.id == TypeId::kReal) {
-              // Rounding to float must not reach b either.
-              const float below_bf = std::nextafter(static_cast<float>(fb), static_cast<float>(fa));
-              for (size_t j = 0; j < count; ++j) {
-                float x = static_cast<float>(fa + Unit01(Mix64(state[j] ^ f.salt)) * width);
-                out[j] = (x < fb ? x : below_bf) * fscale;
-              }
-            } else {
-              for (size_t j = 0; j < count; ++j) {
-                double x = fa + Unit01(Mix64(state[j] ^ f.salt)) * width;
-                out[j] = (x < fb ? x : below_b) * fscale;
-              }
-            }
-            break;
-          }
-          case Strategy::kZipf:
-            ForEachIndex(f, i0, count, state,
-                         [&](size_t j, uint64_t k) { out[j] = (fa + static_cast<double>(k)) * fscale; });
-            break;
-          default:
-            break;
-        }
-        if (f.type.id == TypeId::kReal)
-          for (size_t j = 0; j < count; ++j) out[j] = static_cast<float>(out[j]);
+      case Output::kFloat:
+        GenerateFloats(f, i0, count, state, col.f64.data() + off);
+        break;
+      case Output::kWide: {
+        std::string* out = col.str.data() + off;
+        ForEachIndex(f, i0, count, state,
+                     [&](size_t j, uint64_t k) { out[j] = EncodeInt128(f.wbase + static_cast<Int128>(k) * f.wmult); });
+        break;
+      }
+      case Output::kNested: {
+        std::string* out = col.str.data() + off;
+        for (size_t j = 0; j < count; ++j) out[j] = NestedValue(f, i0 + j, state[j]);
         break;
       }
       case Output::kFaker: {

@@ -31,6 +31,17 @@
 //   decimal text of the number the strategy gives (default range for uniform: [0, 2^63)), or
 //   come from a built-in word list (word, words, sentence, name, email, city_name).
 //   null_percentage (0..100, nullable columns only) makes that share of the rows NULL.
+//   DECIMAL of more than 18 digits: the same, range ends up to 38 digits, at most 2^64 steps;
+//   without a range the unscaled values stay within 64 bits.
+//   Nested types (Feldera's settings; GEOMETRY is refused, as Feldera's datagen has none):
+//   BINARY/VARBINARY and ARRAY: the strategy draws the length over `range` (default [0, 5)),
+//     as for an INTEGER; element j is generated from `value` as row j of a column would be
+//     (increment gives 0, 1, 2, ...), each element from its own sub-stream. Bytes default to
+//     [0, 256) and must stay in it.
+//   MAP: likewise the number of entries, keys from `key`, values from `value` (equal keys
+//     collapse into one entry). ROW: each field from `fields` (by name), with the row's index.
+//   VARIANT: a BIGINT VARIANT holding the number the strategy gives.
+//   `values` of these types (and of wide DECIMAL) are written as in a JSON input row.
 #pragma once
 
 #include <chrono>

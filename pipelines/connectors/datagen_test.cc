@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/common/error.h"
+#include "core/types/variant.h"
 
 namespace fld {
 namespace {
@@ -469,10 +470,32 @@ TEST_CASE("datagen configuration errors name the key and where it was written", 
   CHECK(e.find("null_percentage") != std::string::npos);
   CHECK(e.find("NOT NULL") != std::string::npos);
 
+  Schema geo;
+  geo.fields = {{"g", SqlType::Of(TypeId::kGeometry)}};
+  e = ErrorOf(Json::object(), geo);
+  CHECK(e.find("datagen does not generate GEOMETRY values") != std::string::npos);
+
   Schema bin;
   bin.fields = {{"b", SqlType::Of(TypeId::kVarbinary)}, {"a", SqlType::Array(SqlType::Of(TypeId::kInteger))}};
-  e = ErrorOf(Json::object(), bin);
-  CHECK(e.find("datagen does not generate VARBINARY values yet") != std::string::npos);
+  auto bin_error = [&](const char* fields) {
+    return ErrorOf(Json::parse(std::string(R"({"plan": [{"fields": )") + fields + "}]}"), bin);
+  };
+  e = bin_error(R"({"b": {"value": {"range": [0, 300]}}})");
+  CHECK(e.find("field 'b' in plan 0.value: bytes must be in [0, 256)") != std::string::npos);
+  e = bin_error(R"({"b": {"range": [-1, 3]}})");
+  CHECK(e.find("number of bytes") != std::string::npos);
+  e = bin_error(R"({"a": {"key": {"range": [0, 3]}}})");
+  CHECK(e.find("unknown key 'key'") != std::string::npos);
+  e = bin_error(R"({"a": {"value": {"strategy": "name"}}})");
+  CHECK(e.find("field 'a' in plan 0.value") != std::string::npos);
+  e = bin_error(R"({"a": {"values": [[1, "x"]]}})");
+  CHECK(e.find("'values' for field 'a'") != std::string::npos);
+  e = bin_error(R"({"a": {"range": [0, 100000000]}})");
+  CHECK(e.find("number of elements") != std::string::npos);
+  Schema row;
+  row.fields = {{"r", SqlType::Row({SqlType::Of(TypeId::kInteger)})}};
+  e = ErrorOf(Json::parse(R"({"plan": [{"fields": {"r": {"fields": {"nope": {}}}}}]})"), row);
+  CHECK(e.find("has no field 'nope'") != std::string::npos);
 
   e = ErrorOf(Json{{"plan", {{{"fields", {{"ts", {{"range", {"2024-01-01", "yesterday"}}}}}}}}}}, bank);
   CHECK(e.find("yesterday") != std::string::npos);
@@ -481,6 +504,128 @@ TEST_CASE("datagen configuration errors name the key and where it was written", 
   DatagenConnector c(Json{{"seed", 1}, {"plan", {{{"limit", 10}}}}}, bank, Ctx());
   CHECK_THROWS_AS(c.Seek(Json{{"seed", 1}, {"plan", 0}, {"row", 11}}), Error);
   CHECK_THROWS_AS(c.Seek(Json{{"plan", 0}}), Error);
+}
+
+TEST_CASE("datagen VARBINARY as Feldera's demo 07 configures it: length range, uniform bytes", "[datagen]") {
+  Schema s;
+  s.fields = {{"entry", SqlType::Of(TypeId::kVarbinary)}};
+  // The demo's connector config, verbatim (plus a seed).
+  Json cfg = Json::parse(R"({"seed": 5, "plan": [{"limit": 4000, "rate": 1, "fields": {"entry": {"range": [1, 20],
+      "strategy": "uniform", "value": {"strategy": "uniform", "range": [0, 256]}}}}]})");
+  DatagenConnector c(cfg, s, Ctx());
+  c.SetThrottle(false);
+  Batch b = ReadAll(c);
+  REQUIRE(b.size() == 4000);
+  std::map<size_t, int> lengths;
+  std::set<int> bytes;
+  for (const std::string& v : b.cols[0]->str) {
+    ++lengths[v.size()];
+    for (unsigned char x : v) bytes.insert(x);
+  }
+  CHECK(lengths.begin()->first == 1);
+  CHECK(lengths.rbegin()->first == 19);
+  CHECK(lengths.size() == 19);
+  CHECK(bytes.size() == 256);
+  // Increment (the default): length a + i mod (b - a), bytes 0, 1, 2, ...
+  Json inc = {{"plan", {{{"limit", 10}, {"fields", {{"entry", {{"range", {0, 4}}}}}}}}}};
+  DatagenConnector ci(inc, s, Ctx());
+  Batch bi = ReadAll(ci);
+  for (size_t i = 0; i < 10; ++i) {
+    std::string want;
+    for (size_t j = 0; j < i % 4; ++j) want.push_back(static_cast<char>(j));
+    CHECK(bi.cols[0]->str[i] == want);
+  }
+}
+
+TEST_CASE("datagen ARRAY, MAP, ROW, VARIANT and 38-digit DECIMAL follow their settings", "[datagen]") {
+  const SqlType kInt = SqlType::Of(TypeId::kInteger);
+  const SqlType kVar = SqlType::Of(TypeId::kVarchar);
+  SqlType row_t = SqlType::Row({kInt, SqlType::Of(TypeId::kDouble)});
+  row_t.names = std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"a", "b"});
+  Schema s;
+  s.fields = {{"arr", SqlType::Array(kInt)},
+              {"words", SqlType::Array(kVar)},
+              {"m", SqlType::Map(kVar.WithNullable(false), kInt)},
+              {"r", row_t},
+              {"v", SqlType::Of(TypeId::kVariant)},
+              {"amt", SqlType::Decimal(38, 2)},
+              {"big", SqlType::Decimal(38, 0)},
+              {"holes", SqlType::Array(kInt)},
+              {"picked", SqlType::Array(kInt)}};
+  Json cfg = Json::parse(R"({"seed": 11, "plan": [{"limit": 3000, "fields": {
+      "arr": {"range": [2, 5]},
+      "words": {"strategy": "uniform", "value": {"values": ["x", "y"]}},
+      "m": {"strategy": "uniform", "range": [1, 4], "value": {"strategy": "uniform", "range": [10, 20]}},
+      "r": {"fields": {"A": {"range": [5, 10]}, "b": {"strategy": "uniform", "range": [0, 1]}}},
+      "v": {"scale": 7},
+      "amt": {"strategy": "zipf", "range": [1, 10000]},
+      "big": {"range": ["100000000000000000000000000000", "100000000000000000000000000005"]},
+      "holes": {"range": [3, 4], "value": {"null_percentage": 50}},
+      "picked": {"strategy": "uniform", "values": [[1, 2], [3], null]}}}]})");
+  DatagenConnector c(cfg, s, Ctx());
+  Batch b = ReadAll(c);
+  REQUIRE(b.size() == 3000);
+  std::map<std::string, int> amt_counts;
+  int null_elements = 0, null_picked = 0;
+  std::set<std::string> picked;
+  for (size_t i = 0; i < b.size(); ++i) {
+    // arr: increment length 2 + i mod 3, elements 0, 1, ...
+    std::vector<Value> arr = DecodeArrayValue(b.cols[0]->str[i], kInt);
+    REQUIRE(arr.size() == 2 + i % 3);
+    for (size_t j = 0; j < arr.size(); ++j) CHECK(arr[j].i == static_cast<int64_t>(j));
+    // words: elements from the list.
+    for (const Value& w : DecodeArrayValue(b.cols[1]->str[i], kVar)) CHECK((w.s == "x" || w.s == "y"));
+    CHECK(DecodeArrayValue(b.cols[1]->str[i], kVar).size() < 5);
+    // m: keys are the decimal text of their index (increment), values in [10, 20).
+    auto entries = DecodeMapValue(b.cols[2]->str[i], s.fields[2].type);
+    CHECK((entries.size() >= 1 && entries.size() <= 3));
+    for (const auto& [k, v] : entries) {
+      CHECK((k.s == "0" || k.s == "1" || k.s == "2"));
+      CHECK((v.i >= 10 && v.i < 20));
+    }
+    // r: a = 5 + i mod 5, b uniform in [0, 1).
+    std::vector<Value> r = DecodeRowValue(b.cols[3]->str[i], *row_t.fields);
+    CHECK(r[0].i == 5 + static_cast<int64_t>(i % 5));
+    CHECK((r[1].d >= 0 && r[1].d < 1));
+    // v: a BIGINT VARIANT, 7 * i.
+    CHECK(VariantTypeName(b.cols[4]->str[i]) == "BIGINT");
+    CHECK(VariantToJson(b.cols[4]->str[i]) == std::to_string(7 * i));
+    // amt: steps of 0.01 in [1, 10000).
+    Int128 amt = DecodeInt128(b.cols[5]->str[i]);
+    CHECK((amt >= 100 && amt < 1000000));
+    ++amt_counts[FormatDecimal(amt, 2)];
+    // big: 10^29 + i mod 5.
+    CHECK(DecodeInt128(b.cols[6]->str[i]) == Pow10Wide(29) + static_cast<Int128>(i % 5));
+    // holes: 3 elements, each NULL half the time.
+    std::vector<Value> h = DecodeArrayValue(b.cols[7]->str[i], kInt);
+    REQUIRE(h.size() == 3);
+    for (const Value& x : h) null_elements += x.IsNull();
+    // picked: one of the listed arrays, or NULL.
+    if (b.cols[8]->IsNull(i))
+      ++null_picked;
+    else
+      picked.insert(FormatValue(Value::String(b.cols[8]->str[i]), s.fields[8].type));
+  }
+  // Zipf: 1.00 is the most frequent amount.
+  auto top = std::max_element(amt_counts.begin(), amt_counts.end(),
+                              [](const auto& x, const auto& y) { return x.second < y.second; });
+  CHECK(top->first == "1.00");
+  CHECK((null_elements > 3000 * 3 * 4 / 10 && null_elements < 3000 * 3 * 6 / 10));
+  CHECK((null_picked > 800 && null_picked < 1200));
+  CHECK(picked == std::set<std::string>{"[1, 2]", "[3]"});
+
+  // The same rows whatever the threads, batch sizes and chunks; Seek resumes exactly.
+  ThreadPool pool(3);
+  Json chunked = cfg;
+  chunked["plan"][0]["worker_chunk_size"] = 77;
+  DatagenConnector c2(chunked, s, Ctx(&pool), 500);
+  CheckSameBatches(ReadAll(c2), b);
+  DatagenConnector c3(cfg, s, Ctx(), 1000);
+  c3.Read();
+  Json pos = c3.Position();
+  DatagenConnector c4(cfg, s, Ctx(), 333);
+  c4.Seek(pos);
+  CheckSameBatches(ReadAll(c4), c.Generate(0, 1000, 3000));
 }
 
 TEST_CASE("datagen throughput on the bank schema", "[.bench]") {

@@ -2,8 +2,11 @@
 the example C++ library (pipelines/examples/udf, built by CMake), compared with Python's re;
 `fld check` accepts the program without a library (it type-checks the calls); `fld run` without
 one, or with a library lacking the function, exits 2 naming the function; SQL-bodied functions
-(Nexmark q14's COUNT_CHAR, q22's SPLIT_INDEX) are inlined."""
+(Nexmark q14's COUNT_CHAR, q22's SPLIT_INDEX) are inlined. Feldera's demo 07 (UDF tutorial):
+its VARBINARY table fed by its datagen config, encoded by the example library's base64, compared
+with Python's base64."""
 
+import base64
 import os
 import random
 import re
@@ -117,6 +120,37 @@ CREATE MATERIALIZED VIEW reach AS
             break
         reach |= more
     assert_eq(query(p, "SELECT * FROM reach"), sorted(reach, key=repr), "reachability through UDFs")
+
+
+# Feldera's demo 07 (07-udf-tutorial.sql): the datagen settings of `entry` verbatim; a small
+# limit, a fast rate and a seed so that the run ends and repeats.
+DEMO07 = """CREATE TABLE binary_data (
+    entry VARBINARY
+) WITH (
+    'materialized' = 'true',
+    'connectors' = '[{"name": "binary_data", "transport": {"name": "datagen", "config": {"seed": 3, "plan": [{"limit": 300, "rate": 100000, "fields": {"entry": {"range": [1, 20], "strategy": "uniform", "value": {"strategy": "uniform", "range": [0, 256]}}}}]}}}]'
+);
+CREATE FUNCTION base64(s VARBINARY) RETURNS VARCHAR;
+CREATE MATERIALIZED VIEW base64_data AS (
+    SELECT  base64(b.entry)
+    FROM    binary_data AS b
+);"""
+
+
+@check("demo 07: datagen VARBINARY entries encoded by the C++ base64 match Python's base64")
+def _():
+    p = spec(d, "demo07", DEMO07, f"udf: {{library: {LIB}}}\n")
+    run(["run", p])
+    entries = [bytes(r[0]) for r in query(p, "SELECT entry FROM binary_data")]
+    assert len(entries) == 300, len(entries)
+    assert all(1 <= len(e) < 20 for e in entries), sorted({len(e) for e in entries})
+    assert len({len(e) for e in entries}) == 19, sorted({len(e) for e in entries})
+    want = sorted(((base64.b64encode(e).decode(),) for e in entries), key=repr)
+    assert_eq(query(p, "SELECT * FROM base64_data"), want, "base64 of the entries")
+    # The same seed generates the same entries again.
+    p2 = spec(tmpdir(), "demo07", DEMO07, f"udf: {{library: {LIB}}}\n")
+    run(["run", p2])
+    assert_eq(sorted(bytes(r[0]) for r in query(p2, "SELECT entry FROM binary_data")), sorted(entries), "rerun")
 
 
 finish()
