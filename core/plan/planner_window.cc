@@ -244,14 +244,28 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from) {
         }
         if (g.order.size() != 1) ctx_.Error(b.pos, "a RANGE frame with an offset needs exactly one ORDER BY column");
         const SqlType& kt = order_types[0];
-        if (!kt.IsNumeric())
-          ctx_.Error(b.offset->pos, fmt::format("RANGE frame offsets over {} columns are not supported yet",
-                                                kt.WithNullable(true).ToString()));
         BoundExprPtr off = binder_.Bind(*b.offset, from.scope);
-        if (!off->IsConstant() || !off->type.IsNumeric())
-          ctx_.Error(b.offset->pos, "a RANGE frame offset must be a constant number");
-        off = binder_.Coerce(std::move(off), kt.WithNullable(false), b.offset->pos);
-        out->range = EvaluateConstant(*off);
+        if (kt.IsTemporal()) {
+          // An INTERVAL: over DATE / TIMESTAMP either kind, over TIME a day-time one.
+          const bool months = off->type.id == TypeId::kIntervalYearMonth;
+          if (!off->IsConstant() || !off->type.IsInterval() || (months && kt.id == TypeId::kTime))
+            ctx_.Error(b.offset->pos,
+                       fmt::format("a RANGE frame offset over a {} column must be a constant {}INTERVAL",
+                                   kt.WithNullable(true).ToString(), kt.id == TypeId::kTime ? "day-time " : ""));
+          out->range = EvaluateConstant(*off);
+          out->offset = kt.id == TypeId::kTime ? WindowBound::Offset::kNumber
+                        : months               ? WindowBound::Offset::kMonths
+                                               : WindowBound::Offset::kMicros;
+          fn.date_key = kt.id == TypeId::kDate;
+        } else {
+          if (!kt.IsNumeric())
+            ctx_.Error(b.offset->pos, fmt::format("RANGE frame offsets over {} columns are not supported",
+                                                  kt.WithNullable(true).ToString()));
+          if (!off->IsConstant() || !off->type.IsNumeric())
+            ctx_.Error(b.offset->pos, "a RANGE frame offset must be a constant number");
+          off = binder_.Coerce(std::move(off), kt.WithNullable(false), b.offset->pos);
+          out->range = EvaluateConstant(*off);
+        }
         const bool negative =
             out->range.IsNull() || (out->range.kind == Value::Kind::kDouble ? out->range.d < 0 : out->range.i < 0);
         if (negative) ctx_.Error(b.offset->pos, "a frame offset must not be negative or NULL");
