@@ -29,6 +29,14 @@ const char* FnName(const WindowFn& f) {
       return "LAST_VALUE";
     case WindowFnKind::kAggregate:
       return AggName(f.agg.kind);
+    case WindowFnKind::kNtile:
+      return "NTILE";
+    case WindowFnKind::kPercentRank:
+      return "PERCENT_RANK";
+    case WindowFnKind::kCumeDist:
+      return "CUME_DIST";
+    case WindowFnKind::kNthValue:
+      return "NTH_VALUE";
   }
   return "?";
 }
@@ -57,7 +65,7 @@ std::string BoundText(const WindowBound& b, bool rows) {
 
 bool Framed(const WindowFn& f) {
   return f.kind == WindowFnKind::kFirstValue || f.kind == WindowFnKind::kLastValue ||
-         f.kind == WindowFnKind::kAggregate;
+         f.kind == WindowFnKind::kNthValue || f.kind == WindowFnKind::kAggregate;
 }
 
 // v + delta (delta: the offset, negated when `minus`), saturating at the ends of int64.
@@ -126,6 +134,8 @@ std::string WindowOp::Describe() const {
     s += fmt::format(" {}(", FnName(f));
     if (f.kind == WindowFnKind::kAggregate && f.agg.kind != AggKind::kCountStar) s += fmt::format("${}", f.agg.arg);
     if (f.arg >= 0) s += fmt::format("${}", f.arg);
+    if (f.kind == WindowFnKind::kNtile) s += fmt::format("{}", f.offset);
+    if (f.kind == WindowFnKind::kNthValue) s += fmt::format(", {}", f.offset);
     if (f.kind == WindowFnKind::kLag || f.kind == WindowFnKind::kLead) {
       s += fmt::format(", {}", f.offset);
       if (f.default_col >= 0) s += fmt::format(", ${}", f.default_col);
@@ -173,6 +183,20 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
         continue;
       case WindowFnKind::kDenseRank:
         for (int64_t i = 0; i < n; ++i) out[i] = Value::Int(dense[i]);
+        continue;
+      case WindowFnKind::kNtile: {
+        // q rows per bucket, the first r buckets one more.
+        const int64_t q = n / fn.offset, r = n % fn.offset, big = r * (q + 1);
+        for (int64_t i = 0; i < n; ++i) out[i] = Value::Int(i < big ? i / (q + 1) + 1 : r + (i - big) / q + 1);
+        continue;
+      }
+      case WindowFnKind::kPercentRank:
+        for (int64_t i = 0; i < n; ++i)
+          out[i] = Value::Double(n > 1 ? static_cast<double>(peer_start[i]) / static_cast<double>(n - 1) : 0.0);
+        continue;
+      case WindowFnKind::kCumeDist:
+        for (int64_t i = 0; i < n; ++i)
+          out[i] = Value::Double(static_cast<double>(peer_end[i]) / static_cast<double>(n));
         continue;
       case WindowFnKind::kLag:
       case WindowFnKind::kLead: {
@@ -238,6 +262,11 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
         if (fs[i] >= fe[i]) continue;
         out[i] = (*rows[fn.kind == WindowFnKind::kFirstValue ? fs[i] : fe[i] - 1])[fn.arg];
       }
+      continue;
+    }
+    if (fn.kind == WindowFnKind::kNthValue) {
+      for (int64_t i = 0; i < n; ++i)
+        if (fe[i] - fs[i] >= fn.offset) out[i] = (*rows[fs[i] + fn.offset - 1])[fn.arg];
       continue;
     }
     const AggSpec& agg = fn.agg;

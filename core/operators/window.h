@@ -10,6 +10,10 @@
 //   - LAG(x, k, d) / LEAD(x, k, d): x of the row k positions before / after, d where there is
 //     none (k a constant, default 1; d evaluated at the current row, default NULL);
 //   - FIRST_VALUE(x) / LAST_VALUE(x): x at the first / last row of the frame (NULL if empty);
+//     NTH_VALUE(x, k): x at the frame's k-th row (NULL if it has fewer);
+//   - NTILE(k): the rows in order cut into k buckets as equal as can be, the first ones one row
+//     larger (INTEGER 1..k); PERCENT_RANK: (RANK - 1) / (rows - 1), 0 for a single row;
+//     CUME_DIST: the rows up to the row's last peer / rows (both DOUBLE);
 //   - COUNT(*), COUNT, SUM, AVG, MIN, MAX over the frame, with the types and rules of GROUP BY
 //     aggregation (core/operators/aggregate.h): SUM of integers BIGINT (overflow an error), of
 //     DECIMALs DECIMAL(38, s) (exact), AVG in the argument's type; NULL over a frame holding no
@@ -49,6 +53,10 @@ enum class WindowFnKind : uint8_t {
   kFirstValue,
   kLastValue,
   kAggregate,  // agg.kind: COUNT(*), COUNT, SUM, AVG, MIN, MAX
+  kNtile,
+  kPercentRank,
+  kCumeDist,
+  kNthValue,
 };
 
 struct WindowBound {
@@ -66,7 +74,7 @@ struct WindowFn {
   WindowFnKind kind = WindowFnKind::kRowNumber;
   AggSpec agg;            // kAggregate: kind, arg (input column), arg_type, result_type
   int arg = -1;           // LAG/LEAD/FIRST_VALUE/LAST_VALUE: the value column
-  int64_t offset = 1;     // LAG/LEAD
+  int64_t offset = 1;     // LAG/LEAD; NTILE's bucket count, NTH_VALUE's position (both >= 1)
   int default_col = -1;   // LAG/LEAD: the default column, -1 for NULL
   bool rows = false;      // ROWS frame (else RANGE)
   bool date_key = false;  // RANGE over a DATE order key (days; INTERVAL offsets are compared in time)

@@ -175,6 +175,30 @@ ZSet NaiveWindow(const ZSet& in, const std::vector<int>& partition, const std::v
           case WindowFnKind::kFirstValue:
             if (!frame.empty()) v = rows[frame.front()][f.arg];
             break;
+          case WindowFnKind::kNthValue:
+            if (static_cast<int64_t>(frame.size()) >= f.offset) v = rows[frame[f.offset - 1]][f.arg];
+            break;
+          case WindowFnKind::kNtile: {
+            // Hand out the rows one bucket at a time, the first n % k buckets one row larger.
+            int64_t bucket = 1, left = n / f.offset + (n % f.offset > 0 ? 1 : 0);
+            for (int64_t j = 0; j < i; ++j)
+              if (--left == 0) {
+                ++bucket;
+                left = n / f.offset + (n % f.offset >= bucket ? 1 : 0);
+              }
+            v = Value::Int(bucket);
+            break;
+          }
+          case WindowFnKind::kPercentRank:
+            v = Value::Double(n > 1 ? static_cast<double>(before) / static_cast<double>(n - 1) : 0.0);
+            break;
+          case WindowFnKind::kCumeDist: {
+            int64_t upto = 0;
+            for (int64_t j = 0; j < n; ++j)
+              if (NaiveCompare(keys, rows[j], rows[i]) <= 0) ++upto;
+            v = Value::Double(static_cast<double>(upto) / static_cast<double>(n));
+            break;
+          }
           case WindowFnKind::kLastValue:
             if (!frame.empty()) v = rows[frame.back()][f.arg];
             break;
@@ -270,6 +294,23 @@ std::vector<WindowFn> AllFunctions() {
   fns.push_back(Agg(AggKind::kCount, 2, false, false, B(K::kCurrentRow), B(K::kFollowing, 2)));
   fns.push_back(Agg(AggKind::kMax, 2, false, true, B(K::kFollowing, 1), B(K::kFollowing, 3)));
   fns.push_back(Agg(AggKind::kSum, 2, false, false, B(K::kPreceding, 3), B(K::kPreceding, 1)));
+  for (int64_t k : {1, 3, 7}) {
+    WindowFn ntile = Fn(WindowFnKind::kNtile);
+    ntile.offset = k;
+    fns.push_back(ntile);
+  }
+  fns.push_back(Fn(WindowFnKind::kPercentRank));
+  fns.back().result = PhysType::kF64;
+  fns.push_back(Fn(WindowFnKind::kCumeDist));
+  fns.back().result = PhysType::kF64;
+  WindowFn nth = Fn(WindowFnKind::kNthValue, 2);  // default frame
+  nth.offset = 2;
+  fns.push_back(nth);
+  nth.offset = 3;
+  nth.rows = true;
+  nth.start = B(K::kPreceding, 2);
+  nth.end = B(K::kFollowing, 2);
+  fns.push_back(nth);
   return fns;
 }
 

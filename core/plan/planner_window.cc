@@ -211,6 +211,26 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from) {
         ctx_.Error(e.pos, fmt::format("{} as a window function is not supported yet", name));
       if (agg.args[0]) fn.agg.arg = column(std::move(agg.args[0]));
       type = fn.agg.result_type;
+    } else if (name == "NTILE" || name == "NTH_VALUE") {
+      // A constant bucket count / position, at least 1 (as in PostgreSQL).
+      const bool ntile = name == "NTILE";
+      nargs(ntile ? 1 : 2, ntile ? 1 : 2);
+      const Expr& k = *e.args[ntile ? 0 : 1];
+      fn.offset = constant_int(k, fmt::format("{}'s {}", name, ntile ? "bucket count" : "position"));
+      if (fn.offset < 1) ctx_.Error(k.pos, fmt::format("{}'s argument must be greater than zero", name));
+      if (ntile) {
+        fn.kind = WindowFnKind::kNtile;
+        type = SqlType::Of(TypeId::kInteger, false);
+      } else {
+        fn.kind = WindowFnKind::kNthValue;
+        BoundExprPtr v = bind(*e.args[0]);
+        type = v->type.WithNullable(true);
+        fn.arg = column(std::move(v));
+      }
+    } else if (name == "PERCENT_RANK" || name == "CUME_DIST") {
+      nargs(0, 0);
+      fn.kind = name == "PERCENT_RANK" ? WindowFnKind::kPercentRank : WindowFnKind::kCumeDist;
+      type = SqlType::Of(TypeId::kDouble, false);
     } else if (IsWindowOnlyName(name)) {
       ctx_.Error(e.pos, fmt::format("the window function {} is not supported yet", name));
     } else {
@@ -218,7 +238,8 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from) {
     }
     fn.result = type.phys();
 
-    // The frame (used by FIRST_VALUE, LAST_VALUE and the aggregates; the others ignore it).
+    // The frame (used by FIRST_VALUE, LAST_VALUE, NTH_VALUE and the aggregates; the others ignore
+    // it).
     if (!framed->has_frame) {
       fn.rows = false;
       fn.start.kind = WindowBound::Kind::kUnboundedPreceding;

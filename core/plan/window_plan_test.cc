@@ -149,7 +149,10 @@ TEST_CASE("window: unsupported window features are refused by name", "[window][p
     INFO(err);
     CHECK(err.find(message) != std::string::npos);
   };
-  refused("SELECT NTILE(2) OVER (ORDER BY o) FROM t", "NTILE is not supported yet");
+  refused("SELECT NTILE(0) OVER (ORDER BY o) FROM t", "NTILE's argument must be greater than zero");
+  refused("SELECT NTILE(o) OVER (ORDER BY o) FROM t", "NTILE's bucket count must be a constant integer");
+  refused("SELECT NTH_VALUE(o, 0) OVER (ORDER BY o) FROM t", "NTH_VALUE's argument must be greater than zero");
+  refused("SELECT CUME_DIST(o) OVER (ORDER BY o) FROM t", "CUME_DIST takes 0 arguments");
   refused("SELECT SUM(o) OVER (ORDER BY o GROUPS 1 PRECEDING) FROM t", "GROUPS window frames are not supported yet");
   refused("SELECT SUM(o) OVER (ORDER BY o ROWS 1 PRECEDING EXCLUDE CURRENT ROW) FROM t",
           "EXCLUDE in window frames is not supported yet");
