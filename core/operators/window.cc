@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/common/error.h"
+#include "core/expr/time.h"
 
 namespace fld {
 
@@ -28,6 +29,14 @@ const char* FnName(const WindowFn& f) {
       return "LAST_VALUE";
     case WindowFnKind::kAggregate:
       return AggName(f.agg.kind);
+    case WindowFnKind::kNtile:
+      return "NTILE";
+    case WindowFnKind::kPercentRank:
+      return "PERCENT_RANK";
+    case WindowFnKind::kCumeDist:
+      return "CUME_DIST";
+    case WindowFnKind::kNthValue:
+      return "NTH_VALUE";
   }
   return "?";
 }
@@ -35,6 +44,8 @@ const char* FnName(const WindowFn& f) {
 std::string BoundText(const WindowBound& b, bool rows) {
   auto off = [&] {
     if (rows) return fmt::format("{}", b.rows);
+    if (b.offset == WindowBound::Offset::kMicros) return fmt::format("INTERVAL {} MICROSECONDS", b.range.i);
+    if (b.offset == WindowBound::Offset::kMonths) return fmt::format("INTERVAL {} MONTHS", b.range.i);
     return b.range.kind == Value::Kind::kDouble ? fmt::format("{}", b.range.d) : fmt::format("{}", b.range.i);
   };
   switch (b.kind) {
@@ -54,7 +65,7 @@ std::string BoundText(const WindowBound& b, bool rows) {
 
 bool Framed(const WindowFn& f) {
   return f.kind == WindowFnKind::kFirstValue || f.kind == WindowFnKind::kLastValue ||
-         f.kind == WindowFnKind::kAggregate;
+         f.kind == WindowFnKind::kNthValue || f.kind == WindowFnKind::kAggregate;
 }
 
 // v + delta (delta: the offset, negated when `minus`), saturating at the ends of int64.
@@ -64,6 +75,39 @@ Value Shift(const Value& v, const Value& off, bool minus) {
   if (minus ? __builtin_sub_overflow(v.i, off.i, &r) : __builtin_add_overflow(v.i, off.i, &r))
     r = (minus ? off.i > 0 : off.i < 0) ? INT64_MIN : INT64_MAX;
   return Value::Int(r);
+}
+
+int64_t Saturate(__int128 x) {
+  return x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : static_cast<int64_t>(x);
+}
+
+// The order-key value a RANGE bound reaches from the key v (minus: v - offset, else v + offset).
+// A DATE key with a day-time offset is compared as the date's midnight, so the reached instant
+// is rounded to a date: up (round_up) for a bound that keeps the keys at or after it, down for
+// one that keeps those at or before it. A months offset moves the calendar date (the day clamped
+// to the month's last), keeping a TIMESTAMP's time of day.
+Value RangeTarget(const Value& v, const WindowBound& b, bool date_key, bool minus, bool round_up) {
+  switch (b.offset) {
+    case WindowBound::Offset::kNumber:
+      return Shift(v, b.range, minus);
+    case WindowBound::Offset::kMicros: {
+      if (!date_key) return Shift(v, b.range, minus);
+      const __int128 t = static_cast<__int128>(v.i) * kMicrosPerDay + (minus ? -b.range.i : b.range.i);
+      __int128 q = t / kMicrosPerDay;
+      const __int128 r = t % kMicrosPerDay;
+      if (r < 0) --q;  // floor
+      if (r != 0 && round_up) ++q;
+      return Value::Int(Saturate(q));
+    }
+    case WindowBound::Offset::kMonths: {
+      // Offsets beyond any representable date reach past every key.
+      const int64_t m = std::min<int64_t>(b.range.i, 12 * 1000000);
+      if (date_key) return Value::Int(AddMonthsToDays(v.i, minus ? -m : m));
+      const int64_t days = FloorDiv(v.i, kMicrosPerDay), tod = v.i - days * kMicrosPerDay;
+      return Value::Int(Saturate(static_cast<__int128>(AddMonthsToDays(days, minus ? -m : m)) * kMicrosPerDay + tod));
+    }
+  }
+  return v;
 }
 
 }  // namespace
@@ -90,6 +134,8 @@ std::string WindowOp::Describe() const {
     s += fmt::format(" {}(", FnName(f));
     if (f.kind == WindowFnKind::kAggregate && f.agg.kind != AggKind::kCountStar) s += fmt::format("${}", f.agg.arg);
     if (f.arg >= 0) s += fmt::format("${}", f.arg);
+    if (f.kind == WindowFnKind::kNtile) s += fmt::format("{}", f.offset);
+    if (f.kind == WindowFnKind::kNthValue) s += fmt::format(", {}", f.offset);
     if (f.kind == WindowFnKind::kLag || f.kind == WindowFnKind::kLead) {
       s += fmt::format(", {}", f.offset);
       if (f.default_col >= 0) s += fmt::format(", ${}", f.default_col);
@@ -138,6 +184,20 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
       case WindowFnKind::kDenseRank:
         for (int64_t i = 0; i < n; ++i) out[i] = Value::Int(dense[i]);
         continue;
+      case WindowFnKind::kNtile: {
+        // q rows per bucket, the first r buckets one more.
+        const int64_t q = n / fn.offset, r = n % fn.offset, big = r * (q + 1);
+        for (int64_t i = 0; i < n; ++i) out[i] = Value::Int(i < big ? i / (q + 1) + 1 : r + (i - big) / q + 1);
+        continue;
+      }
+      case WindowFnKind::kPercentRank:
+        for (int64_t i = 0; i < n; ++i)
+          out[i] = Value::Double(n > 1 ? static_cast<double>(peer_start[i]) / static_cast<double>(n - 1) : 0.0);
+        continue;
+      case WindowFnKind::kCumeDist:
+        for (int64_t i = 0; i < n; ++i)
+          out[i] = Value::Double(static_cast<double>(peer_end[i]) / static_cast<double>(n));
+        continue;
       case WindowFnKind::kLag:
       case WindowFnKind::kLead: {
         const int64_t off = std::clamp<int64_t>(fn.offset, -n - 1, n + 1);
@@ -185,8 +245,9 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
       }
       const Value& v = (*rows[i])[key];
       if (v.IsNull()) return is_end ? peer_end[i] : peer_start[i];
-      // PRECEDING moves against the sort direction: v - off ascending, v + off descending.
-      const Value t = Shift(v, bd.range, preceding != desc);
+      // PRECEDING moves against the sort direction: v - off ascending, v + off descending. The
+      // start keeps the keys sorting at or after the target, the end those at or before it.
+      const Value t = RangeTarget(v, bd, fn.date_key, preceding != desc, is_end == desc);
       std::vector<const Row*>::const_iterator first = rows.begin() + a, last = rows.begin() + b;
       auto it = is_end ? std::partition_point(first, last, [&](const Row* r) { return !before(t, (*r)[key]); })
                        : std::partition_point(first, last, [&](const Row* r) { return before((*r)[key], t); });
@@ -201,6 +262,11 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
         if (fs[i] >= fe[i]) continue;
         out[i] = (*rows[fn.kind == WindowFnKind::kFirstValue ? fs[i] : fe[i] - 1])[fn.arg];
       }
+      continue;
+    }
+    if (fn.kind == WindowFnKind::kNthValue) {
+      for (int64_t i = 0; i < n; ++i)
+        if (fe[i] - fs[i] >= fn.offset) out[i] = (*rows[fs[i] + fn.offset - 1])[fn.arg];
       continue;
     }
     const AggSpec& agg = fn.agg;
@@ -224,15 +290,17 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
       }
       continue;
     }
-    // COUNT, SUM, AVG from prefix counts and sums (exact in 128 bits for integers and decimals).
-    const bool exact = agg.arg_type.phys() == PhysType::kI64;
+    // COUNT, SUM, AVG from prefix counts and sums (exact in 128 bits for integers and decimals,
+    // as in GROUP BY: a wide DECIMAL sum beyond 38 digits is an error).
+    const bool exact = agg.arg_type.phys() == PhysType::kI64 || agg.arg_type.IsWideDecimal();
     std::vector<int64_t> cnt(n + 1, 0);
     std::vector<__int128> isum(exact ? n + 1 : 0, 0);
     std::vector<double> dsum(exact ? 0 : n + 1, 0);
     for (int64_t i = 0; i < n; ++i) {
       const Value& v = (*rows[i])[agg.arg];
       cnt[i + 1] = cnt[i] + (v.IsNull() ? 0 : 1);
-      if (exact) isum[i + 1] = isum[i] + (v.IsNull() ? 0 : v.i);
+      if (exact && __builtin_add_overflow(isum[i], v.IsNull() ? 0 : UnscaledDecimal(v, agg.arg_type), &isum[i + 1]))
+        Fail(ErrorKind::kRuntime, "DECIMAL overflow in SUM");
       if (!exact) dsum[i + 1] = dsum[i] + (v.IsNull() ? 0 : v.d);
     }
     for (int64_t i = 0; i < n; ++i) {
@@ -246,6 +314,17 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
       double ds = 0;
       if (exact) {
         const __int128 s = isum[fe[i]] - isum[fs[i]];
+        if (agg.kind == AggKind::kSum && agg.result_type.IsWideDecimal()) {
+          if (!DecimalFits(s, agg.result_type.precision))
+            Fail(ErrorKind::kRuntime, "DECIMAL overflow in SUM: the sum does not fit {}",
+                 agg.result_type.WithNullable(true).ToString());
+          out[i] = DecimalValue(s, agg.result_type);
+          continue;
+        }
+        if (agg.kind == AggKind::kAvg && agg.arg_type.IsWideDecimal()) {
+          out[i] = DecimalValue(s / c, agg.arg_type);  // truncated to the argument's scale
+          continue;
+        }
         if (s > INT64_MAX || s < INT64_MIN) Fail(ErrorKind::kRuntime, "integer overflow in SUM");
         is = static_cast<int64_t>(s);
       } else if (fs[i] == 0 || fe[i] - fs[i] > 1024) {

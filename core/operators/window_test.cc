@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <map>
 #include <random>
 #include <string>
@@ -83,6 +84,20 @@ std::map<Row, std::vector<Row>> NaivePartitions(const ZSet& in, const std::vecto
   return parts;
 }
 
+// A DATE (days) or TIMESTAMP (microseconds) plus months, the day clamped to the month's last,
+// with std::chrono's calendar.
+int64_t NaiveAddMonths(int64_t v, int64_t months, bool date) {
+  using namespace std::chrono;
+  const int64_t day = date ? v : (v >= 0 ? v / kMicrosPerDay : -((-v + kMicrosPerDay - 1) / kMicrosPerDay));
+  const int64_t tod = date ? 0 : v - day * kMicrosPerDay;
+  year_month_day ymd{sys_days{days{day}}};
+  const year_month ym = year_month{ymd.year(), ymd.month()} + std::chrono::months{months};
+  const year_month_day_last last{ym.year(), month_day_last{ym.month()}};
+  const year_month_day to{ym.year(), ym.month(), std::min(ymd.day(), last.day())};
+  const int64_t out = sys_days{to}.time_since_epoch().count();
+  return date ? out : out * kMicrosPerDay + tod;
+}
+
 // Whether row j of `rows` is in row i's frame, by the definitions.
 bool InFrame(const WindowFn& f, const std::vector<SortKey>& keys, const std::vector<Row>& rows, int64_t i, int64_t j) {
   auto peer = [&](int64_t x, int64_t y) { return NaiveCompare(keys, rows[x], rows[y]) == 0; };
@@ -97,6 +112,23 @@ bool InFrame(const WindowFn& f, const std::vector<SortKey>& keys, const std::vec
     const Value &vi = rows[i][keys[0].column], &vj = rows[j][keys[0].column];
     if (vi.IsNull()) return is_start ? (j >= i || peer(i, j)) : (j <= i || peer(i, j));
     if (vj.IsNull()) return is_start ? !keys[0].nulls_first : keys[0].nulls_first;
+    if (b.offset != WindowBound::Offset::kNumber) {
+      // INTERVAL offsets over DATE / TIMESTAMP: the instant (or calendar date) the bound
+      // reaches, moved against the sort direction for PRECEDING; j is inside when it sorts at
+      // or after it (start) or at or before it (end).
+      const bool minus = (b.kind == K::kPreceding) != keys[0].desc;
+      __int128 at, xj;
+      if (b.offset == WindowBound::Offset::kMonths) {
+        at = NaiveAddMonths(vi.i, minus ? -b.range.i : b.range.i, f.date_key);
+        xj = vj.i;
+      } else {
+        const __int128 unit = f.date_key ? kMicrosPerDay : 1;
+        at = vi.i * unit + (minus ? -b.range.i : b.range.i);
+        xj = vj.i * unit;
+      }
+      const bool after = keys[0].desc ? xj <= at : xj >= at, before = keys[0].desc ? xj >= at : xj <= at;
+      return is_start ? after : before;
+    }
     // Distances in the sort direction, in 128 bits (no overflow).
     __int128 dist = static_cast<__int128>(vj.i) - vi.i;
     if (keys[0].desc) dist = -dist;
@@ -143,6 +175,30 @@ ZSet NaiveWindow(const ZSet& in, const std::vector<int>& partition, const std::v
           case WindowFnKind::kFirstValue:
             if (!frame.empty()) v = rows[frame.front()][f.arg];
             break;
+          case WindowFnKind::kNthValue:
+            if (static_cast<int64_t>(frame.size()) >= f.offset) v = rows[frame[f.offset - 1]][f.arg];
+            break;
+          case WindowFnKind::kNtile: {
+            // Hand out the rows one bucket at a time, the first n % k buckets one row larger.
+            int64_t bucket = 1, left = n / f.offset + (n % f.offset > 0 ? 1 : 0);
+            for (int64_t j = 0; j < i; ++j)
+              if (--left == 0) {
+                ++bucket;
+                left = n / f.offset + (n % f.offset >= bucket ? 1 : 0);
+              }
+            v = Value::Int(bucket);
+            break;
+          }
+          case WindowFnKind::kPercentRank:
+            v = Value::Double(n > 1 ? static_cast<double>(before) / static_cast<double>(n - 1) : 0.0);
+            break;
+          case WindowFnKind::kCumeDist: {
+            int64_t upto = 0;
+            for (int64_t j = 0; j < n; ++j)
+              if (NaiveCompare(keys, rows[j], rows[i]) <= 0) ++upto;
+            v = Value::Double(static_cast<double>(upto) / static_cast<double>(n));
+            break;
+          }
           case WindowFnKind::kLastValue:
             if (!frame.empty()) v = rows[frame.back()][f.arg];
             break;
@@ -238,6 +294,23 @@ std::vector<WindowFn> AllFunctions() {
   fns.push_back(Agg(AggKind::kCount, 2, false, false, B(K::kCurrentRow), B(K::kFollowing, 2)));
   fns.push_back(Agg(AggKind::kMax, 2, false, true, B(K::kFollowing, 1), B(K::kFollowing, 3)));
   fns.push_back(Agg(AggKind::kSum, 2, false, false, B(K::kPreceding, 3), B(K::kPreceding, 1)));
+  for (int64_t k : {1, 3, 7}) {
+    WindowFn ntile = Fn(WindowFnKind::kNtile);
+    ntile.offset = k;
+    fns.push_back(ntile);
+  }
+  fns.push_back(Fn(WindowFnKind::kPercentRank));
+  fns.back().result = PhysType::kF64;
+  fns.push_back(Fn(WindowFnKind::kCumeDist));
+  fns.back().result = PhysType::kF64;
+  WindowFn nth = Fn(WindowFnKind::kNthValue, 2);  // default frame
+  nth.offset = 2;
+  fns.push_back(nth);
+  nth.offset = 3;
+  nth.rows = true;
+  nth.start = B(K::kPreceding, 2);
+  nth.end = B(K::kFollowing, 2);
+  fns.push_back(nth);
   return fns;
 }
 
@@ -267,7 +340,7 @@ std::vector<std::pair<std::string, int64_t>> Encoded(const Batch& b) {
 // Random valid changes, step by step; after every step I(output) == naive(I(input)); a copy
 // restored from a checkpoint taken at a random step produces the same changes from then on.
 void Check(const std::function<std::unique_ptr<Operator>()>& make, const std::function<ZSet(const ZSet&)>& naive,
-           uint64_t seed, int sequences) {
+           uint64_t seed, int sequences, const std::function<Row(std::mt19937_64&)>& random_row = RandomRow) {
   std::mt19937_64 rng(seed);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (int s = 0; s < sequences; ++s) {
@@ -285,7 +358,7 @@ void Check(const std::function<std::unique_ptr<Operator>()>& make, const std::fu
           ch.emplace_back(r, w);
           AddInto(&in, r, w);
         } else {
-          Row r = RandomRow(rng);
+          Row r = random_row(rng);
           int64_t w = pick(0, 9) == 0 ? 2 : 1;
           ch.emplace_back(r, w);
           AddInto(&in, r, w);
@@ -342,6 +415,51 @@ TEST_CASE("window: I(output) equals the window functions recomputed from scratch
       Agg(AggKind::kMin, 2, false, false, B(K::kUnboundedPreceding), B(K::kUnboundedFollowing))};
   Check([&] { return std::make_unique<WindowOp>(kTypes, std::vector<int>{0}, std::vector<SortKey>{}, unordered); },
         [&](const ZSet& in) { return NaiveWindow(in, {0}, {}, unordered); }, seed++, 100);
+}
+
+TEST_CASE("window: RANGE frames with INTERVAL offsets over DATE and TIMESTAMP keys", "[operators][window]") {
+  // The order key o is a DATE (days) or a TIMESTAMP (microseconds) around the ends of January and
+  // February 2024 (a leap year), so month offsets clamp days and day-time offsets cross months.
+  const int64_t jan27 = 19749;  // 2024-01-27
+  auto bound = [](K kind, int64_t v, WindowBound::Offset o) {
+    WindowBound b{kind, 0, Value::Int(v)};
+    b.offset = o;
+    return b;
+  };
+  using O = WindowBound::Offset;
+  const int64_t hour = kMicrosPerDay / 24;
+  for (const bool date : {true, false}) {
+    auto row = [&](std::mt19937_64& rng) {
+      auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+      Row r = RandomRow(rng);
+      if (!r[1].IsNull()) {
+        const int64_t day = jan27 + pick(0, 40);
+        r[1] = Value::Int(date ? day : day * kMicrosPerDay + pick(0, 3) * 6 * hour);
+      }
+      return r;
+    };
+    std::vector<WindowFn> fns;
+    auto add = [&](AggKind kind, int arg, WindowBound start, WindowBound end) {
+      fns.push_back(Agg(kind, arg, false, false, start, end));
+      fns.back().date_key = date;
+    };
+    add(AggKind::kSum, 2, bound(K::kPreceding, 30 * kMicrosPerDay, O::kMicros), B(K::kCurrentRow));
+    add(AggKind::kCountStar, -1, bound(K::kPreceding, 1, O::kMonths), B(K::kCurrentRow));
+    add(AggKind::kCount, 2, bound(K::kPreceding, 36 * hour, O::kMicros), bound(K::kFollowing, 36 * hour, O::kMicros));
+    add(AggKind::kMax, 2, bound(K::kPreceding, 21 * kMicrosPerDay, O::kMicros), bound(K::kFollowing, 1, O::kMonths));
+    add(AggKind::kMin, 2, bound(K::kFollowing, 1, O::kMonths), B(K::kUnboundedFollowing));
+    add(AggKind::kSum, 2, bound(K::kPreceding, 2, O::kMonths), bound(K::kPreceding, 13 * hour, O::kMicros));
+    add(AggKind::kAvg, 2, bound(K::kPreceding, 0, O::kMicros), bound(K::kFollowing, 0, O::kMonths));
+    fns.push_back(Fn(WindowFnKind::kLastValue, 2));
+    fns.back().start = bound(K::kPreceding, 7 * kMicrosPerDay, O::kMicros);
+    fns.back().end = bound(K::kFollowing, 6 * hour, O::kMicros);
+    fns.back().date_key = date;
+    for (const SortKey& key : {SortKey{1, false, true}, SortKey{1, true, false}}) {
+      const std::vector<SortKey> keys = {key};
+      Check([&] { return std::make_unique<WindowOp>(kTypes, std::vector<int>{0}, keys, fns); },
+            [&](const ZSet& in) { return NaiveWindow(in, {0}, keys, fns); }, date ? 7900 : 7950, 150, row);
+    }
+  }
 }
 
 TEST_CASE("window: a change touches only its partition", "[operators][window]") {

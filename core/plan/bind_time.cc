@@ -201,6 +201,10 @@ BoundExprPtr Binder::BindTimeFunction(const Expr& e, const ChildBinder& child) {
       return Coerce(std::move(v), SqlType::Of(*want, false), a.pos);
     if (want && *want == TypeId::kTimestamp && v->type.id == TypeId::kDate)
       return CoerceSameNull(std::move(v), SqlType::Of(TypeId::kTimestamp), a.pos);
+    // DATE_TRUNC(timestamp, unit): the timestamp's date, as Feldera's compiler converts it (its
+    // demos truncate TIMESTAMP columns to DAY with DATE_TRUNC).
+    if (want && *want == TypeId::kDate && v->type.id == TypeId::kTimestamp)
+      return CoerceSameNull(std::move(v), SqlType::Of(TypeId::kDate), a.pos);
     if (want ? v->type.id != *want : !(v->type.IsTemporal() || (interval_ok && v->type.IsInterval())))
       ctx_.Error(a.pos, fmt::format("{} needs {}, not {}", n,
                                     want ? SqlType::Of(*want).ToString() : std::string("a date, time or timestamp"),

@@ -132,9 +132,16 @@ int Planner::AddTable(const sql::Statement& stmt) {
     if (p.key == "materialized") {
       if (p.value != "true" && p.value != "false") ctx_.Error(p.value_pos, "'materialized' must be 'true' or 'false'");
       materialized = materialized || p.value == "true";
+    } else if (p.key == "skip_unused_columns") {
+      // Feldera's: lets its Delta/Iceberg/Snowflake connectors skip reading the columns no view
+      // uses. fld's formats parse every declared column and an unused column changes no view, so
+      // it is validated and has no effect.
+      if (p.value != "true" && p.value != "false")
+        ctx_.Error(p.value_pos, "'skip_unused_columns' must be 'true' or 'false'");
     } else if (p.key != "connectors" && p.key != "append_only") {
-      ctx_.Error(p.pos,
-                 fmt::format("unknown table property '{}' (known: connectors, materialized, append_only)", p.key));
+      ctx_.Error(p.pos, fmt::format("unknown table property '{}' (known: connectors, materialized, append_only, "
+                                    "skip_unused_columns)",
+                                    p.key));
     }
   }
   auto types = r.schema.PhysTypes();
@@ -205,13 +212,12 @@ int Planner::AddView(const sql::Statement& stmt) {
   r.materialized = cv.materialized;
   r.local = cv.local;
   r.query_text = std::string(ctx_.sql.substr(cv.query_begin, cv.query_end - cv.query_begin));
-  r.node = PlanQuery(*cv.query, &r.schema);
+  r.node = PlanViewQuery(*cv.query, &r.schema);
   for (const auto& f : r.schema.fields)
     if (f.type.IsInterval())
       ctx_.Error(stmt.pos, fmt::format("view '{}' column '{}' is an {}: Feldera cannot output INTERVAL values; CAST "
                                        "it to a number (its last field's unit) or a string",
                                        cv.name, f.name, f.type.WithNullable(true).ToString()));
-  if (cv.query->limit || cv.query->offset) r.node = TopK(r.node, r.schema, *cv.query);
   if (!cv.column_names.empty()) {
     if (cv.column_names.size() != r.schema.size())
       ctx_.Error(stmt.pos, fmt::format("view '{}' names {} columns but its query has {}", cv.name,
@@ -399,9 +405,8 @@ struct RecursiveInstance {
       const sql::CreateView& cv = *st.create_view;
       Schema schema;
       Planner::Plan plan;
-      plan.node = p.PlanQuery(*cv.query, &schema);
+      plan.node = p.PlanViewQuery(*cv.query, &schema);
       if (c->UsesNow()) p.ctx_.Error(st.pos, "NOW() in a recursive view is not supported yet");
-      if (cv.query->limit || cv.query->offset) plan.node = p.TopK(plan.node, schema, *cv.query);
       if (!cv.column_names.empty()) {
         if (cv.column_names.size() != schema.size())
           p.ctx_.Error(st.pos, fmt::format("view '{}' names {} columns but its query has {}", cv.name,
@@ -544,13 +549,26 @@ void Planner::BuildRecursiveGroup() {
   for (const auto* v : others) AddView(*v);
 }
 
+int Planner::PlanViewQuery(const sql::Query& q, Schema* schema) {
+  if (!q.limit && !q.offset) return PlanQuery(q, schema);
+  // The standard's resolution of ORDER BY names: output names first, then the FROM columns
+  // (qualified or not) and expressions over them, which become trailing select items. The
+  // rewrite is of the query's syntax only and adds nothing when repeated (recursive views are
+  // planned more than once).
+  AppendOrderByColumns(const_cast<sql::Query*>(&q));
+  int node = PlanQuery(q, schema);
+  return TopK(node, schema, q);
+}
+
 // ORDER BY ... LIMIT / OFFSET of a view: the order keys are bound over the view's output columns
-// (names, positions or expressions over them); keys that are not plain columns become extra
-// columns, dropped after the top-K operator. Without LIMIT, a view's ORDER BY means nothing (its
-// contents are a set) and is ignored, as in Feldera.
-int Planner::TopK(int node, const Schema& schema, const sql::Query& q) {
+// (names, positions or expressions over them, and the sort columns PlanViewQuery appended); keys
+// that are not plain columns become extra columns; both are dropped after the top-K operator.
+// Without LIMIT, a view's ORDER BY means nothing (its contents are a set) and is ignored, as in
+// Feldera.
+int Planner::TopK(int node, Schema* out_schema, const sql::Query& q) {
   if (q.limit && *q.limit < 0) ctx_.Error(q.pos, "LIMIT must not be negative");
   if (q.offset && *q.offset < 0) ctx_.Error(q.pos, "OFFSET must not be negative");
+  const Schema& schema = *out_schema;
   Scope scope;
   for (const auto& f : schema.fields) scope.cols.push_back({"", f.name, f.type, false});
   std::vector<BoundExprPtr> proj;
@@ -583,8 +601,10 @@ int Planner::TopK(int node, const Schema& schema, const sql::Query& q) {
   }
   std::vector<PhysType> types;
   for (const auto& e : proj) types.push_back(e->type.phys());
-  const size_t width = schema.size();
-  if (proj.size() > width) node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {node}, types);
+  size_t width = schema.size();
+  while (width > 0 && schema.fields[width - 1].name.starts_with(kOrderColumnPrefix)) --width;
+  if (proj.size() > schema.size())
+    node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {node}, types);
   node = circuit_->AddNode(
       std::make_unique<TopKOp>(types, std::move(keys), q.limit.value_or(INT64_MAX), q.offset.value_or(0)), {node},
       types);
@@ -594,6 +614,7 @@ int Planner::TopK(int node, const Schema& schema, const sql::Query& q) {
     types.resize(width);
     node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(keep)), {node}, types);
   }
+  out_schema->fields.resize(width);
   return node;
 }
 
@@ -2326,7 +2347,7 @@ size_t AppendOrderByColumns(sql::Query* q) {
       for (const Expr* r : refs) keep = keep && is_output(*r);
     }
     if (keep) continue;
-    std::string name = fmt::format("$order${}", ++added);
+    std::string name = fmt::format("{}{}", kOrderColumnPrefix, ++added);
     auto ref = std::make_unique<Expr>();
     ref->kind = ExprKind::kColumnRef;
     ref->pos = e.pos;

@@ -133,8 +133,11 @@ class Planner {
   Plan Filter(Plan p, BoundExprPtr pred);
   Plan ExceptOrIntersect(Plan l, Plan r, sql::SetOp op, sql::Pos pos);
   Plan Cast(Plan p, const std::vector<SqlType>& types, sql::Pos pos);
-  // Adds ORDER BY ... LIMIT / OFFSET of a view's query over `node` (whose columns are `schema`).
-  int TopK(int node, const Schema& schema, const sql::Query& q);
+  // Plans a view's query, with its ORDER BY ... LIMIT / OFFSET (see TopK); returns its node.
+  int PlanViewQuery(const sql::Query& q, Schema* schema);
+  // Adds ORDER BY ... LIMIT / OFFSET of a view's query over `node` (whose columns are `schema`,
+  // ending with the sort columns AppendOrderByColumns added, which it drops from node and schema).
+  int TopK(int node, Schema* schema, const sql::Query& q);
   int Materialize(int node, const std::vector<PhysType>& types);
   // A lateness operator (core/operators/lateness.h) after `node` for the columns (index, the
   // lateness expression as written, its position) of `schema`; returns its node.
@@ -200,11 +203,12 @@ Batch RowsFromInsert(const sql::Insert& ins, const Schema& schema, std::string_v
 // Standard SQL lets the ORDER BY of a plain SELECT (no DISTINCT, no set operation) sort by
 // expressions over the FROM columns (or aggregates) that the select list does not output;
 // OrderAndLimit sorts only by output columns. This moves such ORDER BY items into q's select
-// list as extra trailing columns (named `$order$1`, ...) and makes the ORDER BY items refer to
+// list as extra trailing columns (named `$order$1`, ...: kOrderColumnPrefix) and makes the ORDER BY items refer to
 // them. Returns how many columns it appended: drop that many trailing columns from the rows
 // OrderAndLimit returns. Items that are positions, output names, or expressions over output
 // names stay as they are.
 size_t AppendOrderByColumns(sql::Query* q);
+inline constexpr std::string_view kOrderColumnPrefix = "$order$";
 
 // Applies ORDER BY / LIMIT / OFFSET of q to a query result (consolidated contents): rows are
 // expanded by weight, sorted, cut. ORDER BY items may name output columns, aliases or positions,

@@ -211,6 +211,26 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from) {
         ctx_.Error(e.pos, fmt::format("{} as a window function is not supported yet", name));
       if (agg.args[0]) fn.agg.arg = column(std::move(agg.args[0]));
       type = fn.agg.result_type;
+    } else if (name == "NTILE" || name == "NTH_VALUE") {
+      // A constant bucket count / position, at least 1 (as in PostgreSQL).
+      const bool ntile = name == "NTILE";
+      nargs(ntile ? 1 : 2, ntile ? 1 : 2);
+      const Expr& k = *e.args[ntile ? 0 : 1];
+      fn.offset = constant_int(k, fmt::format("{}'s {}", name, ntile ? "bucket count" : "position"));
+      if (fn.offset < 1) ctx_.Error(k.pos, fmt::format("{}'s argument must be greater than zero", name));
+      if (ntile) {
+        fn.kind = WindowFnKind::kNtile;
+        type = SqlType::Of(TypeId::kInteger, false);
+      } else {
+        fn.kind = WindowFnKind::kNthValue;
+        BoundExprPtr v = bind(*e.args[0]);
+        type = v->type.WithNullable(true);
+        fn.arg = column(std::move(v));
+      }
+    } else if (name == "PERCENT_RANK" || name == "CUME_DIST") {
+      nargs(0, 0);
+      fn.kind = name == "PERCENT_RANK" ? WindowFnKind::kPercentRank : WindowFnKind::kCumeDist;
+      type = SqlType::Of(TypeId::kDouble, false);
     } else if (IsWindowOnlyName(name)) {
       ctx_.Error(e.pos, fmt::format("the window function {} is not supported yet", name));
     } else {
@@ -218,7 +238,8 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from) {
     }
     fn.result = type.phys();
 
-    // The frame (used by FIRST_VALUE, LAST_VALUE and the aggregates; the others ignore it).
+    // The frame (used by FIRST_VALUE, LAST_VALUE, NTH_VALUE and the aggregates; the others ignore
+    // it).
     if (!framed->has_frame) {
       fn.rows = false;
       fn.start.kind = WindowBound::Kind::kUnboundedPreceding;
@@ -244,14 +265,28 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from) {
         }
         if (g.order.size() != 1) ctx_.Error(b.pos, "a RANGE frame with an offset needs exactly one ORDER BY column");
         const SqlType& kt = order_types[0];
-        if (!kt.IsNumeric())
-          ctx_.Error(b.offset->pos, fmt::format("RANGE frame offsets over {} columns are not supported yet",
-                                                kt.WithNullable(true).ToString()));
         BoundExprPtr off = binder_.Bind(*b.offset, from.scope);
-        if (!off->IsConstant() || !off->type.IsNumeric())
-          ctx_.Error(b.offset->pos, "a RANGE frame offset must be a constant number");
-        off = binder_.Coerce(std::move(off), kt.WithNullable(false), b.offset->pos);
-        out->range = EvaluateConstant(*off);
+        if (kt.IsTemporal()) {
+          // An INTERVAL: over DATE / TIMESTAMP either kind, over TIME a day-time one.
+          const bool months = off->type.id == TypeId::kIntervalYearMonth;
+          if (!off->IsConstant() || !off->type.IsInterval() || (months && kt.id == TypeId::kTime))
+            ctx_.Error(b.offset->pos,
+                       fmt::format("a RANGE frame offset over a {} column must be a constant {}INTERVAL",
+                                   kt.WithNullable(true).ToString(), kt.id == TypeId::kTime ? "day-time " : ""));
+          out->range = EvaluateConstant(*off);
+          out->offset = kt.id == TypeId::kTime ? WindowBound::Offset::kNumber
+                        : months               ? WindowBound::Offset::kMonths
+                                               : WindowBound::Offset::kMicros;
+          fn.date_key = kt.id == TypeId::kDate;
+        } else {
+          if (!kt.IsNumeric())
+            ctx_.Error(b.offset->pos, fmt::format("RANGE frame offsets over {} columns are not supported",
+                                                  kt.WithNullable(true).ToString()));
+          if (!off->IsConstant() || !off->type.IsNumeric())
+            ctx_.Error(b.offset->pos, "a RANGE frame offset must be a constant number");
+          off = binder_.Coerce(std::move(off), kt.WithNullable(false), b.offset->pos);
+          out->range = EvaluateConstant(*off);
+        }
         const bool negative =
             out->range.IsNull() || (out->range.kind == Value::Kind::kDouble ? out->range.d < 0 : out->range.i < 0);
         if (negative) ctx_.Error(b.offset->pos, "a frame offset must not be negative or NULL");

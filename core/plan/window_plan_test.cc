@@ -143,13 +143,16 @@ CREATE VIEW b AS SELECT * FROM (SELECT p, o, RANK() OVER (PARTITION BY p ORDER B
 }
 
 TEST_CASE("window: unsupported window features are refused by name", "[window][plan]") {
-  const std::string t = "CREATE TABLE t(p INT, o INT, s VARCHAR, ts TIMESTAMP);\n";
+  const std::string t = "CREATE TABLE t(p INT, o INT, s VARCHAR, ts TIMESTAMP, tm TIME);\n";
   auto refused = [&](const std::string& view, const std::string& message) {
     std::string err = ErrorOf(t + "CREATE VIEW v AS " + view + ";");
     INFO(err);
     CHECK(err.find(message) != std::string::npos);
   };
-  refused("SELECT NTILE(2) OVER (ORDER BY o) FROM t", "NTILE is not supported yet");
+  refused("SELECT NTILE(0) OVER (ORDER BY o) FROM t", "NTILE's argument must be greater than zero");
+  refused("SELECT NTILE(o) OVER (ORDER BY o) FROM t", "NTILE's bucket count must be a constant integer");
+  refused("SELECT NTH_VALUE(o, 0) OVER (ORDER BY o) FROM t", "NTH_VALUE's argument must be greater than zero");
+  refused("SELECT CUME_DIST(o) OVER (ORDER BY o) FROM t", "CUME_DIST takes 0 arguments");
   refused("SELECT SUM(o) OVER (ORDER BY o GROUPS 1 PRECEDING) FROM t", "GROUPS window frames are not supported yet");
   refused("SELECT SUM(o) OVER (ORDER BY o ROWS 1 PRECEDING EXCLUDE CURRENT ROW) FROM t",
           "EXCLUDE in window frames is not supported yet");
@@ -158,8 +161,14 @@ TEST_CASE("window: unsupported window features are refused by name", "[window][p
           "window functions in a query with GROUP BY, HAVING or aggregates are not supported yet");
   refused("SELECT SUM(o) OVER (ORDER BY o, p RANGE 1 PRECEDING) FROM t", "needs exactly one ORDER BY column");
   refused("SELECT SUM(o) OVER (ORDER BY s RANGE 1 PRECEDING) FROM t",
-          "RANGE frame offsets over VARCHAR columns are not supported yet");
-  refused("SELECT SUM(o) OVER (ORDER BY ts RANGE INTERVAL '1' HOUR PRECEDING) FROM t", "INTERVAL");
+          "RANGE frame offsets over VARCHAR columns are not supported");
+  refused("SELECT SUM(o) OVER (ORDER BY ts RANGE 1 PRECEDING) FROM t",
+          "a RANGE frame offset over a TIMESTAMP column must be a constant INTERVAL");
+  refused("SELECT SUM(o) OVER (ORDER BY tm RANGE INTERVAL '1' MONTH PRECEDING) FROM t",
+          "a RANGE frame offset over a TIME column must be a constant day-time INTERVAL");
+  refused("SELECT SUM(o) OVER (ORDER BY ts RANGE INTERVAL '-1' DAY PRECEDING) FROM t", "must not be negative");
+  refused("SELECT SUM(o) OVER (ORDER BY o RANGE INTERVAL '1' DAY PRECEDING) FROM t",
+          "a RANGE frame offset must be a constant number");
   refused("SELECT SUM(o) OVER w FROM t", "unknown window 'w'");
   refused("SELECT ROW_NUMBER() FROM t", "ROW_NUMBER needs an OVER clause");
   refused("SELECT SUM(o) OVER (ORDER BY o ROWS BETWEEN UNBOUNDED FOLLOWING AND CURRENT ROW) FROM t",

@@ -156,6 +156,15 @@ constexpr const char* kCities[] = {
     "Hanoi",  "Bergen",  "Porto",   "Quito",   "Valencia", "Zurich",  "Tallinn", "Adelaide", "Cusco",   "Ghent",
     "Malmo",  "Bologna", "Leipzig", "Sapporo", "Durban",   "Halifax", "Tampere", "Granada",  "Riga",    "Salta"};
 constexpr const char* kDomains[] = {"example.com", "example.org", "mail.test", "inbox.test", "post.example"};
+constexpr const char* kStreetSuffixes[] = {"Street", "Avenue", "Road", "Lane", "Way", "Drive", "Court", "Place"};
+// The two-letter codes of the 50 US states (Feldera's state_abbr).
+constexpr const char* kStateAbbrs[] = {"AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "FL", "GA", "HI", "ID", "IL",
+                                       "IN", "IA", "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT",
+                                       "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI",
+                                       "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY"};
+constexpr const char* kBuzzwords[] = {"synergy",   "paradigm",  "bandwidth", "leverage",     "scalable",   "holistic",
+                                      "agile",     "robust",    "seamless",  "proactive",    "disruptive", "granular",
+                                      "ecosystem", "mindshare", "turnkey",   "cloud-native", "real-time",  "modular"};
 
 template <size_t N>
 inline const char* Pick(const char* const (&list)[N], uint64_t r) {
@@ -164,12 +173,33 @@ inline const char* Pick(const char* const (&list)[N], uint64_t r) {
 
 // ---- Field generators ----
 
-enum class Strategy : uint8_t { kIncrement, kUniform, kZipf, kWord, kWords, kSentence, kName, kEmail, kCityName };
+enum class Strategy : uint8_t {
+  kIncrement,
+  kUniform,
+  kZipf,
+  kWord,
+  kWords,
+  kSentence,
+  kName,
+  kEmail,
+  kCityName,
+  kStreetName,
+  kStateAbbr,
+  kBuzzword,
+};
 
-constexpr std::pair<const char*, Strategy> kStrategies[] = {
-    {"increment", Strategy::kIncrement}, {"uniform", Strategy::kUniform}, {"zipf", Strategy::kZipf},
-    {"word", Strategy::kWord},           {"words", Strategy::kWords},     {"sentence", Strategy::kSentence},
-    {"name", Strategy::kName},           {"email", Strategy::kEmail},     {"city_name", Strategy::kCityName}};
+constexpr std::pair<const char*, Strategy> kStrategies[] = {{"increment", Strategy::kIncrement},
+                                                            {"uniform", Strategy::kUniform},
+                                                            {"zipf", Strategy::kZipf},
+                                                            {"word", Strategy::kWord},
+                                                            {"words", Strategy::kWords},
+                                                            {"sentence", Strategy::kSentence},
+                                                            {"name", Strategy::kName},
+                                                            {"email", Strategy::kEmail},
+                                                            {"city_name", Strategy::kCityName},
+                                                            {"street_name", Strategy::kStreetName},
+                                                            {"state_abbr", Strategy::kStateAbbr},
+                                                            {"buzzword", Strategy::kBuzzword}};
 
 bool IsFaker(Strategy s) {
   return s >= Strategy::kWord;
@@ -873,6 +903,20 @@ void FakerValue(const DatagenField& f, uint64_t state, std::string* out) {
     }
     case Strategy::kCityName:
       out->append(Pick(kCities, rng.Next()));
+      break;
+    case Strategy::kStreetName: {  // "Willow Lane"
+      std::string w = Pick(kWords, rng.Next());
+      w[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(w[0])));
+      out->append(w);
+      out->push_back(' ');
+      out->append(Pick(kStreetSuffixes, rng.Next()));
+      break;
+    }
+    case Strategy::kStateAbbr:
+      out->append(Pick(kStateAbbrs, rng.Next()));
+      break;
+    case Strategy::kBuzzword:
+      out->append(Pick(kBuzzwords, rng.Next()));
       break;
     default:
       break;

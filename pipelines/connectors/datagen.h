@@ -29,7 +29,8 @@
 //   the type's last digit. DOUBLE/REAL uniform is continuous over [a, b) (default [0, 1)).
 //   BOOLEAN is the range [false, true]: increment alternates. Strings without `values` are the
 //   decimal text of the number the strategy gives (default range for uniform: [0, 2^63)), or
-//   come from a built-in word list (word, words, sentence, name, email, city_name).
+//   come from a built-in word list (word, words, sentence, name, email, city_name, street_name,
+//   state_abbr (the 50 US states' codes), buzzword).
 //   null_percentage (0..100, nullable columns only) makes that share of the rows NULL.
 //   DECIMAL of more than 18 digits: the same, range ends up to 38 digits, at most 2^64 steps;
 //   without a range the unscaled values stay within 64 bits.

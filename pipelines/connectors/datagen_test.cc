@@ -350,7 +350,9 @@ TEST_CASE("datagen string fakers", "[datagen]") {
   Schema s;
   s.fields = {{"w", SqlType::Of(TypeId::kVarchar)},  {"ws", SqlType::Of(TypeId::kVarchar)},
               {"se", SqlType::Of(TypeId::kVarchar)}, {"e", SqlType::Of(TypeId::kVarchar)},
-              {"c", SqlType::Of(TypeId::kVarchar)},  {"short", SqlType{TypeId::kVarchar, 0, 0, 3, true}}};
+              {"c", SqlType::Of(TypeId::kVarchar)},  {"short", SqlType{TypeId::kVarchar, 0, 0, 3, true}},
+              {"st", SqlType::Of(TypeId::kVarchar)}, {"sa", SqlType::Of(TypeId::kVarchar)},
+              {"bz", SqlType::Of(TypeId::kVarchar)}};
   Json cfg = {{"seed", 3},
               {"plan",
                {{{"limit", 2000},
@@ -360,10 +362,13 @@ TEST_CASE("datagen string fakers", "[datagen]") {
                    {"se", {{"strategy", "sentence"}}},
                    {"e", {{"strategy", "email"}}},
                    {"c", {{"strategy", "city_name"}}},
-                   {"short", {{"strategy", "city_name"}}}}}}}}};
+                   {"short", {{"strategy", "city_name"}}},
+                   {"st", {{"strategy", "street_name"}}},
+                   {"sa", {{"strategy", "state_abbr"}}},
+                   {"bz", {{"strategy", "buzzword"}}}}}}}}};
   DatagenConnector c(cfg, s, Ctx());
   Batch b = ReadAll(c);
-  std::set<std::string> words;
+  std::set<std::string> words, states;
   for (size_t i = 0; i < b.size(); ++i) {
     const std::string& w = b.cols[0]->str[i];
     CHECK(!w.empty());
@@ -378,7 +383,16 @@ TEST_CASE("datagen string fakers", "[datagen]") {
     CHECK(e.find('.') < e.find('@'));
     CHECK(!b.cols[4]->str[i].empty());
     CHECK(b.cols[5]->str[i].size() <= 3);
+    const std::string& st = b.cols[6]->str[i];
+    CHECK(st.find(' ') != std::string::npos);
+    CHECK(std::isupper(static_cast<unsigned char>(st[0])));
+    const std::string& sa = b.cols[7]->str[i];
+    CHECK(sa.size() == 2);
+    CHECK((std::isupper(static_cast<unsigned char>(sa[0])) && std::isupper(static_cast<unsigned char>(sa[1]))));
+    states.insert(sa);
+    CHECK(!b.cols[8]->str[i].empty());
   }
+  CHECK(states.size() == 50);  // 2000 draws over 50 codes reach every one
   CHECK(words.size() > 20);
 }
 

@@ -96,6 +96,8 @@ for u in ["YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND",
     both("IT", "SELECT id, TIMESTAMP_TRUNC(ts, %s) FROM ev" % u, "SELECT id, date_trunc('%s', ts) FROM ev" % u.lower())
 both("IT", "SELECT id, FLOOR(ts TO HOUR) FROM ev", "SELECT id, date_trunc('hour', ts) FROM ev")
 both("IT", "SELECT id, DATE_TRUNC(d, MONTH) FROM ev", "SELECT id, date_trunc('month', d)::date FROM ev")
+both("IT", "SELECT id, DATE_TRUNC(ts, MONTH) FROM ev", "SELECT id, date_trunc('month', ts)::date FROM ev")
+both("IT", "SELECT id, DATE_TRUNC(ts, DAY) - INTERVAL '1' DAY FROM ev", "SELECT id, (ts::date - 1) FROM ev")
 both("IT", "SELECT id, TIME_TRUNC(t, MINUTE) FROM ev", "SELECT id, date_trunc('minute', t::interval)::time FROM ev")
 both("IT", "SELECT id, CEIL(ts TO DAY) FROM ev",
      "SELECT id, CASE WHEN date_trunc('day', ts) = ts THEN ts ELSE date_trunc('day', ts) + interval '1 day' END FROM ev")
