@@ -18,7 +18,7 @@ AggregateOp::AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vect
 const char* AggName(AggKind kind) {
   static const char* kNames[] = {"COUNT(*)", "COUNT",   "SUM",        "AVG",         "MIN",     "MAX",
                                  "ARG_MIN",  "ARG_MAX", "STDDEV_POP", "STDDEV_SAMP", "VAR_POP", "VAR_SAMP",
-                                 "BIT_AND",  "BIT_OR",  "BIT_XOR",    "ARRAY_AGG"};
+                                 "BIT_AND",  "BIT_OR",  "BIT_XOR",    "ARRAY_AGG",   "MAP_AGG"};
   return kNames[static_cast<int>(kind)];
 }
 
@@ -223,6 +223,18 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
       for (const auto& [kv, w] : acc.pairs)
         for (int64_t k = 0; k < w; ++k) elements.push_back(kv.second);
       return Value::String(EncodeArrayValue(elements, a.arg_type));
+    }
+    case AggKind::kMapAgg: {
+      // Pairs are sorted by (key, value): the last live pair of a key holds its largest value.
+      std::vector<std::pair<Value, Value>> entries;
+      for (const auto& [kv, w] : acc.pairs) {
+        if (w <= 0 || kv.first.IsNull()) continue;
+        if (!entries.empty() && entries.back().first == kv.first)
+          entries.back().second = kv.second;
+        else
+          entries.push_back(kv);
+      }
+      return Value::String(EncodeMapValue(std::move(entries), a.result_type));
     }
   }
   return Value::Null();

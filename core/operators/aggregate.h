@@ -21,7 +21,11 @@
 //   - ARRAY_AGG(v) keeps (k, v) pairs too, k being ROW(every aggregate argument of the block):
 //     the array lists v (NULL included) in the order of k, which is the order Feldera's
 //     arrays come out in; ARRAY_AGG(DISTINCT v) lists the distinct values in order. Over no
-//     rows it is the empty array.
+//     rows it is the empty array;
+//   - MAP_AGG(k, v) keeps (k, v) pairs (key: k, value: v): the map has one entry per non-NULL k
+//     (rows whose k is NULL are skipped), a key seen with several values maps to the largest
+//     of them (NULL smallest), so the result does not depend on arrival order. Over no rows it
+//     is the empty map.
 // An aggregate with FILTER (WHERE c) sees only the rows where input column `filter` is TRUE.
 // A group whose row weight returns to 0 disappears. Without GROUP BY (global) the output always
 // has exactly one row, emitted at the first step even when the input is empty.
@@ -64,6 +68,7 @@ enum class AggKind : uint8_t {
   kBitOr,
   kBitXor,
   kArrayAgg,
+  kMapAgg,
 };
 
 // The SQL name of an aggregate kind ("COUNT(*)", "ARG_MIN", "STDDEV_POP", ...).
@@ -73,7 +78,7 @@ struct AggSpec {
   AggKind kind = AggKind::kCountStar;
   bool distinct = false;
   int arg = -1;     // input column (not for COUNT(*))
-  int key = -1;     // ARG_MIN/ARG_MAX, ARRAY_AGG: the input column ordered by
+  int key = -1;     // ARG_MIN/ARG_MAX, ARRAY_AGG: the input column ordered by; MAP_AGG: the keys
   int filter = -1;  // FILTER (WHERE ...): a BOOLEAN input column; -1 = every row
   SqlType arg_type;
   SqlType key_type;
@@ -120,8 +125,10 @@ class AggregateOp : public Operator {
            (a.distinct || a.kind == AggKind::kMin || a.kind == AggKind::kMax || a.kind == AggKind::kArrayAgg);
   }
   static bool IsArg(const AggSpec& a) { return a.kind == AggKind::kArgMin || a.kind == AggKind::kArgMax; }
-  // Keeps (key, value) pairs: ARG_MIN/ARG_MAX, and ARRAY_AGG (key: the order of its elements).
-  static bool IsPairs(const AggSpec& a) { return IsArg(a) || (a.kind == AggKind::kArrayAgg && !a.distinct); }
+  // Keeps (key, value) pairs: ARG_MIN/ARG_MAX, ARRAY_AGG (key: the order of its elements), MAP_AGG.
+  static bool IsPairs(const AggSpec& a) {
+    return IsArg(a) || (a.kind == AggKind::kArrayAgg && !a.distinct) || a.kind == AggKind::kMapAgg;
+  }
   static bool IsBits(const AggSpec& a) {
     return a.kind == AggKind::kBitAnd || a.kind == AggKind::kBitOr || a.kind == AggKind::kBitXor;
   }

@@ -680,6 +680,17 @@ Value NaiveAgg(const AggSpec& a, const std::vector<std::pair<Row, int64_t>>& all
     auto [lo, hi] = std::minmax_element(pairs.begin(), pairs.end());
     return a.kind == AggKind::kArgMin ? lo->second : hi->second;
   }
+  if (a.kind == AggKind::kMapAgg) {
+    // One entry per non-NULL key, mapping to the largest of its values (NULL smallest).
+    std::map<Value, Value> m;
+    for (const auto& [r, w] : rows) {
+      if (w <= 0 || r[a.key].IsNull()) continue;
+      auto [it, fresh] = m.try_emplace(r[a.key], r[a.arg]);
+      if (!fresh && it->second < r[a.arg]) it->second = r[a.arg];
+    }
+    std::vector<std::pair<Value, Value>> entries(m.begin(), m.end());
+    return Value::String(EncodeMapValue(std::move(entries), a.result_type));
+  }
   if (a.kind == AggKind::kArrayAgg) {
     // Every value (NULL too), in the order of (key, value); DISTINCT: the distinct values in order.
     std::vector<std::pair<Value, Value>> pairs;
@@ -883,6 +894,15 @@ std::vector<AggSpec> MoreAggs(int base) {
     AggSpec arr_d = ArgAgg(AggKind::kArrayAgg, d, kDouble, c, kDec);
     arr_d.result_type = SqlType::Array(kDouble, false);
     out.push_back(arr_d);
+    // MAP_AGG(i, s) and MAP_AGG(s, d): few distinct keys, so duplicates and deletions of the
+    // winning value are frequent.
+    AggSpec map = ArgAgg(AggKind::kMapAgg, s, kVarchar, i, kBigInt);
+    map.result_type = SqlType::Map(kBigInt.WithNullable(false), kVarchar, false);
+    out.push_back(map);
+    out.push_back(Filtered(map, b));
+    AggSpec map_s = ArgAgg(AggKind::kMapAgg, d, kDouble, s, kVarchar);
+    map_s.result_type = SqlType::Map(kVarchar.WithNullable(false), kDouble, false);
+    out.push_back(map_s);
   }
   out.push_back(Agg(AggKind::kMin, b, kBoolean));  // EVERY
   out.push_back(Agg(AggKind::kMax, b, kBoolean));  // SOME

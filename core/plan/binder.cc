@@ -25,9 +25,9 @@ bool IsAggregateName(std::string_view n) {
   static const std::string_view kNames[] = {"COUNT", "SUM", "AVG", "MIN", "MAX", "ARG_MIN", "ARG_MAX", "STDDEV",
                                             "STDDEV_POP", "STDDEV_SAMP", "VARIANCE", "VAR_POP", "VAR_SAMP", "BIT_AND",
                                             "BIT_OR", "BIT_XOR", "EVERY", "SOME", "BOOL_AND", "BOOL_OR", "COUNTIF",
-                                            "ARRAY_AGG", "GROUPING", "GROUPING_ID",
-                                            // Known to Feldera, refused by name ("MAP_AGG is not supported yet").
-                                            "MAP_AGG", "GROUP_ID"};
+                                            "ARRAY_AGG", "MAP_AGG", "GROUPING", "GROUPING_ID",
+                                            // Known to Feldera, refused by name ("GROUP_ID is not supported yet").
+                                            "GROUP_ID"};
   for (std::string_view k : kNames)
     if (n == k) return true;
   return false;
@@ -584,6 +584,7 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
       {"BIT_OR", AggKind::kBitOr},
       {"BIT_XOR", AggKind::kBitXor},
       {"ARRAY_AGG", AggKind::kArrayAgg},
+      {"MAP_AGG", AggKind::kMapAgg},
       // EVERY/BOOL_AND is MIN over BOOLEAN (FALSE < TRUE), SOME/BOOL_OR is MAX.
       {"EVERY", AggKind::kMin},
       {"BOOL_AND", AggKind::kMin},
@@ -610,7 +611,9 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
   spec.distinct = e.distinct && spec.kind != AggKind::kMin && spec.kind != AggKind::kMax &&
                   spec.kind != AggKind::kArgMin && spec.kind != AggKind::kArgMax && spec.kind != AggKind::kBitAnd &&
                   spec.kind != AggKind::kBitOr && spec.kind != AggKind::kCountStar;
-  const bool two = spec.kind == AggKind::kArgMin || spec.kind == AggKind::kArgMax;
+  const bool map_agg = spec.kind == AggKind::kMapAgg;
+  if (map_agg && e.distinct) ctx_.Error(e.pos, "MAP_AGG(DISTINCT ...) is not supported yet");
+  const bool two = spec.kind == AggKind::kArgMin || spec.kind == AggKind::kArgMax || map_agg;
   BoundExprPtr arg, key, filter;
   auto bind_arg = [&](const Expr& a) {
     if (ContainsAggregate(a)) ctx_.Error(a.pos, "aggregate calls cannot be nested");
@@ -622,9 +625,10 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
     const size_t want = two ? 2 : 1;
     if (e.args.size() != want)
       ctx_.Error(e.pos, fmt::format("{} takes exactly {} argument{}", e.name, want, want == 1 ? "" : "s"));
-    arg = bind_arg(*e.args[0]);
+    // MAP_AGG(k, v): the key comes first; ARG_MIN(v, k): the value does.
+    arg = bind_arg(*e.args[map_agg ? 1 : 0]);
     if (two) {
-      key = bind_arg(*e.args[1]);
+      key = bind_arg(*e.args[map_agg ? 0 : 1]);
       spec.key_type = key->type;
     }
   }
@@ -673,6 +677,8 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
     spec.result_type = spec.arg_type.WithNullable(true);
     // ARRAY_AGG: an array of it, empty (not NULL) over no rows.
     if (spec.kind == AggKind::kArrayAgg) spec.result_type = SqlType::Array(spec.arg_type, false);
+    // MAP_AGG: a map from the (non-NULL) keys to the values, empty over no rows.
+    if (map_agg) spec.result_type = SqlType::Map(spec.key_type.WithNullable(false), spec.arg_type, false);
   }
   if (e.filter) {
     if (ContainsAggregate(*e.filter)) ctx_.Error(e.filter->pos, "aggregate calls cannot be nested");
