@@ -49,6 +49,7 @@ std::unique_ptr<BoundExpr> BoundExpr::Clone() const {
   e->has_else = has_else;
   e->function = function;
   e->external = external;
+  e->lambda = lambda;
   for (const auto& a : args) e->args.push_back(a->Clone());
   return e;
 }
@@ -58,6 +59,7 @@ bool BoundExpr::Equals(const BoundExpr& o) const {
       args.size() != o.args.size() || function != o.function || external != o.external)
     return false;
   if (op == ExprOp::kLiteral && !(literal == o.literal)) return false;
+  if ((lambda == nullptr) != (o.lambda == nullptr) || (lambda && !lambda->Equals(*o.lambda))) return false;
   for (size_t i = 0; i < args.size(); ++i)
     if (!args[i]->Equals(*o.args[i])) return false;
   return true;
@@ -154,6 +156,7 @@ std::string BoundExpr::ToString() const {
       std::string s = op == ExprOp::kCall ? std::string(function ? function->name : external->name) + "("
                                           : std::string(kNames[static_cast<int>(op)]) + "(";
       for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i]->ToString();
+      if (lambda) s += ", $0 -> " + lambda->ToString();
       return s + ")";
     }
     default:

@@ -108,6 +108,9 @@ struct BoundExpr {
   std::vector<std::unique_ptr<BoundExpr>> args;
   const ScalarFunction* function = nullptr;    // kCall of a library function
   std::shared_ptr<ExternalFunction> external;  // kCall of an external function
+  // kCall of a higher-order library function (ARRAY_EXISTS, TRANSFORM): the lambda's body, whose
+  // column 0 is the array element (it reads no column of the call's input).
+  std::shared_ptr<const BoundExpr> lambda;
 
   std::unique_ptr<BoundExpr> Clone() const;
   // Structural equality (same tree, same types, same literals).

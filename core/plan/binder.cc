@@ -1014,6 +1014,10 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
           ctx_.Error(e.pos, "unsupported operator");
       }
     }
+    case ExprKind::kLambda:
+      ctx_.Error(e.pos, fmt::format("a lambda ({} -> ...) is allowed only as the second argument of ARRAY_EXISTS "
+                                    "or TRANSFORM, after an ARRAY",
+                                    e.name));
     case ExprKind::kFunction: {
       if (e.over) {
         for (const auto& [k, v] : subquery_columns_)
@@ -1026,7 +1030,17 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       if (IsAggregateName(e.name)) ctx_.Error(e.pos, fmt::format("aggregate function {} is not allowed here", e.name));
       if (BoundExprPtr t = BindTimeFunction(e, child)) return t;
       std::vector<BoundExprPtr> args;
-      for (const auto& a : e.args) args.push_back(child(*a));
+      for (const auto& a : e.args) {
+        // A lambda's parameter is the element of the array before it (functions.h); its body
+        // sees only the parameter.
+        if (a->kind == ExprKind::kLambda && !args.empty() && args.back()->type.id == TypeId::kArray) {
+          Scope lambda;
+          lambda.cols.push_back({"", a->name, (*args.back()->type.fields)[0]});
+          args.push_back(Bind(*a->args[0], lambda));
+          continue;
+        }
+        args.push_back(child(*a));
+      }
       if (e.name == "$FIELD") return BindFieldAccess(*this, std::move(args[0]), e.text, e.pos);
       for (const UserFunction& f : functions_)
         if (EqualsIgnoreCase(f.name, e.name)) return CallUserFunction(f, e, std::move(args));

@@ -694,6 +694,38 @@ Value EvElement(std::span<const Value> a, const BoundExpr& call) {
 Value EvField(std::span<const Value> a, const BoundExpr& call) {
   return DecodeRowValue(a[0].s, *ArgType(call, 0).fields)[call.column_index];
 }
+// The lambda of a higher-order call evaluated over each element of array a (one batch per array).
+ColumnPtr EvalLambda(const Value& a, const BoundExpr& call) {
+  const SqlType& et = ElementType(ArgType(call, 0));
+  std::vector<Value> elements = Elements(a, ArgType(call, 0));
+  auto col = std::make_shared<Column>(et.phys());
+  col->Reserve(elements.size());
+  for (const Value& v : elements) col->Append(v);
+  Batch batch;
+  batch.cols.push_back(std::move(col));
+  batch.weights.assign(elements.size(), 1);
+  return Evaluate(*call.lambda, batch);
+}
+// TRUE when the predicate is TRUE for some element; else NULL when it is NULL for some; else FALSE.
+Value EvArrayExists(std::span<const Value> a, const BoundExpr& call) {
+  ColumnPtr r = EvalLambda(a[0], call);
+  bool unknown = false;
+  for (size_t i = 0; i < r->size(); ++i) {
+    if (r->IsNull(i)) {
+      unknown = true;
+    } else if (r->i64[i]) {
+      return Bool(true);
+    }
+  }
+  return unknown ? Value::Null() : Bool(false);
+}
+Value EvTransform(std::span<const Value> a, const BoundExpr& call) {
+  ColumnPtr r = EvalLambda(a[0], call);
+  std::vector<Value> out;
+  out.reserve(r->size());
+  for (size_t i = 0; i < r->size(); ++i) out.push_back(r->Get(i));
+  return ArrayOf(out, call.type);
+}
 
 // ---------------------------------------------------------------- binder rules
 
@@ -986,6 +1018,27 @@ BoundExprPtr RuleArrayRepeat(const Binder& b, const FunctionDef& d, const sql::E
   SqlType et = a[0]->type;
   return Call(d, SqlType::Array(et, n), std::move(a));
 }
+// ARRAY_EXISTS(array, x -> predicate), TRANSFORM(array, x -> expr): the binder has bound the
+// lambda's body with x as column 0 (binder.cc); it moves from the arguments to the call's lambda.
+BoundExprPtr RuleLambda(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  if (c.args[0]->kind == sql::ExprKind::kLambda || c.args[1]->kind != sql::ExprKind::kLambda)
+    Refuse(b, c, fmt::format("{} needs an ARRAY and a lambda (x -> ...) as arguments", d.name));
+  BoundExprPtr body = std::move(a[1]);
+  a.pop_back();
+  SqlType r;
+  if (d.name == "ARRAY_EXISTS") {
+    if (body->type.id != TypeId::kNull && body->type.id != TypeId::kBoolean)
+      Refuse(b, c, fmt::format("ARRAY_EXISTS needs a BOOLEAN lambda, not {}", TypeName(body->type)));
+    body = b.Coerce(std::move(body), kBoolean.WithNullable(true), ArgPos(c, 1));
+    r = kBoolean.WithNullable(a[0]->type.nullable || body->type.nullable);
+  } else {
+    if (body->type.id == TypeId::kNull) body = b.Coerce(std::move(body), kInteger.WithNullable(true), ArgPos(c, 1));
+    r = SqlType::Array(body->type, a[0]->type.nullable);
+  }
+  auto e = Call(d, r, std::move(a));
+  e->lambda = std::move(body);
+  return e;
+}
 BoundExprPtr RuleRefuse(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr>) {
   Refuse(b, c, fmt::format("{} is not supported yet", d.name));
 }
@@ -1097,7 +1150,8 @@ const FunctionDef kFunctions[] = {
     {"ARRAY_JOIN", 2, 3, RuleArrayToString, {"ARRAY_JOIN", false, EvArrayToString}},
     {"ARRAY_INSERT", 3, 3, RuleArrayInsert, {"ARRAY_INSERT", false, EvArrayInsert}},
     {"ARRAY_REPEAT", 2, 2, RuleArrayRepeat, {"ARRAY_REPEAT", false, EvArrayRepeat}},
-    {"ARRAY_EXISTS", 0, kAny, RuleRefuse, {"ARRAY_EXISTS", true, nullptr}},
+    {"ARRAY_EXISTS", 2, 2, RuleLambda, {"ARRAY_EXISTS", true, EvArrayExists}},
+    {"TRANSFORM", 2, 2, RuleLambda, {"TRANSFORM", true, EvTransform}},
 };
 
 const ScalarFunction kFieldFn{"$FIELD", true, EvField};

@@ -101,7 +101,25 @@ TEST_CASE("array values and functions follow Feldera's examples", "[functions]")
   CHECK(Eval("ARRAY[1, 2] < ARRAY[1, 3], ARRAY[1] = ARRAY[1], ARRAY[ARRAY[1, 2], ARRAY[3]][2][1]") == "true|true|3");
   CHECK(Eval("ARRAY_APPEND(ARRAY[1], 2.5e0), CAST(ARRAY[1, 2] AS DOUBLE ARRAY)") == "[1, 2.5]|[1, 2]");
   CHECK(Error("ARRAY_CONTAINS(1, 1)").find("needs an ARRAY") != std::string::npos);
-  CHECK(Error("ARRAY_EXISTS(ARRAY[1])").find("ARRAY_EXISTS is not supported yet") != std::string::npos);
+}
+
+// Expected values: Spark's documented examples of exists/transform (whose three-valued NULL rule
+// Feldera's ARRAY_EXISTS follows); tests/slt/regress/lambdas.test checks more against PostgreSQL.
+TEST_CASE("ARRAY_EXISTS and TRANSFORM evaluate a lambda per element", "[functions]") {
+  CHECK(Eval("ARRAY_EXISTS(ARRAY[1, 2, 3], x -> x % 2 = 0), ARRAY_EXISTS(ARRAY[1, 2, 3], x -> x % 2 = 10), "
+             "ARRAY_EXISTS(ARRAY[1, NULL, 3], x -> x % 2 = 0)") == "true|false|NULL");
+  CHECK(Eval("ARRAY_EXISTS(ARRAY[0, NULL, 2, 3, NULL], x -> x IS NULL), ARRAY_EXISTS(ARRAY[1, 2, 3], x -> x IS NULL), "
+             "ARRAY_EXISTS(ARRAY(), x -> TRUE)") == "true|false|false");
+  CHECK(Eval("TRANSFORM(ARRAY[1, 2, 3], x -> x + 1), TRANSFORM(ARRAY['a', NULL], s -> UPPER(s) || '!'), "
+             "TRANSFORM(ARRAY(), x -> x)") == "[2, 3, 4]|['A!', NULL]|[]");
+  CHECK(Eval("ARRAY_EXISTS(TRANSFORM(ARRAY[1, 2], x -> x * 2), y -> y = 4), TRANSFORM(ARRAY[1], x -> NULL)") ==
+        "true|[NULL]");
+  CHECK(Error("ARRAY_EXISTS(ARRAY[1])").find("ARRAY_EXISTS takes 2 arguments") != std::string::npos);
+  CHECK(Error("ARRAY_EXISTS(ARRAY[1], 2)").find("needs an ARRAY and a lambda") != std::string::npos);
+  CHECK(Error("ARRAY_EXISTS(ARRAY[1], x -> x + 1)").find("needs a BOOLEAN lambda, not INTEGER") != std::string::npos);
+  CHECK(Error("ARRAY_EXISTS(1, x -> x > 1)").find("allowed only as the second argument") != std::string::npos);
+  CHECK(Error("ABS(x -> x)").find("allowed only as the second argument") != std::string::npos);
+  CHECK(Error("TRANSFORM(ARRAY[1], x -> y)").find("y") != std::string::npos);
 }
 
 TEST_CASE("GEOMETRY points: ST_POINT and ST_DISTANCE, Euclidean as Feldera's", "[functions]") {

@@ -152,7 +152,7 @@ class Lexer {
   }
 
   void LexSymbol(Token* t) {
-    static constexpr std::string_view kTwo[] = {"||", "<=", ">=", "<>", "!=", "=="};
+    static constexpr std::string_view kTwo[] = {"||", "<=", ">=", "<>", "!=", "==", "->"};
     static constexpr std::string_view kOne = "+-*/%=<>(),.;[]";
     t->kind = TokenKind::kSymbol;
     std::string_view rest = sql_.substr(i_);

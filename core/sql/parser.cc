@@ -1866,7 +1866,7 @@ class Parser {
         return e;
       }
       e->args.push_back(std::move(x));
-      while (AcceptSym(",")) e->args.push_back(ParseExpr());
+      while (AcceptSym(",")) e->args.push_back(ParseCallArg());
       ExpectSym(")");
       ParseCallTail(e.get());
       return e;
@@ -1889,11 +1889,21 @@ class Parser {
       AcceptKw("ALL");
     }
     do {
-      e->args.push_back(ParseExpr());
+      e->args.push_back(ParseCallArg());
     } while (AcceptSym(","));
     ExpectSym(")");
     ParseCallTail(e.get());
     return e;
+  }
+
+  // A call's argument: an expression or a lambda `x -> body` (see ExprKind::kLambda).
+  ExprPtr ParseCallArg() {
+    if (Peek().kind != TokenKind::kIdent || !IsSym(Peek(1), "->")) return ParseExpr();
+    auto l = NewExpr(ExprKind::kLambda, Peek().pos);
+    l->name = Take().text;
+    Take();
+    l->args.push_back(ParseExpr());
+    return l;
   }
 
   // The keyword forms of SUBSTRING, POSITION, TRIM and OVERLAY (after the '('), written as plain

@@ -50,6 +50,8 @@ std::string Show(const Expr& e) {
     case ExprKind::kFunction:
       if (e.star_arg) return e.name + "(*)";
       return e.name + "(" + (e.distinct ? "DISTINCT" : "") + args() + ")";
+    case ExprKind::kLambda:
+      return "(lambda " + e.name + args() + ")";
     case ExprKind::kCase:
       return std::string("(case") + (e.has_operand ? " op" : "") + (e.has_else ? " else" : "") + args() + ")";
     case ExprKind::kCast:
