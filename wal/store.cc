@@ -222,11 +222,16 @@ uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta
   std::string row, key, value;
   uint64_t hash = 0;
   for (size_t r = 0; r < delta.size(); ++r) {
-    row.clear();
-    EncodeRow(&row, delta, r);
-    hash += RowHash(row) * static_cast<uint64_t>(delta.weights[r]);
-    RowKey(row, max_key, &key);
-    const bool long_row = key.size() == max_key;  // the weight is followed by the encoding
+    key.clear();
+    EncodeRow(&key, delta, r);
+    hash += RowHash(key) * static_cast<uint64_t>(delta.weights[r]);
+    // A row at LMDB's key limit or over it is keyed by its prefix and hash (RowKey), and its
+    // encoding follows the weight in the value; other rows are their own key, copied nowhere.
+    const bool long_row = key.size() >= max_key;
+    if (long_row) {
+      row.swap(key);
+      RowKey(row, max_key, &key);
+    }
     MDB_val k = Val(key), v;
     int64_t w = delta.weights[r];
     auto put = [&](unsigned flags) {
