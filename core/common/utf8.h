@@ -16,4 +16,22 @@ inline size_t CharLen(std::string_view s, size_t i) {
   return n;
 }
 
+// Whether s is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+inline bool IsValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t n = CharLen(s, i);
+    if (n == 1) {
+      if (c >= 0x80) return false;
+    } else {
+      const unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+      if (n == 2 && c < 0xC2) return false;
+      if (n == 3 && ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0))) return false;
+      if (n == 4 && ((c == 0xF0 && c1 < 0x90) || c > 0xF4 || (c == 0xF4 && c1 >= 0x90))) return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
 }  // namespace fld

@@ -1029,6 +1029,7 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       if (IsWindowOnlyName(e.name)) ctx_.Error(e.pos, fmt::format("{} needs an OVER clause", e.name));
       if (IsAggregateName(e.name)) ctx_.Error(e.pos, fmt::format("aggregate function {} is not allowed here", e.name));
       if (BoundExprPtr t = BindTimeFunction(e, child)) return t;
+      RefuseUnsupported(*this, e);
       std::vector<BoundExprPtr> args;
       for (const auto& a : e.args) {
         // A lambda's parameter is the element of the array before it (functions.h); its body

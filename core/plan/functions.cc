@@ -1,25 +1,34 @@
 #include "core/plan/functions.h"
 
 #include <fmt/format.h>
+#include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <memory>
 #include <numbers>
+#include <optional>
 #include <regex>
 #include <string>
 
 #include "core/common/error.h"
+#include "core/common/md5.h"
 #include "core/common/utf8.h"
+#include "core/common/xxh64.h"
 #include "core/plan/binder.h"
 #include "core/types/schema.h"
+#include "core/types/variant.h"
 
 namespace fld::plan {
 
 namespace {
 
 // ---------------------------------------------------------------- evaluation helpers
+
+const SqlType kVarcharType = SqlType::Of(TypeId::kVarchar);
 
 const SqlType& ArgType(const BoundExpr& call, size_t i) {
   return call.args[i]->type;
@@ -241,14 +250,18 @@ Value EvConcat(std::span<const Value> a, const BoundExpr&) {
   for (const Value& v : a) out += v.s;
   return Value::String(std::move(out));
 }
-// CONCAT_WS(sep, s1, ...): NULL when sep is; a NULL argument counts as an empty string (as in
-// Feldera's documented example: CONCAT_WS(',', 'Post', 'greSQL', NULL, '1') is Post,greSQL,,1).
+// CONCAT_WS(sep, s1, ...): NULL when sep is; NULL arguments are left out, separators and all
+// (Feldera's documented example: CONCAT_WS(',', 'Post', 'greSQL', NULL, '1') is Post,greSQL,1;
+// PostgreSQL's concat_ws does the same).
 Value EvConcatWs(std::span<const Value> a, const BoundExpr&) {
   if (a[0].IsNull()) return Value::Null();
   std::string out;
+  bool first = true;
   for (size_t i = 1; i < a.size(); ++i) {
-    if (i > 1) out += a[0].s;
-    if (!a[i].IsNull()) out += a[i].s;
+    if (a[i].IsNull()) continue;
+    if (!first) out += a[0].s;
+    first = false;
+    out += a[i].s;
   }
   return Value::String(std::move(out));
 }
@@ -327,7 +340,7 @@ Value EvSplitPart(std::span<const Value> a, const BoundExpr&) {
 }
 Value EvToHex(std::span<const Value> a, const BoundExpr&) {
   std::string hex;
-  for (unsigned char c : a[0].s) hex += fmt::format("{:02X}", c);
+  for (unsigned char c : a[0].s) hex += fmt::format("{:02x}", c);
   return Value::String(std::move(hex));
 }
 Value EvToInt(std::span<const Value> a, const BoundExpr&) {
@@ -727,6 +740,341 @@ Value EvTransform(std::span<const Value> a, const BoundExpr& call) {
   return ArrayOf(out, call.type);
 }
 
+// ---------------------------------------------------------------- more string and binary evaluators
+
+// INITCAP_SPACES: words are runs of characters between spaces (so 'THOMAS-SON' is one word).
+Value EvInitcapSpaces(std::span<const Value> a, const BoundExpr&) {
+  bool start = true;
+  return Value::String(MapChars(a[0].s, [&](uint32_t c) {
+    const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+    uint32_t r = space ? c : (start ? ToUpperCp(c) : ToLowerCp(c));
+    start = space;
+    return r;
+  }));
+}
+// REVERSE: the characters in reverse order.
+Value EvReverse(std::span<const Value> a, const BoundExpr&) {
+  const std::string& s = a[0].s;
+  std::vector<size_t> st = CharStarts(s);
+  std::string out;
+  out.reserve(s.size());
+  for (size_t k = st.size() - 1; k > 0; --k) out.append(s, st[k - 1], st[k] - st[k - 1]);
+  return Value::String(std::move(out));
+}
+// MD5(string or binary): the digest as 32 lower-case hex digits.
+Value EvMd5(std::span<const Value> a, const BoundExpr&) {
+  return Value::String(Md5Hex(a[0].s));
+}
+// XXHASH(string or binary, seed): XXH64 of the bytes, as a BIGINT.
+Value EvXxhash(std::span<const Value> a, const BoundExpr&) {
+  return Value::Int(static_cast<int64_t>(Xxh64(a[0].s, static_cast<uint64_t>(a[1].i))));
+}
+// BIN2UTF8(binary): the bytes as text, NULL when they are not UTF-8.
+Value EvBin2Utf8(std::span<const Value> a, const BoundExpr&) {
+  if (!IsValidUtf8(a[0].s)) return Value::Null();
+  return a[0];
+}
+// GUNZIP(binary): the gzip-compressed bytes decompressed, as text; not gzip data (or not UTF-8
+// text) is a run-time error, as in Feldera.
+Value EvGunzip(std::span<const Value> a, const BoundExpr&) {
+  const std::string& in = a[0].s;
+  z_stream zs{};
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) Fail(ErrorKind::kRuntime, "GUNZIP: cannot start zlib");
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  std::string out;
+  char buf[16384];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof buf;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - zs.avail_out);
+    if (out.size() > (size_t{1} << 30)) rc = Z_MEM_ERROR;
+    if (rc == Z_BUF_ERROR && zs.avail_in == 0) break;  // the input ended before the stream did
+  }
+  inflateEnd(&zs);
+  if (rc != Z_STREAM_END) Fail(ErrorKind::kRuntime, "GUNZIP: the argument is not gzip-compressed data");
+  if (!IsValidUtf8(out)) Fail(ErrorKind::kRuntime, "GUNZIP: the decompressed data is not UTF-8 text");
+  return Value::String(std::move(out));
+}
+// LEFT/RIGHT(binary, n): the first/last n bytes (a negative n: none).
+Value EvLeftBytes(std::span<const Value> a, const BoundExpr&) {
+  const int64_t n = std::clamp<int64_t>(a[1].i, 0, static_cast<int64_t>(a[0].s.size()));
+  return Value::String(a[0].s.substr(0, static_cast<size_t>(n)));
+}
+Value EvRightBytes(std::span<const Value> a, const BoundExpr&) {
+  const int64_t n = std::clamp<int64_t>(a[1].i, 0, static_cast<int64_t>(a[0].s.size()));
+  return Value::String(a[0].s.substr(a[0].s.size() - static_cast<size_t>(n)));
+}
+
+// ---------------------------------------------------------------- more numeric evaluators
+
+// DIV_NULL(a, b): a / b (the call's lambda, over columns 0 and 1), NULL when b is zero or the
+// division overflows.
+Value EvDivNull(std::span<const Value> a, const BoundExpr& call) {
+  Batch batch;
+  for (size_t i = 0; i < 2; ++i) {
+    auto col = std::make_shared<Column>(ArgType(call, i).phys());
+    col->Append(a[i]);
+    batch.cols.push_back(std::move(col));
+  }
+  batch.weights.assign(1, 1);
+  try {
+    Value r = Evaluate(*call.lambda, batch)->Get(0);
+    if (!r.IsNull() && call.type.IsInteger() && !IntegerFits(r.i, call.type.id)) return Value::Null();
+    return r;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kRuntime) throw;
+    return Value::Null();
+  }
+}
+// FINITE_OR_NULL(x): x, or NULL when it is infinite or NaN.
+Value EvFiniteOrNull(std::span<const Value> a, const BoundExpr&) {
+  return std::isfinite(D(a[0])) ? Value::Double(D(a[0])) : Value::Null();
+}
+// GREATEST_IGNORE_NULLS / LEAST_IGNORE_NULLS: the extreme of the non-NULL arguments, NULL when
+// all are NULL.
+template <bool kMax>
+Value EvExtremeIgnoreNulls(std::span<const Value> a, const BoundExpr&) {
+  Value best;
+  for (const Value& v : a) {
+    if (v.IsNull()) continue;
+    if (best.IsNull() || (kMax ? best < v : v < best)) best = v;
+  }
+  return best;
+}
+// SEQUENCE(start, end): the integers start..end, empty when end < start.
+Value EvSequence(std::span<const Value> a, const BoundExpr& call) {
+  const int64_t lo = a[0].i, hi = a[1].i;
+  if (hi >= lo && hi - lo >= (1 << 24)) Fail(ErrorKind::kRuntime, "SEQUENCE({}, {}) is too long", lo, hi);
+  std::vector<Value> out;
+  for (int64_t i = lo; i <= hi; ++i) out.push_back(Value::Int(i));
+  return ArrayOf(out, call.type);
+}
+
+// ---------------------------------------------------------------- date/time constructors
+
+// Days since 1970-01-01 of y-m-d, or false when that is no date.
+bool MakeDays(int64_t y, int64_t m, int64_t d, int64_t* days) {
+  if (y < 1 || y > 9999 || m < 1 || m > 12 || d < 1 || d > 31) return false;
+  *days = DaysFromCivil(y, static_cast<unsigned>(m), static_cast<unsigned>(d));
+  int64_t yy;
+  unsigned mm, dd;
+  CivilFromDays(*days, &yy, &mm, &dd);
+  return yy == y && mm == m && dd == d;
+}
+// Microseconds since midnight of h:m and `us` microseconds of seconds, or false when that is no
+// time.
+bool MakeMicros(int64_t h, int64_t m, int64_t us, int64_t* micros) {
+  if (h < 0 || h > 23 || m < 0 || m > 59 || us < 0 || us >= 60 * kMicrosPerSecond) return false;
+  *micros = (h * 3600 + m * 60) * kMicrosPerSecond + us;
+  return true;
+}
+Value EvMakeDate(std::span<const Value> a, const BoundExpr&) {
+  int64_t days;
+  return MakeDays(a[0].i, a[1].i, a[2].i, &days) ? Value::Int(days) : Value::Null();
+}
+Value EvMakeTime(std::span<const Value> a, const BoundExpr&) {
+  int64_t us;
+  return MakeMicros(a[0].i, a[1].i, a[2].i, &us) ? Value::Int(us) : Value::Null();
+}
+Value EvMakeTimestamp(std::span<const Value> a, const BoundExpr&) {
+  int64_t days, us;
+  if (!MakeDays(a[0].i, a[1].i, a[2].i, &days) || !MakeMicros(a[3].i, a[4].i, a[5].i, &us)) return Value::Null();
+  return Value::Int(days * kMicrosPerDay + us);
+}
+
+// ---------------------------------------------------------------- maps
+
+// MAP_CONCAT(m1, m2, ...): the entries of all maps; a key of a later map wins.
+Value EvMapConcat(std::span<const Value> a, const BoundExpr& call) {
+  std::vector<std::pair<Value, Value>> entries;
+  for (size_t i = 0; i < a.size(); ++i)
+    for (auto& kv : DecodeMapValue(a[i].s, ArgType(call, i))) entries.push_back(std::move(kv));
+  return Value::String(EncodeMapValue(std::move(entries), call.type));
+}
+
+// ---------------------------------------------------------------- VARIANT / JSON
+
+// The text of a VARIANT holding a VARCHAR, or nullopt.
+std::optional<std::string> VariantString(std::string_view v) {
+  if (VariantTypeName(v) != "VARCHAR") return std::nullopt;
+  Value s;
+  if (!VariantToValue(v, kVarcharType, &s) || s.IsNull()) return std::nullopt;
+  return s.s;
+}
+// JSON_OBJECT_KEYS(v): the string keys of a map, sorted; empty for anything else.
+Value EvJsonObjectKeys(std::span<const Value> a, const BoundExpr& call) {
+  std::vector<Value> keys;
+  if (auto entries = VariantMapEntries(a[0].s))
+    for (const auto& [k, v] : *entries)
+      if (auto s = VariantString(k)) keys.push_back(Value::String(std::move(*s)));
+  std::sort(keys.begin(), keys.end(), [](const Value& x, const Value& y) { return x.s < y.s; });
+  return ArrayOf(keys, call.type);
+}
+// A path component: the key itself when it is an identifier, else double-quoted with \ before
+// embedded quotes and backslashes (Feldera's paths, as BigQuery's JSON_KEYS writes them).
+std::string PathComponent(const std::string& prefix, std::string_view key) {
+  std::string out = prefix;
+  if (!out.empty()) out += '.';
+  bool ident = !key.empty() && (std::isalpha(static_cast<unsigned char>(key[0])) || key[0] == '_');
+  for (char c : key) ident = ident && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  if (ident) return out.append(key);
+  out += '"';
+  for (char c : key) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out += '"';
+}
+void CollectJsonKeys(std::string_view v, const std::string& prefix, std::vector<std::string>* out) {
+  auto entries = VariantMapEntries(v);
+  if (!entries) return;
+  for (const auto& [k, val] : *entries) {
+    auto s = VariantString(k);
+    if (!s) continue;
+    std::string path = PathComponent(prefix, *s);
+    CollectJsonKeys(val, path, out);
+    out->push_back(std::move(path));
+  }
+}
+// JSON_KEYS(v): the dot-joined paths of the keys of all nested objects (not inside arrays),
+// deduplicated and sorted.
+Value EvJsonKeys(std::span<const Value> a, const BoundExpr& call) {
+  std::vector<std::string> paths;
+  CollectJsonKeys(a[0].s, "", &paths);
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  std::vector<Value> out;
+  for (auto& p : paths) out.push_back(Value::String(std::move(p)));
+  return ArrayOf(out, call.type);
+}
+// The value of the JSON_EACH_<type> field v for the call's MAP value type, or NULL when v does
+// not qualify (Feldera's rules: numbers with no fractional part that fit BIGINT; strings; booleans;
+// dates, times and timestamps, or strings with their literal's syntax).
+Value JsonEachValue(std::string_view v, const SqlType& t) {
+  const std::string type = VariantTypeName(v);
+  Value out;
+  switch (t.id) {
+    case TypeId::kBigInt: {
+      if (type == "TINYINT" || type == "SMALLINT" || type == "INTEGER" || type == "BIGINT" ||
+          type == "BIGINT UNSIGNED") {
+        if (type == "BIGINT UNSIGNED") {
+          Value d;
+          if (!VariantToValue(v, SqlType::Of(TypeId::kDouble), &d) || d.IsNull() || d.d >= 9223372036854775808.0)
+            return Value::Null();
+        }
+        if (VariantToValue(v, t, &out)) return out;
+        return Value::Null();
+      }
+      if (type == "REAL" || type == "DOUBLE") {
+        Value d;
+        if (!VariantToValue(v, SqlType::Of(TypeId::kDouble), &d) || d.IsNull()) return Value::Null();
+        if (std::trunc(d.d) != d.d || !(d.d >= -9223372036854775808.0 && d.d < 9223372036854775808.0))
+          return Value::Null();
+        return Value::Int(static_cast<int64_t>(d.d));
+      }
+      if (type.starts_with("DECIMAL")) {
+        std::optional<std::string> text = VariantJson(v);  // "-12.50": no exponent
+        if (!text) return Value::Null();
+        const size_t dot = text->find('.');
+        if (dot != std::string::npos && text->find_first_not_of('0', dot + 1) != std::string::npos)
+          return Value::Null();
+        int64_t i = 0;
+        const std::string whole = text->substr(0, dot);
+        auto [ptr, ec] = std::from_chars(whole.data(), whole.data() + whole.size(), i);
+        if (ec != std::errc() || ptr != whole.data() + whole.size()) return Value::Null();
+        return Value::Int(i);
+      }
+      return Value::Null();
+    }
+    case TypeId::kVarchar:
+      if (type != "VARCHAR" || !VariantToValue(v, t, &out)) return Value::Null();
+      return out;
+    case TypeId::kBoolean:
+      if (type != "BOOLEAN" || !VariantToValue(v, t, &out)) return Value::Null();
+      return out;
+    default: {  // DATE, TIME, TIMESTAMP
+      if (type == "VARCHAR") {
+        std::optional<std::string> s = VariantString(v);
+        if (!s) return Value::Null();
+        if (ParseValue(*s, t, &out)) return out;
+        if (t.id == TypeId::kTimestamp && ParseValue(*s, SqlType::Of(TypeId::kDate), &out))
+          return Value::Int(out.i * kMicrosPerDay);
+        return Value::Null();
+      }
+      const char* want = t.id == TypeId::kDate ? "DATE" : t.id == TypeId::kTime ? "TIME" : "TIMESTAMP";
+      if (type != want) return Value::Null();
+      if (!VariantToValue(v, t, &out)) return Value::Null();
+      return out;
+    }
+  }
+}
+// JSON_EACH_<type>(v): the string-keyed fields of a VARIANT object whose values qualify.
+Value EvJsonEach(std::span<const Value> a, const BoundExpr& call) {
+  const SqlType& vt = (*call.type.fields)[1];
+  std::vector<std::pair<Value, Value>> entries;
+  if (auto fields = VariantMapEntries(a[0].s)) {
+    for (const auto& [k, val] : *fields) {
+      auto key = VariantString(k);
+      if (!key) continue;
+      Value x = JsonEachValue(val, vt);
+      if (!x.IsNull()) entries.emplace_back(Value::String(std::move(*key)), std::move(x));
+    }
+  }
+  return Value::String(EncodeMapValue(std::move(entries), call.type));
+}
+// VARIANT_MERGE(a, b): objects merge field by field, recursively; otherwise b wins (a JSON null
+// in b replaces; it does not remove).
+std::string VariantMerge(std::string_view x, std::string_view y) {
+  auto left = VariantMapEntries(x);
+  auto right = VariantMapEntries(y);
+  if (!left || !right) return std::string(y);
+  std::vector<std::pair<std::string, std::string>> out = *left;
+  for (auto& [k, v] : *right) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == k; });
+    if (it == out.end())
+      out.emplace_back(k, v);
+    else
+      it->second = VariantMerge(it->second, v);
+  }
+  return VariantMapOf(std::move(out));
+}
+Value EvVariantMerge(std::span<const Value> a, const BoundExpr&) {
+  return Value::String(VariantMerge(a[0].s, a[1].s));
+}
+
+// ---------------------------------------------------------------- period predicates
+
+enum class PeriodOp { kContains, kOverlaps, kEquals, kPrecedes, kImmediatelyPrecedes, kSucceeds, kImmediatelySucceeds };
+
+// (s1, e1) op (s2, e2), or (s1, e1) CONTAINS v: each period ordered so that its start is the
+// smaller end (Feldera's rule), then the comparisons of datetime.md's table.
+template <PeriodOp kOp>
+Value EvPeriod(std::span<const Value> a, const BoundExpr&) {
+  const int64_t s1 = std::min(a[0].i, a[1].i), e1 = std::max(a[0].i, a[1].i);
+  if (a.size() == 3) return Bool(s1 <= a[2].i && a[2].i <= e1);
+  const int64_t s2 = std::min(a[2].i, a[3].i), e2 = std::max(a[2].i, a[3].i);
+  switch (kOp) {
+    case PeriodOp::kContains:
+      return Bool(s1 <= s2 && e1 >= e2);
+    case PeriodOp::kOverlaps:
+      return Bool(s1 <= e2 && e1 >= s2);
+    case PeriodOp::kEquals:
+      return Bool(s1 == s2 && e1 == e2);
+    case PeriodOp::kPrecedes:
+      return Bool(e1 <= s2);
+    case PeriodOp::kImmediatelyPrecedes:
+      return Bool(e1 == s2);
+    case PeriodOp::kSucceeds:
+      return Bool(s1 >= e2);
+    case PeriodOp::kImmediatelySucceeds:
+      return Bool(s1 == e2);
+  }
+  return Value::Null();
+}
+
 // ---------------------------------------------------------------- binder rules
 
 [[noreturn]] void Refuse(const Binder& b, const sql::Expr& call, const std::string& msg) {
@@ -1023,6 +1371,8 @@ BoundExprPtr RuleArrayRepeat(const Binder& b, const FunctionDef& d, const sql::E
 BoundExprPtr RuleLambda(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
   if (c.args[0]->kind == sql::ExprKind::kLambda || c.args[1]->kind != sql::ExprKind::kLambda)
     Refuse(b, c, fmt::format("{} needs an ARRAY and a lambda (x -> ...) as arguments", d.name));
+  if (!c.args[1]->text.empty())
+    Refuse(b, c, fmt::format("{} needs a lambda of one parameter (x -> ...), not two", d.name));
   BoundExprPtr body = std::move(a[1]);
   a.pop_back();
   SqlType r;
@@ -1038,6 +1388,163 @@ BoundExprPtr RuleLambda(const Binder& b, const FunctionDef& d, const sql::Expr& 
   auto e = Call(d, r, std::move(a));
   e->lambda = std::move(body);
   return e;
+}
+// MD5: a string or a binary string; the result VARCHAR.
+BoundExprPtr RuleMd5(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  if (a[0]->type.IsBinary())
+    Convert(b, d, c, a, 0, kVarbinary, IsBin, "a binary string");
+  else
+    Convert(b, d, c, a, 0, kVarchar, IsStr, "a string or a binary string");
+  const bool n = AnyNullable(a);
+  return Call(d, kVarchar.WithNullable(n), std::move(a));
+}
+// XXHASH(string or binary, seed): BIGINT.
+BoundExprPtr RuleXxhash(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  if (a[0]->type.IsBinary())
+    Convert(b, d, c, a, 0, kVarbinary, IsBin, "a binary string");
+  else
+    Convert(b, d, c, a, 0, kVarchar, IsStr, "a string or a binary string");
+  Integers(b, d, c, a, 1, 2);
+  const bool n = AnyNullable(a);
+  return Call(d, kBigint.WithNullable(n), std::move(a));
+}
+// BIN2UTF8(binary): VARCHAR, NULL for bytes that are not UTF-8.
+BoundExprPtr RuleBin2Utf8(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  Convert(b, d, c, a, 0, kVarbinary, IsBin, "a binary string");
+  return Call(d, kVarchar.WithNullable(true), std::move(a));
+}
+const ScalarFunction kLeftBytesFn{"LEFT", true, EvLeftBytes};
+const ScalarFunction kRightBytesFn{"RIGHT", true, EvRightBytes};
+// LEFT/RIGHT(s, n): characters of a string, or bytes of a binary string.
+BoundExprPtr RuleLeftRight(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  if (!a[0]->type.IsBinary()) return RuleStringInts(b, d, c, std::move(a));
+  Convert(b, d, c, a, 0, kVarbinary, IsBin, "a binary string");
+  Integers(b, d, c, a, 1, 2);
+  const bool n = AnyNullable(a);
+  auto e = Call(d, kVarbinary.WithNullable(n), std::move(a));
+  e->function = d.name == "LEFT" ? &kLeftBytesFn : &kRightBytesFn;
+  return e;
+}
+// DIV_NULL(a, b): the division a / b, bound as the call's lambda over columns 0 and 1.
+BoundExprPtr RuleDivNull(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  for (size_t i = 0; i < 2; ++i) {
+    if (a[i]->type.id == TypeId::kNull) a[i] = b.Coerce(std::move(a[i]), kInteger.WithNullable(true), ArgPos(c, i));
+    if (!a[i]->type.IsNumeric()) Refuse(b, c, fmt::format("DIV_NULL needs numbers, not {}", TypeName(a[i]->type)));
+  }
+  BoundExprPtr div = b.Arith(ExprOp::kDiv, MakeColumn(0, a[0]->type), MakeColumn(1, a[1]->type), c.pos);
+  auto e = Call(d, div->type.WithNullable(true), std::move(a));
+  e->lambda = std::move(div);
+  return e;
+}
+BoundExprPtr RuleFiniteOrNull(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  Doubles(b, d, c, a);
+  return Call(d, kDouble.WithNullable(true), std::move(a));
+}
+// GREATEST_IGNORE_NULLS / LEAST_IGNORE_NULLS: values of one common type; NULL only when all are.
+BoundExprPtr RuleExtremeIgnoreNulls(const Binder& b, const FunctionDef& d, const sql::Expr& c,
+                                    std::vector<BoundExprPtr> a) {
+  SqlType t = a[0]->type;
+  for (size_t i = 1; i < a.size(); ++i) t = b.CommonType(t, a[i]->type, ArgPos(c, i));
+  if (t.id == TypeId::kNull) t = kInteger;
+  if (t.id == TypeId::kRow) Refuse(b, c, fmt::format("{} of ROW values is not supported yet", d.name));
+  bool n = true;
+  for (const auto& x : a) n = n && (x->type.nullable || x->type.id == TypeId::kNull);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = b.Coerce(std::move(a[i]), t.WithNullable(a[i]->type.nullable), ArgPos(c, i));
+  return Call(d, t.WithNullable(n), std::move(a));
+}
+// SEQUENCE(start, end): INTEGER ARRAY.
+BoundExprPtr RuleSequence(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  for (size_t i = 0; i < 2; ++i) Convert(b, d, c, a, i, kInteger, IsInt, "an integer");
+  const bool n = AnyNullable(a);
+  return Call(d, SqlType::Array(kInteger.WithNullable(false), n), std::move(a));
+}
+// IF(condition, then, else): a CASE.
+BoundExprPtr RuleIf(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  Convert(b, d, c, a, 0, kBoolean, IsBool, "a BOOLEAN");
+  SqlType t = b.CommonType(a[1]->type, a[2]->type, ArgPos(c, 2));
+  if (t.id == TypeId::kNull) t = kInteger;
+  const bool n =
+      a[1]->type.nullable || a[2]->type.nullable || a[1]->type.id == TypeId::kNull || a[2]->type.id == TypeId::kNull;
+  for (size_t i = 1; i < 3; ++i) a[i] = b.Coerce(std::move(a[i]), t.WithNullable(a[i]->type.nullable), ArgPos(c, i));
+  auto e = MakeCall(ExprOp::kCase, t.WithNullable(n), std::move(a));
+  e->has_else = true;
+  return e;
+}
+// IFNULL(a, b): COALESCE(a, b).
+BoundExprPtr RuleIfNull(const Binder& b, const FunctionDef&, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  SqlType t = b.CommonType(a[0]->type, a[1]->type, ArgPos(c, 1));
+  if (t.id == TypeId::kNull) t = kInteger;
+  const bool n = (a[0]->type.nullable || a[0]->type.id == TypeId::kNull) &&
+                 (a[1]->type.nullable || a[1]->type.id == TypeId::kNull);
+  for (size_t i = 0; i < 2; ++i) a[i] = b.Coerce(std::move(a[i]), t.WithNullable(a[i]->type.nullable), ArgPos(c, i));
+  return MakeCall(ExprOp::kCoalesce, t.WithNullable(n), std::move(a));
+}
+// MAKE_DATE(y, m, d), MAKE_TIME(h, m, s), MAKE_TIMESTAMP(y, m, d, h, m, s): integers, the seconds
+// any number, cast to DECIMAL(18, 6) (so microseconds, the fraction beyond them cut off as
+// Feldera does); NULL when the parts make no valid value.
+BoundExprPtr RuleMake(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  const bool date = d.name == "MAKE_DATE";
+  Integers(b, d, c, a, 0, date ? a.size() : a.size() - 1);
+  if (!date) Convert(b, d, c, a, a.size() - 1, SqlType::Decimal(18, 6), IsNum, "a number");
+  const TypeId r = date ? TypeId::kDate : d.name == "MAKE_TIME" ? TypeId::kTime : TypeId::kTimestamp;
+  return Call(d, SqlType::Of(r, true), std::move(a));
+}
+// MAP_CONCAT(m1, m2, ...): maps of one common type.
+BoundExprPtr RuleMapConcat(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i]->type.id != TypeId::kMap)
+      Refuse(b, c, fmt::format("MAP_CONCAT needs MAP arguments, not {}", TypeName(a[i]->type)));
+  SqlType t = a[0]->type;
+  for (size_t i = 1; i < a.size(); ++i) t = b.CommonType(t, a[i]->type, ArgPos(c, i));
+  const bool n = AnyNullable(a);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = b.Coerce(std::move(a[i]), t.WithNullable(a[i]->type.nullable), ArgPos(c, i));
+  return Call(d, t.WithNullable(n), std::move(a));
+}
+// JSON_OBJECT_KEYS / JSON_KEYS / JSON_EACH_<type> / VARIANT_MERGE: VARIANT arguments.
+void Variants(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr>& a) {
+  for (size_t i = 0; i < a.size(); ++i)
+    Convert(
+        b, d, c, a, i, SqlType::Of(TypeId::kVariant), [](const SqlType& t) { return t.id == TypeId::kVariant; },
+        "a VARIANT");
+}
+BoundExprPtr RuleJsonKeys(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  Variants(b, d, c, a);
+  const bool n = AnyNullable(a);
+  return Call(d, SqlType::Array(kVarchar.WithNullable(false), n), std::move(a));
+}
+BoundExprPtr RuleJsonEach(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  Variants(b, d, c, a);
+  const std::string_view suffix = d.name.substr(std::string_view("JSON_EACH_").size());
+  const TypeId vt = suffix == "BIGINT"    ? TypeId::kBigInt
+                    : suffix == "STRING"  ? TypeId::kVarchar
+                    : suffix == "BOOLEAN" ? TypeId::kBoolean
+                    : suffix == "DATE"    ? TypeId::kDate
+                    : suffix == "TIME"    ? TypeId::kTime
+                                          : TypeId::kTimestamp;
+  const bool n = AnyNullable(a);
+  return Call(d, SqlType::Map(kVarchar.WithNullable(false), SqlType::Of(vt, true), n), std::move(a));
+}
+BoundExprPtr RuleVariantMerge(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  Variants(b, d, c, a);
+  const bool n = AnyNullable(a);
+  return Call(d, SqlType::Of(TypeId::kVariant, n), std::move(a));
+}
+// Period predicates ($PERIOD_<op>, parsed from `(s1, e1) OVERLAPS (s2, e2)` ...): the ends of
+// both periods of one DATE, TIME or TIMESTAMP type; an INTERVAL end is the start plus it.
+BoundExprPtr RulePeriod(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  for (size_t i = 1; i < a.size(); i += 2)
+    if (a[i]->type.IsInterval()) a[i] = b.Arith(ExprOp::kAdd, a[i - 1]->Clone(), std::move(a[i]), ArgPos(c, i));
+  SqlType t = a[0]->type;
+  for (size_t i = 1; i < a.size(); ++i) t = b.CommonType(t, a[i]->type, ArgPos(c, i));
+  const std::string_view op = d.name.substr(std::string_view("$PERIOD_").size());
+  if (!t.IsTemporal())
+    Refuse(b, c, fmt::format("{} needs periods of DATE, TIME or TIMESTAMP values, not {}", op, TypeName(t)));
+  const bool n = AnyNullable(a);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = b.Coerce(std::move(a[i]), t.WithNullable(a[i]->type.nullable), ArgPos(c, i));
+  return Call(d, kBoolean.WithNullable(n), std::move(a));
 }
 BoundExprPtr RuleRefuse(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr>) {
   Refuse(b, c, fmt::format("{} is not supported yet", d.name));
@@ -1068,8 +1575,8 @@ const FunctionDef kFunctions[] = {
     {"REPLACE", 3, 3, RuleStrings<TypeId::kVarchar>, {"REPLACE", true, EvReplace}},
     {"CONCAT", 1, kAny, RuleConcat, {"CONCAT", true, EvConcat}},
     {"CONCAT_WS", 1, kAny, RuleConcat, {"CONCAT_WS", false, EvConcatWs}},
-    {"LEFT", 2, 2, RuleStringInts, {"LEFT", true, EvLeft}},
-    {"RIGHT", 2, 2, RuleStringInts, {"RIGHT", true, EvRight}},
+    {"LEFT", 2, 2, RuleLeftRight, {"LEFT", true, EvLeft}},
+    {"RIGHT", 2, 2, RuleLeftRight, {"RIGHT", true, EvRight}},
     {"REPEAT", 2, 2, RuleStringInts, {"REPEAT", true, EvRepeat}},
     {"REGEXP_REPLACE", 2, 3, RuleStrings<TypeId::kVarchar>, {"REGEXP_REPLACE", true, EvRegexpReplace}},
     {"RLIKE", 2, 2, RuleStrings<TypeId::kBoolean>, {"RLIKE", true, EvRlike}},
@@ -1077,7 +1584,12 @@ const FunctionDef kFunctions[] = {
     {"SPLIT_PART", 3, 3, RuleStringsInt, {"SPLIT_PART", true, EvSplitPart}},
     {"TO_HEX", 1, 1, RuleBinary<TypeId::kVarchar>, {"TO_HEX", true, EvToHex}},
     {"TO_INT", 1, 1, RuleBinary<TypeId::kInteger>, {"TO_INT", true, EvToInt}},
-    {"GUNZIP", 1, 1, RuleRefuse, {"GUNZIP", true, nullptr}},
+    {"GUNZIP", 1, 1, RuleBinary<TypeId::kVarchar>, {"GUNZIP", true, EvGunzip}},
+    {"INITCAP_SPACES", 1, 1, RuleStrings<TypeId::kVarchar>, {"INITCAP_SPACES", true, EvInitcapSpaces}},
+    {"REVERSE", 1, 1, RuleStrings<TypeId::kVarchar>, {"REVERSE", true, EvReverse}},
+    {"MD5", 1, 1, RuleMd5, {"MD5", true, EvMd5}},
+    {"XXHASH", 2, 2, RuleXxhash, {"XXHASH", true, EvXxhash}},
+    {"BIN2UTF8", 1, 1, RuleBin2Utf8, {"BIN2UTF8", true, EvBin2Utf8}},
     // ---- numbers
     {"MOD", 2, 2, RuleMod, {"MOD", true, nullptr}},
     {"POWER", 2, 2, RuleDoubles, {"POWER", true, EvPower}},
@@ -1123,6 +1635,39 @@ const FunctionDef kFunctions[] = {
     {"SIGN", 1, 1, RuleNumberSameType, {"SIGN", true, EvSign}},
     {"GREATEST", 1, kAny, RuleExtreme, {"GREATEST", true, EvGreatest}},
     {"LEAST", 1, kAny, RuleExtreme, {"LEAST", true, EvLeast}},
+    {"GREATEST_IGNORE_NULLS",
+     1,
+     kAny,
+     RuleExtremeIgnoreNulls,
+     {"GREATEST_IGNORE_NULLS", false, EvExtremeIgnoreNulls<true>}},
+    {"LEAST_IGNORE_NULLS", 1, kAny, RuleExtremeIgnoreNulls, {"LEAST_IGNORE_NULLS", false, EvExtremeIgnoreNulls<false>}},
+    {"DIV_NULL", 2, 2, RuleDivNull, {"DIV_NULL", true, EvDivNull}},
+    {"FINITE_OR_NULL", 1, 1, RuleFiniteOrNull, {"FINITE_OR_NULL", true, EvFiniteOrNull}},
+    // ---- conditionals
+    {"IF", 3, 3, RuleIf, {"IF", false, nullptr}},
+    {"IFNULL", 2, 2, RuleIfNull, {"IFNULL", false, nullptr}},
+    // ---- dates and times
+    {"MAKE_DATE", 3, 3, RuleMake, {"MAKE_DATE", true, EvMakeDate}},
+    {"MAKE_TIME", 3, 3, RuleMake, {"MAKE_TIME", true, EvMakeTime}},
+    {"MAKE_TIMESTAMP", 6, 6, RuleMake, {"MAKE_TIMESTAMP", true, EvMakeTimestamp}},
+    {"CONVERT_TIMEZONE", 3, 3, RuleRefuse, {"CONVERT_TIMEZONE", true, nullptr}},
+    {"$PERIOD_CONTAINS", 3, 4, RulePeriod, {"CONTAINS", true, EvPeriod<PeriodOp::kContains>}},
+    {"$PERIOD_OVERLAPS", 4, 4, RulePeriod, {"OVERLAPS", true, EvPeriod<PeriodOp::kOverlaps>}},
+    {"$PERIOD_EQUALS", 4, 4, RulePeriod, {"EQUALS", true, EvPeriod<PeriodOp::kEquals>}},
+    {"$PERIOD_PRECEDES", 4, 4, RulePeriod, {"PRECEDES", true, EvPeriod<PeriodOp::kPrecedes>}},
+    {"$PERIOD_IMMEDIATELY_PRECEDES",
+     4,
+     4,
+     RulePeriod,
+     {"IMMEDIATELY PRECEDES", true, EvPeriod<PeriodOp::kImmediatelyPrecedes>}},
+    {"$PERIOD_SUCCEEDS", 4, 4, RulePeriod, {"SUCCEEDS", true, EvPeriod<PeriodOp::kSucceeds>}},
+    {"$PERIOD_IMMEDIATELY_SUCCEEDS",
+     4,
+     4,
+     RulePeriod,
+     {"IMMEDIATELY SUCCEEDS", true, EvPeriod<PeriodOp::kImmediatelySucceeds>}},
+    // ---- maps
+    {"MAP_CONCAT", 1, kAny, RuleMapConcat, {"MAP_CONCAT", true, EvMapConcat}},
     // ---- arrays
     {"ARRAY", 0, kAny, RuleArray, {"ARRAY", false, EvArray}},
     {"ITEM", 2, 2, RuleArrayScalar<0>, {"ITEM", true, EvItem}},
@@ -1152,6 +1697,21 @@ const FunctionDef kFunctions[] = {
     {"ARRAY_REPEAT", 2, 2, RuleArrayRepeat, {"ARRAY_REPEAT", false, EvArrayRepeat}},
     {"ARRAY_EXISTS", 2, 2, RuleLambda, {"ARRAY_EXISTS", true, EvArrayExists}},
     {"TRANSFORM", 2, 2, RuleLambda, {"TRANSFORM", true, EvTransform}},
+    {"SEQUENCE", 2, 2, RuleSequence, {"SEQUENCE", true, EvSequence}},
+    // ---- VARIANT / JSON (PARSE_JSON, TO_JSON, TYPEOF, VARIANTNULL: binder.cc)
+    {"JSON_OBJECT_KEYS", 1, 1, RuleJsonKeys, {"JSON_OBJECT_KEYS", true, EvJsonObjectKeys}},
+    {"JSON_KEYS", 1, 1, RuleJsonKeys, {"JSON_KEYS", true, EvJsonKeys}},
+    {"JSON_EACH_BIGINT", 1, 1, RuleJsonEach, {"JSON_EACH_BIGINT", true, EvJsonEach}},
+    {"JSON_EACH_STRING", 1, 1, RuleJsonEach, {"JSON_EACH_STRING", true, EvJsonEach}},
+    {"JSON_EACH_BOOLEAN", 1, 1, RuleJsonEach, {"JSON_EACH_BOOLEAN", true, EvJsonEach}},
+    {"JSON_EACH_DATE", 1, 1, RuleJsonEach, {"JSON_EACH_DATE", true, EvJsonEach}},
+    {"JSON_EACH_TIME", 1, 1, RuleJsonEach, {"JSON_EACH_TIME", true, EvJsonEach}},
+    {"JSON_EACH_TIMESTAMP", 1, 1, RuleJsonEach, {"JSON_EACH_TIMESTAMP", true, EvJsonEach}},
+    {"VARIANT_MERGE", 2, 2, RuleVariantMerge, {"VARIANT_MERGE", true, EvVariantMerge}},
+    {"VARIANT_FILTER", 2, 2, RuleRefuse, {"VARIANT_FILTER", true, nullptr}},
+    {"VARIANT_DEEP_FILTER", 2, 2, RuleRefuse, {"VARIANT_DEEP_FILTER", true, nullptr}},
+    {"VARIANT_MAP", 2, 2, RuleRefuse, {"VARIANT_MAP", true, nullptr}},
+    {"VARIANT_DEEP_MAP", 2, 2, RuleRefuse, {"VARIANT_DEEP_MAP", true, nullptr}},
 };
 
 const ScalarFunction kFieldFn{"$FIELD", true, EvField};
@@ -1175,6 +1735,11 @@ BoundExprPtr BindLibraryCall(const Binder& b, const FunctionDef& def, const sql:
                                         def.max_args == 1 && def.min_args == 1 ? "" : "s", n));
   }
   return def.bind(b, def, call, std::move(args));
+}
+
+void RefuseUnsupported(const Binder& b, const sql::Expr& call) {
+  const FunctionDef* def = FindFunction(call.name);
+  if (def && def->bind == RuleRefuse) RuleRefuse(b, *def, call, {});
 }
 
 BoundExprPtr BindFieldAccess(const Binder& b, BoundExprPtr row, std::string_view field, sql::Pos pos) {

@@ -44,6 +44,11 @@ const FunctionDef* FindFunction(std::string_view upper_name);
 BoundExprPtr BindLibraryCall(const Binder& b, const FunctionDef& def, const sql::Expr& call,
                              std::vector<BoundExprPtr> args);
 
+// Refuses a call of a library function that is not supported yet ("X is not supported yet"),
+// before its arguments are bound (they may be syntax only those functions take, such as the
+// two-parameter lambdas of VARIANT_FILTER); returns for any other call.
+void RefuseUnsupported(const Binder& b, const sql::Expr& call);
+
 // Field `field` of a ROW-typed expression (x.field), or an error at pos.
 BoundExprPtr BindFieldAccess(const Binder& b, BoundExprPtr row, std::string_view field, sql::Pos pos);
 

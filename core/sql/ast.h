@@ -50,7 +50,8 @@ enum class ExprKind : uint8_t {
   kLike,        // args[0] [NOT] LIKE args[1] [ESCAPE args[2]]; negated
   kIsBool,      // args[0] IS [NOT] TRUE/FALSE; bool_value, negated
   kIsDistinct,  // args[0] IS [NOT] DISTINCT FROM args[1]; negated = IS NOT DISTINCT FROM
-  kLambda,      // name -> args[0]: only as an argument of a higher-order function (ARRAY_EXISTS)
+  kLambda,      // name -> args[0] ((name, text) -> args[0] with two parameters): only as an argument of a
+                // higher-order function (ARRAY_EXISTS)
 };
 
 // Time syntax: EXTRACT(unit FROM x) is a kFunction with args unit (a kColumnRef), x;

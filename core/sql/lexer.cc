@@ -152,15 +152,14 @@ class Lexer {
   }
 
   void LexSymbol(Token* t) {
-    static constexpr std::string_view kTwo[] = {"||", "<=", ">=", "<>", "!=", "==", "->"};
+    static constexpr std::string_view kTwo[] = {"<=>", "||", "<=", ">=", "<>", "!=", "==", "->", "::"};
     static constexpr std::string_view kOne = "+-*/%=<>(),.;[]";
     t->kind = TokenKind::kSymbol;
     std::string_view rest = sql_.substr(i_);
     for (std::string_view two : kTwo) {
       if (rest.starts_with(two)) {
         t->text = std::string(two);
-        Advance();
-        Advance();
+        for (size_t k = 0; k < two.size(); ++k) Advance();
         return;
       }
     }

@@ -661,6 +661,7 @@ class Parser {
       AcceptKw("INTEGER") || AcceptKw("INT");
       return SqlType::Of(TypeId::kBigInt);
     }
+    if (u == "UUID") FailAt(pos, "the UUID type is not supported yet");
     FailAt(pos, fmt::format("unknown type '{}'", name.text));
   }
 
@@ -1354,6 +1355,15 @@ class Parser {
         e = ParseIsTail(std::move(e));
         continue;
       }
+      if (IsSym(t, "<=>")) {  // a <=> b: a IS NOT DISTINCT FROM b
+        Take();
+        auto d = NewExpr(ExprKind::kIsDistinct, e->pos);
+        d->args.push_back(std::move(e));
+        d->args.push_back(ParseConcat());
+        d->negated = true;
+        e = std::move(d);
+        continue;
+      }
       bool negated = false;
       size_t k = 0;
       if (IsKw(t, "NOT")) {
@@ -1363,13 +1373,39 @@ class Parser {
       const Token& kw = Peek(k);
       if (IsKw(kw, "BETWEEN")) {
         for (size_t j = 0; j <= k; ++j) Take();
+        AcceptKw("ASYMMETRIC");
+        const bool symmetric = AcceptKw("SYMMETRIC");
         auto b = NewExpr(ExprKind::kBetween, e->pos);
-        b->negated = negated;
         b->args.push_back(std::move(e));
+        const size_t lo_start = i_;
         b->args.push_back(ParseConcat());
         ExpectKw("AND");
+        const size_t hi_start = i_;
         b->args.push_back(ParseConcat());
-        e = std::move(b);
+        if (symmetric) {
+          // x BETWEEN SYMMETRIC a AND b: (x BETWEEN a AND b) OR (x BETWEEN b AND a).
+          const size_t end = i_, end_byte = last_end_;
+          if (!first) FailAt(kw.pos, "BETWEEN SYMMETRIC after a comparison is not supported yet");
+          auto swapped = NewExpr(ExprKind::kBetween, b->pos);
+          i_ = start;  // the tokens of x, a and b are parsed again for the second test
+          swapped->args.push_back(ParseConcat());
+          i_ = hi_start;
+          swapped->args.push_back(ParseConcat());
+          i_ = lo_start;
+          swapped->args.push_back(ParseConcat());
+          i_ = end;
+          last_end_ = end_byte;
+          e = NewBinary(Op::kOr, std::move(b), std::move(swapped));
+          if (negated) {
+            auto n = NewExpr(ExprKind::kUnary, e->pos);
+            n->op = Op::kNot;
+            n->args.push_back(std::move(e));
+            e = std::move(n);
+          }
+        } else {
+          b->negated = negated;
+          e = std::move(b);
+        }
       } else if (IsKw(kw, "IN")) {
         for (size_t j = 0; j <= k; ++j) Take();
         e = ParseInTail(std::move(e), negated);
@@ -1556,6 +1592,8 @@ class Parser {
     } else if (IsKw(Peek(), "TRUE") || IsKw(Peek(), "FALSE")) {
       r = NewExpr(ExprKind::kIsBool, e->pos);
       r->bool_value = Take().upper == "TRUE";
+    } else if (AcceptKw("UNKNOWN")) {  // a BOOLEAN that IS UNKNOWN is NULL
+      r = NewExpr(ExprKind::kIsNull, e->pos);
     } else if (AcceptKw("DISTINCT")) {
       ExpectKw("FROM");
       r = NewExpr(ExprKind::kIsDistinct, e->pos);
@@ -1564,7 +1602,7 @@ class Parser {
       r->negated = negated;
       return r;
     } else {
-      Expected("NULL, TRUE, FALSE or DISTINCT FROM");
+      Expected("NULL, TRUE, FALSE, UNKNOWN or DISTINCT FROM");
     }
     r->negated = negated;
     r->args.push_back(std::move(e));
@@ -1639,7 +1677,50 @@ class Parser {
       e->args.push_back(ParseUnary());
       return e;
     }
-    return ParsePostfix(ParsePrimary());
+    return ParseColonCasts(ParsePostfix(ParsePrimary()));
+  }
+
+  // e::type (PostgreSQL's cast syntax, as Feldera accepts it), any number of times.
+  ExprPtr ParseColonCasts(ExprPtr e) {
+    while (IsSym(Peek(), "::")) {
+      Take();
+      auto c = NewExpr(ExprKind::kCast, e->pos);
+      c->args.push_back(std::move(e));
+      c->cast_type = ParseType(/*for_cast=*/true);
+      c->cast_type.nullable = true;
+      e = ParsePostfix(std::move(c));
+    }
+    return e;
+  }
+
+  // After `(s1`: `, e1) CONTAINS x` or `, e1) op (s2, e2)`, op one of Feldera's period predicates
+  // (CONTAINS, OVERLAPS, EQUALS, [IMMEDIATELY] PRECEDES, [IMMEDIATELY] SUCCEEDS), written as a call
+  // of $PERIOD_<op> (core/plan/functions.cc).
+  ExprPtr ParsePeriodPredicate(ExprPtr start) {
+    ExpectSym(",");
+    auto call = NewExpr(ExprKind::kFunction, start->pos);
+    call->args.push_back(std::move(start));
+    call->args.push_back(ParseExpr());
+    ExpectSym(")");
+    std::string op;
+    if (AcceptKw("IMMEDIATELY")) {
+      op = AcceptKw("PRECEDES") ? "IMMEDIATELY_PRECEDES" : (ExpectKw("SUCCEEDS"), "IMMEDIATELY_SUCCEEDS");
+    } else {
+      for (const char* k : {"CONTAINS", "OVERLAPS", "EQUALS", "PRECEDES", "SUCCEEDS"})
+        if (op.empty() && AcceptKw(k)) op = k;
+      if (op.empty()) Expected("OVERLAPS, CONTAINS, EQUALS, PRECEDES or SUCCEEDS after a period (start, end)");
+    }
+    call->name = "$PERIOD_" + op;
+    if (op == "CONTAINS" && !ParenListAhead()) {
+      call->args.push_back(ParseConcat());
+      return call;
+    }
+    ExpectSym("(");
+    call->args.push_back(ParseExpr());
+    ExpectSym(",");
+    call->args.push_back(ParseExpr());
+    ExpectSym(")");
+    return call;
   }
 
   // e[index] (ITEM) and e[index].field, any number of times.
@@ -1652,6 +1733,7 @@ class Parser {
       item->args.push_back(std::move(e));
       item->args.push_back(ParseExpr());
       ExpectSym("]");
+      SafeOffset(item.get());
       e = std::move(item);
       while (IsSym(Peek(), ".")) {
         Take();
@@ -1659,6 +1741,16 @@ class Parser {
       }
     }
     return e;
+  }
+
+  // a[SAFE_OFFSET(i)]: the element at 0-based i, NULL outside the bounds, which is a[i + 1].
+  static void SafeOffset(Expr* item) {
+    Expr& index = *item->args[1];
+    if (index.kind != ExprKind::kFunction || index.name != "SAFE_OFFSET" || index.args.size() != 1) return;
+    auto one = NewExpr(ExprKind::kLiteral, index.pos);
+    one->lit_kind = LiteralKind::kInteger;
+    one->text = "1";
+    item->args[1] = NewBinary(Op::kAdd, std::move(index.args[0]), std::move(one));
   }
 
   static ExprPtr FieldAccess(ExprPtr row, std::string field) {
@@ -1699,6 +1791,7 @@ class Parser {
           }
           Take();
           auto e = ParseExpr();
+          if (IsSym(Peek(), ",")) return ParsePeriodPredicate(std::move(e));
           ExpectSym(")");
           if (e->kind == ExprKind::kBinary && e->op == Op::kSub && PeekIntervalField()) {
             // (a - b) unit: the difference of two dates/times as an INTERVAL.
@@ -1898,6 +1991,19 @@ class Parser {
 
   // A call's argument: an expression or a lambda `x -> body` (see ExprKind::kLambda).
   ExprPtr ParseCallArg() {
+    // (k, x) -> body: a two-parameter lambda (VARIANT_FILTER and friends); `text` holds the second.
+    if (IsSym(Peek(), "(") && Peek(1).kind == TokenKind::kIdent && IsSym(Peek(2), ",") &&
+        Peek(3).kind == TokenKind::kIdent && IsSym(Peek(4), ")") && IsSym(Peek(5), "->")) {
+      auto l = NewExpr(ExprKind::kLambda, Peek().pos);
+      Take();
+      l->name = Take().text;
+      Take();
+      l->text = Take().text;
+      Take();
+      Take();
+      l->args.push_back(ParseExpr());
+      return l;
+    }
     if (Peek().kind != TokenKind::kIdent || !IsSym(Peek(1), "->")) return ParseExpr();
     auto l = NewExpr(ExprKind::kLambda, Peek().pos);
     l->name = Take().text;

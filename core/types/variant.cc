@@ -437,6 +437,30 @@ std::optional<std::string> VariantIndex(std::string_view variant, const Value& k
   return std::nullopt;
 }
 
+std::optional<std::vector<std::pair<std::string, std::string>>> VariantMapEntries(std::string_view v) {
+  Reader r{v};
+  if (r.Byte() != kMapTag) return std::nullopt;
+  std::vector<std::pair<std::string, std::string>> entries;
+  while (r.Byte() == 1) {
+    std::string_view k = r.Skip();
+    std::string_view e = r.Skip();
+    entries.emplace_back(std::string(k), std::string(e));
+  }
+  return entries;
+}
+
+std::optional<std::vector<std::string>> VariantArrayElements(std::string_view v) {
+  Reader r{v};
+  if (r.Byte() != kArrayTag) return std::nullopt;
+  std::vector<std::string> elements;
+  while (r.Byte() == 1) elements.emplace_back(r.Skip());
+  return elements;
+}
+
+std::string VariantMapOf(std::vector<std::pair<std::string, std::string>> entries) {
+  return MapEncoding(std::move(entries));
+}
+
 // ---------------------------------------------------------------- JSON
 
 namespace {

@@ -20,6 +20,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/types/types.h"
 
@@ -50,5 +52,13 @@ std::optional<std::string> VariantJson(std::string_view variant);
 std::string VariantToJson(std::string_view variant);
 // The encoding of VARIANT null (VARIANTNULL()).
 std::string VariantNull();
+
+// The structure of VARIANT maps and arrays, for the JSON functions (JSON_KEYS, VARIANT_MERGE ...):
+// a map's entries as (key, value) encodings in key order, or nullopt when v holds no map;
+std::optional<std::vector<std::pair<std::string, std::string>>> VariantMapEntries(std::string_view v);
+// an array's element encodings, or nullopt when v holds no array;
+std::optional<std::vector<std::string>> VariantArrayElements(std::string_view v);
+// the VARIANT map of (key, value) encodings (sorted here; the last of equal keys wins).
+std::string VariantMapOf(std::vector<std::pair<std::string, std::string>> entries);
 
 }  // namespace fld

@@ -11,8 +11,8 @@
 #include <regex>
 #include <sstream>
 
+#include "core/common/md5.h"
 #include "tests/slt/database.h"
-#include "tests/slt/md5.h"
 #include "tests/slt/record.h"
 
 namespace fld::slt {

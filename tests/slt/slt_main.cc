@@ -20,7 +20,7 @@
 #include <tuple>
 #include <vector>
 
-#include "tests/slt/md5.h"
+#include "core/common/md5.h"
 #include "tests/slt/record.h"
 #include "tests/slt/runner.h"
 
@@ -45,7 +45,7 @@ std::vector<std::pair<std::string, int>> TopReasons(const std::map<std::string, 
 
 bool SelfTest() {
   std::string err;
-  if (!Md5SelfTest(&err)) {
+  if (!fld::Md5SelfTest(&err)) {
     std::fprintf(stderr, "self-test failed: %s\n", err.c_str());
     return false;
   }

@@ -1,11 +1,12 @@
-// MD5 (RFC 1321), for the "N values hashing to <md5>" results of sqllogictest files.
+// MD5 (RFC 1321): the MD5() SQL function, and the "N values hashing to <md5>" results of
+// sqllogictest files.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace fld::slt {
+namespace fld {
 
 class Md5 {
  public:
@@ -27,4 +28,4 @@ std::string Md5Hex(std::string_view data);
 // Checks the RFC 1321 test vectors; on failure fills *error and returns false.
 bool Md5SelfTest(std::string* error);
 
-}  // namespace fld::slt
+}  // namespace fld

@@ -1,8 +1,8 @@
-#include "tests/slt/md5.h"
+#include "core/common/md5.h"
 
 #include <cstring>
 
-namespace fld::slt {
+namespace fld {
 
 namespace {
 
@@ -142,4 +142,4 @@ bool Md5SelfTest(std::string* error) {
   return true;
 }
 
-}  // namespace fld::slt
+}  // namespace fld
