@@ -390,6 +390,19 @@ int64_t AddMonthsToDays(int64_t days, int64_t months) {
   return DaysFromCivil(ny, nm, std::min(d, DaysInMonth(ny, nm)));
 }
 
+int64_t MonthIndexOf(int64_t ts_micros) {
+  int64_t y;
+  unsigned m, d;
+  CivilFromDays(FloorDiv(ts_micros, kMicrosPerDay), &y, &m, &d);
+  return (y - 1970) * 12 + (m - 1);
+}
+
+int64_t MonthStartMicros(int64_t month_index) {
+  const int64_t y = 1970 + FloorDiv(month_index, 12);
+  const unsigned m = static_cast<unsigned>(month_index - FloorDiv(month_index, 12) * 12) + 1;
+  return CheckedMul(DaysFromCivil(y, m, 1), kMicrosPerDay, "window bounds");
+}
+
 int64_t IntervalFieldSize(IntervalField f) {
   switch (f) {
     case IntervalField::kSecond:
@@ -947,7 +960,10 @@ ColumnPtr EvaluateTimeFunc(const BoundExpr& e, const Batch& b) {
       case TimeFn::kWindowStart: {
         int64_t size = in[1]->i64[r], offset = in[2]->i64[r];
         if (size <= 0) Fail(ErrorKind::kRuntime, "a window's size must be positive");
-        res = FloorDiv(in[0]->i64[r] - offset, size) * size + offset;
+        if (unit == TimeUnit::kMonth)
+          res = MonthStartMicros(FloorDiv(MonthIndexOf(in[0]->i64[r]) - offset, size) * size + offset);
+        else
+          res = FloorDiv(in[0]->i64[r] - offset, size) * size + offset;
         break;
       }
       case TimeFn::kIntervalMul:

@@ -64,10 +64,17 @@ enum class TimeFn : uint8_t {
   kDiffInterval,   // (a, b): (a - b) unit -> day-time (micros) or year-month (months) INTERVAL
   kFormat,         // (format, x) -> VARCHAR
   kParse,          // (format, text) -> the result type; NULL when the text does not match
-  kWindowStart,    // (ts, size, offset): start of the window of `size` (aligned to offset) holding ts
+  kWindowStart,    // (ts, size, offset): start of the window of `size` (aligned to offset) holding ts;
+                   // with unit MONTH size and offset count months: windows start on the first of a
+                   // month, offset + k * size months after 1970-01 (calendar-aligned)
   kIntervalMul,    // (interval, DOUBLE): truncated toward zero
   kIntervalDiv,    // (interval, DOUBLE): truncated toward zero; NULL when dividing by 0
 };
+
+// Months-sized windows: the month holding a TIMESTAMP (months since 1970-01, floored), and the
+// TIMESTAMP at which a month given that way begins.
+int64_t MonthIndexOf(int64_t ts_micros);
+int64_t MonthStartMicros(int64_t month_index);
 
 BoundExprPtr MakeTimeCall(TimeFn fn, TimeUnit unit, SqlType type, std::vector<BoundExprPtr> operands);
 // The function of an ExprOp::kTimeFunc node.

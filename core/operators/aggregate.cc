@@ -81,6 +81,16 @@ Value Moment(AggKind kind, int64_t n, __int128 isum, __int128 isumsq, double dsu
   return InArgType(stddev ? std::sqrt(var) : var, t);
 }
 
+}  // namespace
+
+Value MomentOf(AggKind kind, int64_t n, const Value& sum, const Value& sumsq, const SqlType& t) {
+  if (n <= 0 || sum.IsNull() || sumsq.IsNull()) return Moment(kind, 0, 0, 0, 0, 0, false, t);
+  if (t.IsFloat()) return Moment(kind, n, 0, 0, sum.d, sumsq.d, false, t);
+  return Moment(kind, n, sum.i, sumsq.i, 0, 0, true, t);
+}
+
+namespace {
+
 Value BitsResult(AggKind kind, int64_t count, const std::vector<int64_t>& bits) {
   if (count == 0 || bits.empty()) return Value::Null();
   uint64_t r = 0;

@@ -73,6 +73,10 @@ enum class AggKind : uint8_t {
 
 // The SQL name of an aggregate kind ("COUNT(*)", "ARG_MIN", "STDDEV_POP", ...).
 const char* AggName(AggKind kind);
+// STDDEV_POP/STDDEV_SAMP/VAR_POP/VAR_SAMP (`kind`) of n values of type t (an integer or floating
+// type) from their sum and sum of squares (BIGINT values for integers, DOUBLE ones for floats;
+// either NULL when n is 0), computed as the aggregate computes it, in t.
+Value MomentOf(AggKind kind, int64_t n, const Value& sum, const Value& sumsq, const SqlType& t);
 
 struct AggSpec {
   AggKind kind = AggKind::kCountStar;

@@ -6,8 +6,8 @@
 
 namespace fld {
 
-HopOp::HopOp(int ts_column, int64_t slide, int64_t size, int64_t offset)
-    : ts_column_(ts_column), slide_(slide), size_(size), offset_(offset) {}
+HopOp::HopOp(int ts_column, int64_t slide, int64_t size, int64_t offset, bool months)
+    : ts_column_(ts_column), slide_(slide), size_(size), offset_(offset), months_(months) {}
 
 Batch HopOp::Step(std::span<const Batch* const> inputs) {
   const Batch& in = *inputs[0];
@@ -17,12 +17,13 @@ Batch HopOp::Step(std::span<const Batch* const> inputs) {
   auto ends = std::make_shared<Column>(PhysType::kI64);
   for (size_t r = 0; r < in.size(); ++r) {
     if (ts.IsNull(r)) continue;
-    const int64_t t = ts.i64[r];
+    // t in microseconds, or the month holding it.
+    const int64_t t = months_ ? MonthIndexOf(ts.i64[r]) : ts.i64[r];
     // The latest window holding t, then earlier ones while they still reach t.
     for (int64_t s = FloorDiv(t - offset_, slide_) * slide_ + offset_; s > t - size_; s -= slide_) {
       sel.push_back(static_cast<uint32_t>(r));
-      starts->i64.push_back(s);
-      ends->i64.push_back(s + size_);
+      starts->i64.push_back(months_ ? MonthStartMicros(s) : s);
+      ends->i64.push_back(months_ ? MonthStartMicros(s + size_) : s + size_);
     }
   }
   Batch out = Gather(in, sel);
@@ -32,7 +33,8 @@ Batch HopOp::Step(std::span<const Batch* const> inputs) {
 }
 
 std::string HopOp::Describe() const {
-  return fmt::format("hop ${} slide {}us size {}us offset {}us", ts_column_, slide_, size_, offset_);
+  const char* u = months_ ? " months" : "us";
+  return fmt::format("hop ${} slide {}{} size {}{} offset {}{}", ts_column_, slide_, u, size_, u, offset_, u);
 }
 
 }  // namespace fld

@@ -1,6 +1,7 @@
 // The binder's part for dates, times and intervals (see binder.h): interval arithmetic, the
 // date/time functions of core/expr/time.h and the group-window functions TUMBLE/TUMBLE_START/
-// TUMBLE_END. Rules follow Feldera's documentation ("Date- and Time-Related Operations").
+// TUMBLE_END, HOP_START/HOP_END and SESSION_START/SESSION_END. Rules follow Feldera's
+// documentation ("Date- and Time-Related Operations").
 #include <fmt/format.h>
 
 #include "core/common/error.h"
@@ -143,36 +144,93 @@ BoundExprPtr Binder::WindowStart(const Expr& e, const ChildBinder& child, BoundE
     ctx_.Error(e.args[0]->pos, fmt::format("{} needs a TIMESTAMP, not {}", e.name, TypeName(ts->type)));
   auto interval = [&](const Expr& a) {
     BoundExprPtr v = child(a);
-    if (v->type.id == TypeId::kIntervalYearMonth)
-      ctx_.Error(a.pos, "windows sized in months or years are not supported yet");
-    if (v->type.id != TypeId::kIntervalDayTime || !v->IsConstant())
+    if (!v->type.IsInterval() || !v->IsConstant())
       ctx_.Error(a.pos, fmt::format("{} needs a constant INTERVAL here", e.name));
     return MakeLiteral(EvaluateConstant(*v), v->type.WithNullable(false));
   };
   BoundExprPtr sz = interval(*e.args[1]);
   if (sz->literal.IsNull() || sz->literal.i <= 0) ctx_.Error(e.args[1]->pos, "a window's size must be positive");
+  // A size in months or years: calendar-aligned windows starting on the first of a month.
+  const bool months = sz->type.id == TypeId::kIntervalYearMonth;
   BoundExprPtr off =
       e.args.size() > 2
           ? interval(*e.args[2])
-          : MakeLiteral(Value::Int(0), SqlType::Interval(IntervalField::kSecond, IntervalField::kSecond, false));
+          : MakeLiteral(Value::Int(0), months
+                                           ? SqlType::Interval(IntervalField::kMonth, IntervalField::kMonth, false)
+                                           : SqlType::Interval(IntervalField::kSecond, IntervalField::kSecond, false));
+  if (off->type.id != sz->type.id)
+    ctx_.Error(e.args[2]->pos, months ? "a window sized in months or years takes its offset in months or years"
+                                      : "a window sized in days or less takes its offset in days or less");
+  if (off->literal.IsNull()) ctx_.Error(e.args[2]->pos, "a window's offset must not be NULL");
   if (size) *size = sz->Clone();
   SqlType t = ts->type;
-  return Time(TimeFn::kWindowStart, TimeUnit::kMicrosecond, t, std::move(ts), std::move(sz), std::move(off));
+  return Time(TimeFn::kWindowStart, months ? TimeUnit::kMonth : TimeUnit::kMicrosecond, t, std::move(ts), std::move(sz),
+              std::move(off));
+}
+
+// The end of the window starting at `start` (a bound TIMESTAMP) and lasting `size` (an INTERVAL
+// literal, in months or microseconds).
+BoundExprPtr Binder::WindowEnd(BoundExprPtr start, BoundExprPtr size) const {
+  SqlType t = start->type;
+  if (size->type.id == TypeId::kIntervalYearMonth)
+    return Time(TimeFn::kAddMonths, TimeUnit::kMonth, t, std::move(start), std::move(size));
+  return Call(ExprOp::kAdd, t, std::move(start), std::move(size));
+}
+
+std::vector<BoundExprPtr> Binder::BindGroupWindowArgs(const Expr& e, const Scope& scope) {
+  const bool hop = e.name.rfind("HOP", 0) == 0;
+  const size_t lo = hop ? 3 : 2, hi = hop ? 4 : 2;
+  if (e.args.size() < lo || e.args.size() > hi)
+    ctx_.Error(e.pos, hop ? fmt::format("{} takes a timestamp, a slide, a size and an optional offset", e.name)
+                          : fmt::format("{} takes a timestamp and a gap", e.name));
+  std::vector<BoundExprPtr> out;
+  out.push_back(Bind(*e.args[0], scope));
+  if (out[0]->type.id != TypeId::kTimestamp)
+    ctx_.Error(e.args[0]->pos, fmt::format("{} needs a TIMESTAMP, not {}", e.name, TypeName(out[0]->type)));
+  for (size_t i = 1; i < e.args.size(); ++i) {
+    const Expr& a = *e.args[i];
+    BoundExprPtr v = Bind(a, scope);
+    if (!v->type.IsInterval() || !v->IsConstant())
+      ctx_.Error(a.pos, fmt::format("{} needs a constant INTERVAL here", e.name));
+    if (!hop && v->type.id == TypeId::kIntervalYearMonth)
+      ctx_.Error(a.pos, fmt::format("{} needs a day-time INTERVAL gap, not months or years", e.name));
+    if (v->type.id != out.back()->type.id && i > 1)
+      ctx_.Error(a.pos, fmt::format("{}'s intervals must be all in months/years or all in days or less", e.name));
+    Value x = EvaluateConstant(*v);
+    if (x.IsNull() || (i < 3 && x.i <= 0)) ctx_.Error(a.pos, fmt::format("{}'s intervals must be positive", e.name));
+    out.push_back(MakeLiteral(x, v->type.WithNullable(false)));
+  }
+  return out;
 }
 
 BoundExprPtr Binder::GroupWindowBound(const Expr& e, AggContext* agg) {
-  if (e.kind != ExprKind::kFunction || (e.name != "TUMBLE_START" && e.name != "TUMBLE_END")) return nullptr;
+  if (e.kind != ExprKind::kFunction || e.over) return nullptr;
+  const std::string& n = e.name;
+  if (n == "HOP_START" || n == "HOP_END" || n == "SESSION_START" || n == "SESSION_END") {
+    const std::string want = n.substr(0, n.find('_'));
+    const Expr* call = agg->window_call;
+    std::vector<BoundExprPtr> args = BindGroupWindowArgs(e, *agg->input);
+    bool same = call && call->name == want && args.size() == agg->window_args.size();
+    for (size_t i = 0; same && i < args.size(); ++i) same = args[i]->Equals(*agg->window_args[i]);
+    if (!same) ctx_.Error(e.pos, fmt::format("{} needs GROUP BY {}(...) with the same arguments", n, want));
+    const int col = n.size() > 6 && n.substr(n.size() - 4) == "_END" ? agg->window_end : agg->window_start;
+    for (size_t g = 0; g < agg->group_exprs.size(); ++g) {
+      const BoundExpr& k = *agg->group_exprs[g];
+      if (k.op == ExprOp::kColumn && k.column_index == col) return MakeColumn(static_cast<int>(g), k.type);
+    }
+    ctx_.Error(e.pos, fmt::format("internal error: {}'s window is not a GROUP BY key", n));
+  }
+  if (n != "TUMBLE_START" && n != "TUMBLE_END") return nullptr;
   BoundExprPtr size;
   BoundExprPtr start = WindowStart(
       e, [&](const Expr& c) { return Bind(c, *agg->input); }, &size);
   for (size_t g = 0; g < agg->group_exprs.size(); ++g) {
     if (!start->Equals(*agg->group_exprs[g])) continue;
     BoundExprPtr col = MakeColumn(static_cast<int>(g), agg->group_exprs[g]->type);
-    if (e.name == "TUMBLE_START") return col;
-    SqlType t = col->type;
-    return Call(ExprOp::kAdd, t, std::move(col), std::move(size));
+    if (n == "TUMBLE_START") return col;
+    return WindowEnd(std::move(col), std::move(size));
   }
-  ctx_.Error(e.pos, fmt::format("{} needs GROUP BY TUMBLE(...) with the same arguments", e.name));
+  ctx_.Error(e.pos, fmt::format("{} needs GROUP BY TUMBLE(...) with the same arguments", n));
 }
 
 BoundExprPtr Binder::BindTimeFunction(const Expr& e, const ChildBinder& child) {
@@ -232,20 +290,17 @@ BoundExprPtr Binder::BindTimeFunction(const Expr& e, const ChildBinder& child) {
     now->type = SqlType::Of(TypeId::kTimestamp, false);
     return now;
   }
-  if (n == "SESSION" || n == "SESSION_START" || n == "SESSION_END")
-    ctx_.Error(e.pos, fmt::format("{} in GROUP BY is not supported yet; use FROM TABLE(SESSION(TABLE t, "
-                                  "DESCRIPTOR(col), DESCRIPTOR(key), gap)) and GROUP BY key, window_start, window_end",
-                                  n));
-  if (n == "HOP" || n == "HOP_START" || n == "HOP_END")
-    ctx_.Error(e.pos, fmt::format("{} in GROUP BY is not supported yet; use FROM TABLE(HOP(TABLE t, DESCRIPTOR(col), "
-                                  "slide, size)) and GROUP BY window_start, window_end",
-                                  n));
+  if (n == "SESSION" || n == "HOP")
+    ctx_.Error(e.pos, fmt::format("{}(...) is allowed only as a GROUP BY item (read its bounds with {}_START and "
+                                  "{}_END), or as a table function: FROM TABLE({}(TABLE t, DESCRIPTOR(col), ...))",
+                                  n, n, n, n));
+  if (n == "SESSION_START" || n == "SESSION_END" || n == "HOP_START" || n == "HOP_END")
+    ctx_.Error(e.pos, fmt::format("{} needs GROUP BY {}(...) with the same arguments", n, n.substr(0, n.find('_'))));
   if (n == "TUMBLE" || n == "TUMBLE_START" || n == "TUMBLE_END") {
     BoundExprPtr size;
     BoundExprPtr start = WindowStart(e, child, &size);
     if (n != "TUMBLE_END") return start;
-    SqlType t = start->type;
-    return Call(ExprOp::kAdd, t, std::move(start), std::move(size));
+    return WindowEnd(std::move(start), std::move(size));
   }
 
   static const std::pair<std::string_view, TimeUnit> kParts[] = {

@@ -616,8 +616,9 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
   const bool two = spec.kind == AggKind::kArgMin || spec.kind == AggKind::kArgMax || map_agg;
   BoundExprPtr arg, key, filter;
   auto bind_arg = [&](const Expr& a) {
-    if (ContainsAggregate(a)) ctx_.Error(a.pos, "aggregate calls cannot be nested");
-    BoundExprPtr b = Bind(a, *agg->input);
+    if (!agg->outer && ContainsAggregate(a)) ctx_.Error(a.pos, "aggregate calls cannot be nested");
+    // SUM(SUM(x)) OVER (...): through the block's aggregates.
+    BoundExprPtr b = agg->outer ? BindAggregate(a, agg->outer) : Bind(a, *agg->input);
     if (b->type.id == TypeId::kNull) b = Coerce(std::move(b), SqlType::Of(TypeId::kInteger), a.pos);
     return b;
   };
@@ -681,8 +682,11 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
     if (map_agg) spec.result_type = SqlType::Map(spec.key_type.WithNullable(false), spec.arg_type, false);
   }
   if (e.filter) {
-    if (ContainsAggregate(*e.filter)) ctx_.Error(e.filter->pos, "aggregate calls cannot be nested");
-    BoundExprPtr f = BindPredicate(*e.filter, *agg->input);
+    if (ContainsAggregate(*e.filter))
+      ctx_.Error(e.filter->pos,
+                 agg->outer ? "aggregate functions are not allowed in FILTER" : "aggregate calls cannot be nested");
+    BoundExprPtr f = agg->outer ? RequireBool(BindAggregate(*e.filter, agg->outer), e.filter->pos)
+                                : BindPredicate(*e.filter, *agg->input);
     filter = filter ? Logic(ExprOp::kAnd, std::move(filter), std::move(f), e.filter->pos) : std::move(f);
   }
   // Reuse an identical aggregate already in the block.
@@ -730,9 +734,14 @@ BoundExprPtr Binder::GroupingCall(const Expr& e, AggContext* agg) {
 }
 
 BoundExprPtr Binder::BindAggregate(const Expr& e, AggContext* agg) {
+  if (e.kind == ExprKind::kFunction && e.over) {
+    // A window function over the aggregate's output, planned as a column of it.
+    for (const auto& [k, v] : subquery_columns_)
+      if (k == &e) return MakeColumn(v.first, v.second);
+  }
   if (e.kind == ExprKind::kFunction && IsAggregateName(e.name)) return AggregateCall(e, agg);
   if (BoundExprPtr w = GroupWindowBound(e, agg)) return w;
-  if (!ContainsAggregate(e) && !ContainsSubquery(e) && e.kind != ExprKind::kLiteral) {
+  if (!ContainsAggregate(e) && !ContainsSubquery(e) && !ContainsWindow(e) && e.kind != ExprKind::kLiteral) {
     BoundExprPtr b = Bind(e, *agg->input);
     for (size_t g = 0; g < agg->group_exprs.size(); ++g)
       if (b->Equals(*agg->group_exprs[g])) return MakeColumn(static_cast<int>(g), agg->group_exprs[g]->type);

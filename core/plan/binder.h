@@ -69,6 +69,15 @@ struct AggContext {
   // indices into group_exprs: no aggregate computes them; the planner gives each grouping set's
   // rows the constant bit mask (1 where the argument is not in the set, first argument highest).
   std::map<size_t, std::vector<int>> grouping_calls;
+  // GROUP BY HOP(...) / SESSION(...) (planner_group_window.cc): the call, its arguments (bound
+  // over `input`; intervals as literals), and the hidden input columns holding each row's window
+  // start and end (both GROUP BY keys), which HOP_START/HOP_END, SESSION_START/SESSION_END read.
+  const sql::Expr* window_call = nullptr;
+  std::vector<BoundExprPtr> window_args;
+  int window_start = -1, window_end = -1;
+  // A window aggregate (SUM(...) OVER ...) in an aggregate block: its arguments bind through
+  // the block's GROUP BY keys and aggregates (BindAggregate(arg, outer)).
+  AggContext* outer = nullptr;
 };
 
 bool IsAggregateName(std::string_view upper_name);
@@ -168,7 +177,15 @@ class Binder {
   BoundExprPtr GroupWindowBound(const sql::Expr& e, AggContext* agg);
   BoundExprPtr CoerceSameNull(BoundExprPtr e, const SqlType& target, sql::Pos pos) const;
   BoundExprPtr WindowStart(const sql::Expr& e, const ChildBinder& child, BoundExprPtr* size);
+  BoundExprPtr WindowEnd(BoundExprPtr start, BoundExprPtr size) const;
 
+ public:
+  // The arguments of HOP(ts, slide, size [, offset]) or SESSION(ts, gap) (and of their _START /
+  // _END functions): ts bound over `scope`, the intervals as literals (constant, positive, all
+  // in months or all in microseconds; SESSION's in microseconds).
+  std::vector<BoundExprPtr> BindGroupWindowArgs(const sql::Expr& e, const Scope& scope);
+
+ private:
   const SqlContext& ctx_;
   std::vector<std::pair<const sql::Expr*, std::pair<int, SqlType>>> subquery_columns_;
   std::vector<UserFunction> functions_;

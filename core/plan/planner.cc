@@ -1059,14 +1059,20 @@ Planner::Plan Planner::PlanWindowRef(const sql::TableRef& t) {
   if (ts_type.id != TypeId::kTimestamp)
     ctx_.Error(t.pos, fmt::format("{}'s DESCRIPTOR column '{}' must be a TIMESTAMP, not {}", t.name, t.using_cols[0],
                                   ts_type.WithNullable(true).ToString()));
-  // The interval arguments: constants, in microseconds.
+  // The interval arguments: constants, in microseconds, or all in months (calendar-aligned
+  // windows; not for SESSION).
   std::vector<int64_t> v;
-  for (const auto& a : t.window_args) {
+  bool months = false;
+  for (size_t i = 0; i < t.window_args.size(); ++i) {
+    const auto& a = t.window_args[i];
     BoundExprPtr b = binder_.Bind(*a, Scope{});
-    if (b->type.id == TypeId::kIntervalYearMonth)
-      ctx_.Error(a->pos, "windows sized in months or years are not supported yet");
-    if (b->type.id != TypeId::kIntervalDayTime || !b->IsConstant())
-      ctx_.Error(a->pos, fmt::format("{} needs a constant day-time INTERVAL here", t.name));
+    const bool m = b->type.id == TypeId::kIntervalYearMonth;
+    if (i == 0) months = m;
+    if (m && t.name == "SESSION") ctx_.Error(a->pos, "SESSION needs a day-time INTERVAL gap, not months or years");
+    if (!b->type.IsInterval() || !b->IsConstant())
+      ctx_.Error(a->pos, fmt::format("{} needs a constant INTERVAL here", t.name));
+    if (m != months)
+      ctx_.Error(a->pos, fmt::format("{}'s intervals must be all in months/years or all in days or less", t.name));
     Value x = EvaluateConstant(*b);
     if (x.IsNull()) ctx_.Error(a->pos, fmt::format("{} needs a non-NULL INTERVAL here", t.name));
     v.push_back(x.i);
@@ -1098,7 +1104,8 @@ Planner::Plan Planner::PlanWindowRef(const sql::TableRef& t) {
   }
   if (hop || session) {
     if (hop)
-      out.node = circuit_->AddNode(std::make_unique<HopOp>(ts, slide, size, offset), {in.node}, Types(out.scope));
+      out.node =
+          circuit_->AddNode(std::make_unique<HopOp>(ts, slide, size, offset, months), {in.node}, Types(out.scope));
     for (size_t i = out.scope.cols.size() - 2; i < out.scope.cols.size(); ++i) out.scope.cols[i].type.nullable = false;
     return out;
   }
@@ -1106,17 +1113,20 @@ Planner::Plan Planner::PlanWindowRef(const sql::TableRef& t) {
   std::vector<BoundExprPtr> proj;
   for (size_t i = 0; i < in.scope.cols.size(); ++i)
     proj.push_back(MakeColumn(static_cast<int>(i), in.scope.cols[i].type));
-  const SqlType dt = SqlType::Interval(IntervalField::kSecond, IntervalField::kSecond, false);
+  const SqlType dt = months ? SqlType::Interval(IntervalField::kMonth, IntervalField::kMonth, false)
+                            : SqlType::Interval(IntervalField::kSecond, IntervalField::kSecond, false);
   std::vector<BoundExprPtr> args;
   args.push_back(MakeColumn(ts, ts_type));
   args.push_back(MakeLiteral(Value::Int(size), dt));
   args.push_back(MakeLiteral(Value::Int(offset), dt));
-  BoundExprPtr start = MakeTimeCall(TimeFn::kWindowStart, TimeUnit::kMicrosecond, wt, std::move(args));
+  BoundExprPtr start =
+      MakeTimeCall(TimeFn::kWindowStart, months ? TimeUnit::kMonth : TimeUnit::kMicrosecond, wt, std::move(args));
   std::vector<BoundExprPtr> add;
   add.push_back(start->Clone());
   add.push_back(MakeLiteral(Value::Int(size), dt));
   proj.push_back(std::move(start));
-  proj.push_back(MakeCall(ExprOp::kAdd, wt, std::move(add)));
+  proj.push_back(months ? MakeTimeCall(TimeFn::kAddMonths, TimeUnit::kMonth, wt, std::move(add))
+                        : MakeCall(ExprOp::kAdd, wt, std::move(add)));
   out.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {in.node}, Types(out.scope));
   return out;
 }
@@ -1914,6 +1924,28 @@ int Planner::GroupingSets(int pre_node, const std::vector<PhysType>& pre_types, 
   return circuit_->AddNode(std::make_unique<UnionAllOp>(), parts, out_types);
 }
 
+// Calls f on the PARTITION BY and ORDER BY expressions of a window (and of the named window it
+// refers to, and so on).
+static void ForEachWindowSpecExpr(const sql::WindowSpec& w, const sql::Select& s,
+                                  const std::function<void(const Expr&)>& f, size_t depth = 0) {
+  for (const auto& p : w.partition_by) f(*p);
+  for (const auto& o : w.order_by) f(*o.expr);
+  if (w.ref.empty() || depth > s.windows.size()) return;  // (a cycle of names fails when planned)
+  for (const auto& [name, named] : s.windows)
+    if (EqualsIgnoreCase(name, w.ref)) return ForEachWindowSpecExpr(*named, s, f, depth + 1);
+}
+
+// Whether a window of a call in e partitions or orders by an aggregate (RANK() OVER (ORDER BY
+// SUM(x)) makes the block an aggregate one).
+static bool WindowSpecsAggregate(const Expr& e, const sql::Select& s) {
+  bool found = false;
+  if (e.kind == ExprKind::kFunction && e.over)
+    ForEachWindowSpecExpr(*e.over, s, [&](const Expr& x) { found = found || ContainsAggregate(x); });
+  for (const auto& a : e.args)
+    if (a) found = found || WindowSpecsAggregate(*a, s);
+  return found;
+}
+
 Planner::Plan Planner::PlanSelect(const sql::Select& s) {
   // A correlated subquery's block: its domain joins the FROM as the first item; the domain's
   // columns lead the output (hidden) and are the first GROUP BY keys.
@@ -1951,14 +1983,15 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
   bool has_subq = s.having && ContainsSubquery(*s.having);
   for (const auto& item : s.items) has_subq = has_subq || ContainsSubquery(*item.expr);
 
+  // Window calls: over the FROM rows, or (in an aggregate block) over the aggregate's output.
+  bool has_window = false;
   for (const auto& item : s.items) {
     if (item.expr->kind == ExprKind::kStar || !ContainsWindow(*item.expr)) continue;
-    if (has_agg)
-      ctx_.Error(item.pos, "window functions in a query with GROUP BY, HAVING or aggregates are not supported yet");
     if (domain) ctx_.Error(item.pos, "window functions in correlated subqueries are not supported yet");
-    from = PlanWindows(s, std::move(from));
-    break;
+    has_window = true;
+    has_agg = has_agg || WindowSpecsAggregate(*item.expr, s);
   }
+  if (has_window && !has_agg) from = PlanWindows(s, std::move(from));
 
   Plan out;
   std::vector<BoundExprPtr> proj;
@@ -2002,6 +2035,7 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
     AggContext agg;
     agg.input = &from.scope;
     for (size_t i = 0; i < k; ++i) agg.group_exprs.push_back(MakeColumn(static_cast<int>(i), from.scope.cols[i].type));
+    from = PlanGroupWindow(s, std::move(from), domain != nullptr, &agg);
     std::vector<int> group_index;  // per s.group_by item: its index in agg.group_exprs
     for (const auto& g : s.group_by) {
       // As in PostgreSQL (and SQLite, MySQL): GROUP BY <n> is the n-th select item, and a bare
@@ -2025,7 +2059,8 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         if (found) ge = found;
       }
       if (ContainsAggregate(*ge)) ctx_.Error(g->pos, "aggregate functions are not allowed in GROUP BY");
-      BoundExprPtr b = binder_.Bind(*ge, from.scope);
+      BoundExprPtr b = ge == agg.window_call ? MakeColumn(agg.window_start, from.scope.cols[agg.window_start].type)
+                                             : binder_.Bind(*ge, from.scope);
       int at = -1;
       for (size_t n = k; n < agg.group_exprs.size() && at < 0 && !s.grouping_sets.empty(); ++n)
         if (b->Equals(*agg.group_exprs[n])) at = static_cast<int>(n);
@@ -2035,6 +2070,9 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
       }
       group_index.push_back(at);
     }
+    // GROUP BY HOP/SESSION: the window's end is a key too (one value per start for HOP, per start
+    // and keys for SESSION), for HOP_END / SESSION_END.
+    if (agg.window_call) agg.group_exprs.push_back(MakeColumn(agg.window_end, from.scope.cols[agg.window_end].type));
     // GROUPING SETS / ROLLUP / CUBE: each set as indices into group_exprs (no index twice); a key
     // missing from some set is NULL in that set's rows.
     std::vector<std::vector<int>> sets;
@@ -2162,11 +2200,19 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
       }
       agg_plan = Project(j, std::move(fix), std::move(cols));
     };
-    if (has_subq) {
-      // The subqueries are planned over the aggregate's output, so every aggregate call of the
-      // select list and HAVING is registered first.
+    bool having_done = false;
+    auto BindHaving = [&](const Expr& h, AggContext* a) {
+      BoundExprPtr b = binder_.BindAggregate(h, a);
+      if (b->type.id != TypeId::kBoolean && b->type.id != TypeId::kNull)
+        ctx_.Error(h.pos, "HAVING needs a BOOLEAN condition");
+      if (b->type.id == TypeId::kNull) b = MakeLiteral(Value::Null(), SqlType::Of(TypeId::kBoolean));
+      return b;
+    };
+    if (has_subq || has_window) {
+      // The subqueries and window calls are planned over the aggregate's output, so every
+      // aggregate call of the select list, the windows and HAVING is registered first.
       std::function<void(const Expr&)> reg = [&](const Expr& e) {
-        if (e.kind == ExprKind::kFunction && IsAggregateName(e.name)) {
+        if (e.kind == ExprKind::kFunction && IsAggregateName(e.name) && !e.over) {
           binder_.BindAggregate(e, &agg);
           return;
         }
@@ -2176,6 +2222,7 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         }
         for (const auto& a : e.args)
           if (a) reg(*a);
+        if (e.kind == ExprKind::kFunction && e.over) ForEachWindowSpecExpr(*e.over, s, reg);
       };
       for (const auto& item : s.items)
         if (item.expr->kind != ExprKind::kStar) reg(*item.expr);
@@ -2184,6 +2231,14 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
       for (const auto& item : s.items)
         if (ContainsSubquery(*item.expr)) PlanSubqueries(*item.expr, &agg_plan, &agg);
       if (s.having) PlanSubqueries(*s.having, &agg_plan, &agg);
+      if (has_window) {
+        // HAVING filters the groups before the window functions see them.
+        if (s.having) {
+          agg_plan = Filter(std::move(agg_plan), BindHaving(*s.having, &agg));
+          having_done = true;
+        }
+        agg_plan = PlanWindows(s, std::move(agg_plan), &agg);
+      }
     }
     const size_t num_aggs = agg.aggs.size();
     for (size_t i = 0; i < s.items.size(); ++i) {
@@ -2218,13 +2273,8 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
       out.scope.cols.push_back({"", OutputName(item, i), e->type, false});
       proj.push_back(std::move(e));
     }
-    if (s.having) {
-      having = binder_.BindAggregate(*s.having, &agg);
-      if (having->type.id != TypeId::kBoolean && having->type.id != TypeId::kNull)
-        ctx_.Error(s.having->pos, "HAVING needs a BOOLEAN condition");
-      if (having->type.id == TypeId::kNull) having = MakeLiteral(Value::Null(), SqlType::Of(TypeId::kBoolean));
-    }
-    if (has_subq) {
+    if (s.having && !having_done) having = BindHaving(*s.having, &agg);
+    if (has_subq || has_window) {
       if (agg.aggs.size() != num_aggs) ctx_.Error(s.pos, "internal error: an aggregate call was not registered");
     } else {
       build();

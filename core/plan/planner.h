@@ -100,7 +100,13 @@ class Planner {
                         const std::vector<const sql::Expr*>& residual, bool pad_left, bool pad_right, sql::Pos pos);
   // Window function calls of s's select list (planner_window.cc): computed by window operators
   // as hidden columns appended to `from`, and registered with the binder.
-  Plan PlanWindows(const sql::Select& s, Plan from);
+  // `agg`: set when s has GROUP BY / aggregates; the window calls then read the aggregate's
+  // output (`from`) through the block's keys and aggregates.
+  Plan PlanWindows(const sql::Select& s, Plan from, AggContext* agg = nullptr);
+  // GROUP BY HOP(...) / SESSION(...) (planner_group_window.cc): `from` with each row's windows
+  // appended as hidden columns (a HOP row once per window), noted in *agg; `from` itself when
+  // s groups by neither.
+  Plan PlanGroupWindow(const sql::Select& s, Plan from, bool correlated, AggContext* agg);
   // Notes the Top-K pattern `SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (...) AS rn ...)
   // WHERE rn <= N` (also RANK, DENSE_RANK, <, =): the call is then planned as a per-partition
   // top-K, which keeps only the first rows of each partition in its output.

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "core/operators/map.h"
+#include "core/operators/moment.h"
 #include "core/operators/topk.h"
 #include "core/operators/window.h"
 #include "core/plan/planner.h"
@@ -80,7 +81,7 @@ void Planner::NoteRankLimit(const sql::Select& s, const std::vector<const Expr*>
   if (limit >= 0) rank_limits_[&call] = std::max<int64_t>(limit, 0);
 }
 
-Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from) {
+Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from, AggContext* outer) {
   std::vector<const Expr*> calls;
   for (const auto& item : s.items)
     if (item.expr->kind != ExprKind::kStar) CollectWindowCalls(*item.expr, &calls);
@@ -102,8 +103,9 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from) {
   };
   auto bind = [&](const Expr& e) {
     if (ContainsWindow(e)) ctx_.Error(e.pos, "window function calls cannot be nested");
-    if (ContainsAggregate(e)) ctx_.Error(e.pos, "aggregate functions are not allowed in a window");
-    BoundExprPtr b = binder_.Bind(e, from.scope);
+    if (!outer && ContainsAggregate(e)) ctx_.Error(e.pos, "aggregate functions are not allowed in a window");
+    // In an aggregate block: over the aggregate's output (GROUP BY keys, aggregates).
+    BoundExprPtr b = outer ? binder_.BindAggregate(e, outer) : binder_.Bind(e, from.scope);
     if (b->type.id == TypeId::kNull) b = binder_.Coerce(std::move(b), SqlType::Of(TypeId::kInteger), e.pos);
     return b;
   };
@@ -122,33 +124,54 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from) {
     std::vector<WindowFn> fns;
     std::vector<const Expr*> calls;
     std::vector<SqlType> types;
+    // STDDEV/VARIANCE calls: computed from three of fns (COUNT, SUM, SUM of squares; their
+    // calls are null) by a MomentOp after the window operator.
+    std::vector<std::pair<const Expr*, MomentSpec>> moments;
   };
   std::vector<Group> groups;
   for (const Expr* call : calls) {
     const Expr& e = *call;
     for (const auto& a : e.args)
       if (ContainsWindow(*a)) ctx_.Error(a->pos, "window function calls cannot be nested");
-    // The window: its own clauses, or a named window's (WINDOW name AS (...)) with additions.
-    const WindowSpec& own = *e.over;
-    const WindowSpec* named = nullptr;
-    if (!own.ref.empty()) {
-      for (const auto& [name, w] : s.windows)
-        if (EqualsIgnoreCase(name, own.ref)) named = w.get();
-      if (!named) ctx_.Error(own.pos, fmt::format("unknown window '{}'", own.ref));
-      if (!named->ref.empty()) ctx_.Error(named->pos, "a window defined from another window is not supported yet");
+    // The window: its own clauses, or a named window's (WINDOW name AS (...)) with additions,
+    // which may itself add to another named window. As in PostgreSQL, a window that adds to
+    // another cannot override its PARTITION BY or ORDER BY, nor copy one with a frame clause
+    // (OVER name alone takes the named window as it is).
+    std::vector<const WindowSpec*> chain{e.over.get()};  // the call's window, then the ones it names
+    while (!chain.back()->ref.empty()) {
+      const WindowSpec& w = *chain.back();
+      const WindowSpec* named = nullptr;
+      for (const auto& [name, spec] : s.windows)
+        if (EqualsIgnoreCase(name, w.ref)) named = spec.get();
+      if (!named) ctx_.Error(w.pos, fmt::format("unknown window '{}'", w.ref));
+      if (chain.size() > s.windows.size()) ctx_.Error(named->pos, "window definitions refer to each other in a cycle");
+      chain.push_back(named);
     }
-    const bool whole = named && own.partition_by.empty() && own.order_by.empty() && !own.has_frame;
-    if (named && !whole) {
-      if (!own.partition_by.empty())
-        ctx_.Error(own.partition_by[0]->pos, fmt::format("cannot override PARTITION BY of window '{}'", own.ref));
-      if (!own.order_by.empty() && !named->order_by.empty())
-        ctx_.Error(own.order_by[0].expr->pos, fmt::format("cannot override ORDER BY of window '{}'", own.ref));
-      if (named->has_frame)
-        ctx_.Error(own.pos, fmt::format("cannot copy window '{}' because it has a frame clause", own.ref));
+    for (size_t i = 0; i + 1 < chain.size(); ++i) {
+      const WindowSpec& w = *chain[i];
+      if (i == 0 && w.partition_by.empty() && w.order_by.empty() && !w.has_frame) continue;  // OVER name
+      if (!w.partition_by.empty())
+        ctx_.Error(w.partition_by[0]->pos, fmt::format("cannot override PARTITION BY of window '{}'", w.ref));
+      for (size_t j = i + 1; j < chain.size() && !w.order_by.empty(); ++j)
+        if (!chain[j]->order_by.empty())
+          ctx_.Error(w.order_by[0].expr->pos, fmt::format("cannot override ORDER BY of window '{}'", w.ref));
+      if (chain[i + 1]->has_frame)
+        ctx_.Error(w.pos, fmt::format("cannot copy window '{}' because it has a frame clause", w.ref));
     }
-    const auto& partition_by = named ? named->partition_by : own.partition_by;
-    const auto& order_by = named && !named->order_by.empty() ? named->order_by : own.order_by;
-    const WindowSpec* framed = whole ? named : &own;
+    const auto& partition_by = chain.back()->partition_by;
+    const std::vector<sql::OrderItem>* order_ptr = &chain.back()->order_by;
+    for (const WindowSpec* w : chain)
+      if (!w->order_by.empty()) {
+        order_ptr = &w->order_by;
+        break;
+      }
+    const auto& order_by = *order_ptr;
+    const WindowSpec* framed = chain[0];
+    for (const WindowSpec* w : chain)
+      if (w->has_frame) {
+        framed = w;
+        break;
+      }
 
     Group g;
     for (const auto& p : partition_by) g.partition.push_back(column(bind(*p)));
@@ -166,9 +189,13 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from) {
 
     WindowFn fn;
     SqlType type;
+    bool moment = false;  // STDDEV/VARIANCE: fn is COUNT(x); these are SUM(x), SUM(x * x)
+    AggSpec moment_sum, moment_sq;
+    MomentSpec moment_spec;
     const std::string& name = e.name;
     if (e.distinct) ctx_.Error(e.pos, fmt::format("DISTINCT in the window function {} is not supported", name));
-    if (e.filter) ctx_.Error(e.filter->pos, "FILTER in a window function call is not supported yet");
+    if (e.filter && !IsAggregateName(name))
+      ctx_.Error(e.filter->pos, fmt::format("FILTER is only for aggregate functions, not {}", name));
     auto nargs = [&](size_t lo, size_t hi) {
       if (e.star_arg || e.args.size() < lo || e.args.size() > hi)
         ctx_.Error(e.pos, lo == hi ? fmt::format("{} takes {} argument{}", name, lo, lo == 1 ? "" : "s")
@@ -201,16 +228,59 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from) {
     } else if (IsAggregateName(name)) {
       AggContext agg;
       agg.input = &from.scope;
+      agg.outer = outer;
       binder_.BindAggregate(e, &agg);
       fn.kind = WindowFnKind::kAggregate;
       fn.agg = agg.aggs[0];
-      const AggKind k = fn.agg.kind;
-      if ((k != AggKind::kCountStar && k != AggKind::kCount && k != AggKind::kSum && k != AggKind::kAvg &&
-           k != AggKind::kMin && k != AggKind::kMax) ||
-          agg.filters[0])
+      AggKind& k = fn.agg.kind;
+      if (fn.agg.distinct) ctx_.Error(e.pos, fmt::format("DISTINCT in the window function {} is not supported", name));
+      moment = k == AggKind::kStddevPop || k == AggKind::kStddevSamp || k == AggKind::kVarPop || k == AggKind::kVarSamp;
+      if (k != AggKind::kCountStar && k != AggKind::kCount && k != AggKind::kSum && k != AggKind::kAvg &&
+          k != AggKind::kMin && k != AggKind::kMax && !moment)
         ctx_.Error(e.pos, fmt::format("{} as a window function is not supported yet", name));
-      if (agg.args[0]) fn.agg.arg = column(std::move(agg.args[0]));
-      type = fn.agg.result_type;
+      if (moment && !fn.agg.arg_type.IsInteger() && !fn.agg.arg_type.IsFloat())
+        ctx_.Error(e.pos, fmt::format("{} over {} as a window function is not supported yet", name,
+                                      fn.agg.arg_type.WithNullable(true).ToString()));
+      if (agg.filters[0]) {
+        // f(x) FILTER (WHERE c): f over CASE WHEN c THEN x END (COUNT(*): COUNT of CASE WHEN c
+        // THEN 0 END), as every one of these skips NULLs.
+        if (k == AggKind::kCountStar) {
+          k = AggKind::kCount;
+          agg.args[0] = MakeLiteral(Value::Int(0), SqlType::Of(TypeId::kInteger, false));
+          fn.agg.arg_type = agg.args[0]->type;
+        }
+        const SqlType t = agg.args[0]->type.WithNullable(true);
+        std::vector<BoundExprPtr> when;
+        when.push_back(std::move(agg.filters[0]));
+        when.push_back(std::move(agg.args[0]));
+        agg.args[0] = MakeCall(ExprOp::kCase, t, std::move(when));
+        fn.agg.arg_type = fn.agg.arg_type.WithNullable(true);
+        fn.agg.result_type = fn.agg.result_type.WithNullable(k != AggKind::kCount);
+      }
+      if (moment) {
+        // COUNT(x), SUM(x) and SUM(x * x), as BIGINT (integers) or DOUBLE; the sums overflow
+        // with an error, never silently.
+        const SqlType st = SqlType::Of(fn.agg.arg_type.IsFloat() ? TypeId::kDouble : TypeId::kBigInt, true);
+        BoundExprPtr x = binder_.Coerce(std::move(agg.args[0]), st, e.pos);
+        std::vector<BoundExprPtr> sq;
+        sq.push_back(x->Clone());
+        sq.push_back(x->Clone());
+        moment_sum = fn.agg;
+        moment_sum.kind = AggKind::kSum;
+        moment_sum.arg_type = moment_sum.result_type = st;
+        moment_sq = moment_sum;
+        moment_sq.arg = column(MakeCall(ExprOp::kMul, st, std::move(sq)));
+        moment_sum.arg = column(std::move(x));
+        moment_spec.kind = k;
+        moment_spec.arg_type = fn.agg.arg_type;
+        type = fn.agg.result_type;
+        k = AggKind::kCount;
+        fn.agg.arg = moment_sum.arg;
+        fn.agg.result_type = SqlType::Of(TypeId::kBigInt, false);
+      } else {
+        if (agg.args[0]) fn.agg.arg = column(std::move(agg.args[0]));
+        type = fn.agg.result_type;
+      }
     } else if (name == "NTILE" || name == "NTH_VALUE") {
       // A constant bucket count / position, at least 1 (as in PostgreSQL).
       const bool ntile = name == "NTILE";
@@ -236,7 +306,7 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from) {
     } else {
       ctx_.Error(e.pos, fmt::format("{} is not a window function", name));
     }
-    fn.result = type.phys();
+    fn.result = moment ? PhysType::kI64 : type.phys();
 
     // The frame (used by FIRST_VALUE, LAST_VALUE, NTH_VALUE and the aggregates; the others ignore
     // it).
@@ -308,6 +378,24 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from) {
       groups.push_back(std::move(g));
       into = &groups.back();
     }
+    if (moment) {
+      const int at = static_cast<int>(into->fns.size());
+      moment_spec.count = at;
+      moment_spec.sum = at + 1;
+      moment_spec.sumsq = at + 2;
+      into->moments.push_back({call, moment_spec});
+      into->fns.push_back(fn);
+      into->calls.push_back(nullptr);
+      into->types.push_back(fn.agg.result_type);
+      for (const AggSpec* a : {&moment_sum, &moment_sq}) {
+        fn.agg = *a;
+        fn.result = a->result_type.phys();
+        into->fns.push_back(fn);
+        into->calls.push_back(nullptr);
+        into->types.push_back(a->result_type);
+      }
+      continue;
+    }
     into->fns.push_back(fn);
     into->calls.push_back(call);
     into->types.push_back(type);
@@ -336,10 +424,25 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from) {
       out.node =
           circuit_->AddNode(std::make_unique<WindowOp>(in_types, g.partition, g.order, g.fns), {out.node}, types);
     }
+    const int base = static_cast<int>(out.scope.cols.size());
     for (size_t i = 0; i < g.calls.size(); ++i) {
       const int index = static_cast<int>(out.scope.cols.size());
       out.scope.cols.push_back({"", "", g.types[i], true});
-      binder_.SetSubqueryColumn(g.calls[i], index, g.types[i]);
+      if (g.calls[i]) binder_.SetSubqueryColumn(g.calls[i], index, g.types[i]);
+    }
+    if (!g.moments.empty()) {
+      std::vector<MomentSpec> specs;
+      for (auto [call, m] : g.moments) {
+        m.count += base;
+        m.sum += base;
+        m.sumsq += base;
+        specs.push_back(m);
+        const SqlType t = m.arg_type.WithNullable(true);
+        binder_.SetSubqueryColumn(call, static_cast<int>(out.scope.cols.size()), t);
+        out.scope.cols.push_back({"", "", t, true});
+        types.push_back(t.phys());
+      }
+      out.node = circuit_->AddNode(std::make_unique<MomentOp>(std::move(specs)), {out.node}, types);
     }
   }
   return out;

@@ -126,17 +126,26 @@ TEST_CASE("Unsupported date/time features are refused by name", "[time]") {
   const std::string t = "CREATE TABLE t(id INT, ts TIMESTAMP, d DATE);\n";
   CHECK_THAT(CompileError(t + "CREATE VIEW v AS SELECT NOW() - INTERVAL 7 DAYS AS x FROM t"),
              Contains("NOW() is supported only in temporal filters yet"));
-  CHECK_THAT(CompileError(t + "CREATE VIEW v AS SELECT COUNT(*) FROM t GROUP BY SESSION(ts, INTERVAL '1' HOUR)"),
-             Contains("SESSION in GROUP BY is not supported yet; use FROM TABLE(SESSION("));
-  CHECK_THAT(CompileError(t + "CREATE VIEW v AS SELECT COUNT(*) FROM t GROUP BY HOP(ts, INTERVAL '1' HOUR, "
-                              "INTERVAL '2' HOUR)"),
-             Contains("HOP in GROUP BY is not supported yet"));
+  CHECK_THAT(CompileError(t + "CREATE VIEW v AS SELECT SESSION(ts, INTERVAL '1' HOUR) AS x FROM t"),
+             Contains("SESSION(...) is allowed only as a GROUP BY item"));
+  CHECK_THAT(CompileError(t + "CREATE VIEW v AS SELECT HOP_END(ts, INTERVAL '1' HOUR, INTERVAL '3' HOUR) AS x FROM t "
+                              "GROUP BY HOP(ts, INTERVAL '1' HOUR, INTERVAL '2' HOUR)"),
+             Contains("HOP_END needs GROUP BY HOP(...) with the same arguments"));
+  CHECK_THAT(CompileError(t + "CREATE VIEW v AS SELECT COUNT(*) AS x FROM t GROUP BY HOP(ts, INTERVAL '1' HOUR, "
+                              "INTERVAL '2' HOUR), SESSION(ts, INTERVAL '1' HOUR)"),
+             Contains("only one HOP or SESSION is allowed in GROUP BY"));
+  CHECK_THAT(CompileError(t + "CREATE VIEW v AS SELECT COUNT(*) AS x FROM t GROUP BY SESSION(ts, INTERVAL '1' MONTH)"),
+             Contains("SESSION needs a day-time INTERVAL gap"));
+  CHECK_THAT(CompileError(t + "CREATE VIEW v AS SELECT COUNT(*) AS x FROM t GROUP BY HOP(ts, INTERVAL '1' MONTH, "
+                              "INTERVAL '2' DAY)"),
+             Contains("all in months/years or all in days or less"));
   CHECK_THAT(CompileError("CREATE TABLE t(i INTERVAL DAY)"), Contains("cannot be an INTERVAL"));
   CHECK_THAT(CompileError(t + "CREATE VIEW v AS SELECT (ts - ts) SECOND AS x FROM t"),
              Contains("Feldera cannot output INTERVAL values"));
   CHECK_THAT(CompileError(t + "CREATE VIEW v AS SELECT ts - ts AS x FROM t"), Contains("needs a unit"));
-  CHECK_THAT(CompileError(t + "CREATE VIEW v AS SELECT COUNT(*) FROM t GROUP BY TUMBLE(ts, INTERVAL '1' MONTH)"),
-             Contains("months or years are not supported yet"));
+  CHECK_THAT(CompileError(t + "CREATE VIEW v AS SELECT COUNT(*) AS x FROM t GROUP BY TUMBLE(ts, INTERVAL '1' MONTH, "
+                              "INTERVAL '1' DAY)"),
+             Contains("a window sized in months or years takes its offset in months or years"));
   CHECK_THAT(CompileError(t + "CREATE VIEW v AS SELECT TUMBLE_END(ts, INTERVAL '1' HOUR) FROM t "
                               "GROUP BY TUMBLE(ts, INTERVAL '2' HOUR)"),
              Contains("needs GROUP BY TUMBLE(...) with the same arguments"));

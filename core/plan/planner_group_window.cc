@@ -1,0 +1,88 @@
+// The planner's part for group windows (see planner.h): GROUP BY HOP(ts, slide, size [, offset])
+// and GROUP BY SESSION(ts, gap), Calcite's group-window functions, planned as the table functions
+// TABLE(HOP(...)) and TABLE(SESSION(...)) (core/operators/hop.h, session.h) in front of the
+// aggregate. Each row is put in its windows (a HOP row in every window holding its timestamp; a
+// SESSION row in its session among the rows with the same other GROUP BY keys); the window's
+// start and end become hidden input columns and GROUP BY keys, read by HOP_START/HOP_END and
+// SESSION_START/SESSION_END. A row with a NULL timestamp belongs to no window. (GROUP BY
+// TUMBLE(...) needs none of this: a row has one window, a scalar of its timestamp.)
+#include <fmt/format.h>
+
+#include "core/expr/time.h"
+#include "core/operators/hop.h"
+#include "core/operators/map.h"
+#include "core/operators/session.h"
+#include "core/plan/planner.h"
+
+namespace fld::plan {
+
+using sql::Expr;
+using sql::ExprKind;
+
+Planner::Plan Planner::PlanGroupWindow(const sql::Select& s, Plan from, bool correlated, AggContext* agg) {
+  const Expr* call = nullptr;
+  for (const auto& g : s.group_by) {
+    if (g->kind != ExprKind::kFunction || g->over || (g->name != "HOP" && g->name != "SESSION")) continue;
+    if (call) ctx_.Error(g->pos, "only one HOP or SESSION is allowed in GROUP BY");
+    call = g.get();
+  }
+  if (!call) return from;
+  if (correlated)
+    ctx_.Error(call->pos, fmt::format("GROUP BY {} in a correlated subquery is not supported yet", call->name));
+  if (!s.grouping_sets.empty())
+    ctx_.Error(call->pos,
+               fmt::format("GROUP BY {} with GROUPING SETS, ROLLUP or CUBE is not supported yet", call->name));
+  const bool hop = call->name == "HOP";
+  std::vector<BoundExprPtr> args = binder_.BindGroupWindowArgs(*call, from.scope);
+
+  // The timestamp and (SESSION) the other GROUP BY keys as columns: hidden ones for expressions.
+  std::vector<BoundExprPtr> pre;
+  for (size_t i = 0; i < from.scope.cols.size(); ++i)
+    pre.push_back(MakeColumn(static_cast<int>(i), from.scope.cols[i].type));
+  const size_t width = pre.size();
+  auto column = [&](BoundExprPtr e) -> int {
+    if (e->op == ExprOp::kColumn) return e->column_index;
+    for (size_t i = width; i < pre.size(); ++i)
+      if (pre[i]->Equals(*e)) return static_cast<int>(i);
+    from.scope.cols.push_back({"", "", e->type, true});
+    pre.push_back(std::move(e));
+    return static_cast<int>(pre.size() - 1);
+  };
+  const int ts = column(args[0]->Clone());
+  std::vector<int> keys;
+  if (!hop) {
+    for (const auto& g : s.group_by) {
+      if (g.get() == call) continue;
+      if (g->kind == ExprKind::kLiteral)
+        ctx_.Error(g->pos, "GROUP BY positions next to SESSION(...) are not supported yet; name the expression");
+      keys.push_back(column(binder_.Bind(*g, from.scope)));
+    }
+  }
+  if (pre.size() > width)
+    from.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(pre)), {from.node}, Types(from.scope));
+
+  std::vector<PhysType> in_types = Types(from.scope);
+  const SqlType wt = SqlType::Of(TypeId::kTimestamp, false);
+  from.scope.cols.push_back({"", "", wt, true});  // the window's start
+  from.scope.cols.push_back({"", "", wt, true});  // and end
+  if (hop) {
+    const bool months = args[1]->type.id == TypeId::kIntervalYearMonth;
+    const int64_t slide = args[1]->literal.i, size = args[2]->literal.i;
+    const int64_t offset = args.size() > 3 ? args[3]->literal.i : 0;
+    if (size / slide > 100000)
+      ctx_.Error(call->args[1]->pos, "HOP puts each row in more than 100000 windows; use a larger slide");
+    from.node =
+        circuit_->AddNode(std::make_unique<HopOp>(ts, slide, size, offset, months), {from.node}, Types(from.scope));
+  } else {
+    from.node =
+        circuit_->AddNode(std::make_unique<SessionOp>(std::move(in_types), ts, std::move(keys), args[1]->literal.i),
+                          {from.node}, Types(from.scope));
+  }
+  agg->window_call = call;
+  agg->window_args = std::move(args);
+  agg->window_start = static_cast<int>(from.scope.cols.size() - 2);
+  agg->window_end = static_cast<int>(from.scope.cols.size() - 1);
+  return from;
+}
+
+}  // namespace fld::plan
