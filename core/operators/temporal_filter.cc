@@ -14,13 +14,8 @@ bool ReadsColumns(const BoundExpr& e) {
   return false;
 }
 
-// A copy of e with NOW() replaced by column 0.
 BoundExprPtr NowAsColumn(const BoundExpr& e) {
-  if (e.op == ExprOp::kNow) return MakeColumn(0, e.type);
-  BoundExprPtr out = e.Clone();
-  out->args.clear();
-  for (const auto& a : e.args) out->args.push_back(NowAsColumn(*a));
-  return out;
+  return ReplaceNow(e, 0);
 }
 
 ExprOp Flip(ExprOp op) {
@@ -40,9 +35,19 @@ ExprOp Flip(ExprOp op) {
 
 bool ContainsNow(const BoundExpr& e) {
   if (e.op == ExprOp::kNow) return true;
+  if (e.lambda && ContainsNow(*e.lambda)) return true;
   for (const auto& a : e.args)
     if (ContainsNow(*a)) return true;
   return false;
+}
+
+BoundExprPtr ReplaceNow(const BoundExpr& e, int column) {
+  if (e.op == ExprOp::kNow) return MakeColumn(column, e.type);
+  if (e.lambda && ContainsNow(*e.lambda)) Fail(ErrorKind::kUsage, "NOW() in a lambda is not supported yet");
+  BoundExprPtr out = e.Clone();
+  out->args.clear();
+  for (const auto& a : e.args) out->args.push_back(ReplaceNow(*a, column));
+  return out;
 }
 
 std::optional<TemporalBound> MatchTemporalBound(const BoundExpr& c) {

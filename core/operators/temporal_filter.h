@@ -14,7 +14,8 @@
 //     reaches are emitted and forgotten (they pass for good).
 // A NULL x never passes. Before the clock is first set every bound is -infinity (nothing is
 // below a lower bound, nothing passes an upper one). Several temporal conditions AND-ed are
-// several filters in a row.
+// several filters in a row. NOW() anywhere else (a select list, OR-ed or non-monotone conditions)
+// is planned as a join of the rows with the clock's relation (core/plan, Planner::AddMap).
 // State: the clock's time (ClockOp); the bound and the kept rows (TemporalFilterOp).
 #pragma once
 
@@ -31,6 +32,9 @@ namespace fld {
 
 // Whether e reads NOW().
 bool ContainsNow(const BoundExpr& e);
+
+// A copy of e reading column `column` (a TIMESTAMP) where e reads NOW().
+BoundExprPtr ReplaceNow(const BoundExpr& e, int column);
 
 // A temporal condition in normal form: `row cmp bound`, cmp one of kLt, kLe, kGt, kGe; `row`
 // reads the input's columns and not NOW(); `bound` reads only NOW(), as column 0 (a TIMESTAMP),

@@ -281,10 +281,7 @@ BoundExprPtr Binder::BindTimeFunction(const Expr& e, const ChildBinder& child) {
 
   if (n == "NOW" || n == "CURRENT_TIMESTAMP" || n == "LOCALTIMESTAMP") {
     if (!e.args.empty()) ctx_.Error(e.pos, fmt::format("{}() takes no arguments", n));
-    if (!now_allowed_)
-      ctx_.Error(e.pos, fmt::format("{}() is supported only in temporal filters yet (WHERE, ON: `ts >= {}() - "
-                                    "INTERVAL 1 HOUR`), not here",
-                                    n, n));
+    if (!now_allowed_) ctx_.Error(e.pos, fmt::format("{}() is supported only in queries (views), not here", n));
     auto now = std::make_unique<BoundExpr>();
     now->op = ExprOp::kNow;
     now->type = SqlType::Of(TypeId::kTimestamp, false);

@@ -536,33 +536,7 @@ BoundExprPtr Binder::Bind(const Expr& e, const Scope& scope) {
 }
 
 BoundExprPtr Binder::BindPredicate(const Expr& e, const Scope& scope) {
-  const bool outer = now_allowed_;
-  now_allowed_ = true;
-  BoundExprPtr out;
-  try {
-    out = RequireBool(Bind(e, scope), e.pos);
-  } catch (...) {
-    now_allowed_ = outer;
-    throw;
-  }
-  now_allowed_ = outer;
-  if (ContainsNow(*out)) {
-    std::vector<const BoundExpr*> conj;
-    std::function<void(const BoundExpr&)> split = [&](const BoundExpr& c) {
-      if (c.op == ExprOp::kAnd) {
-        for (const auto& a : c.args) split(*a);
-      } else {
-        conj.push_back(&c);
-      }
-    };
-    split(*out);
-    for (const BoundExpr* c : conj)
-      if (ContainsNow(*c) && !MatchTemporalBound(*c))
-        ctx_.Error(e.pos,
-                   "NOW() is supported only in temporal filters yet: conditions like `ts >= NOW() - INTERVAL 1 "
-                   "HOUR` (<, <=, >, >= between a row's value and an expression of NOW() alone), joined by AND");
-  }
-  return out;
+  return RequireBool(Bind(e, scope), e.pos);
 }
 
 BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {

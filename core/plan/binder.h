@@ -98,11 +98,12 @@ class Binder {
   // Binds e in an aggregate block: group expressions and aggregate calls become references to
   // the aggregate's output columns (group keys first, then aggregates).
   BoundExprPtr BindAggregate(const sql::Expr& e, AggContext* agg);
-  // Binds a boolean predicate (WHERE, HAVING, ON); errors unless its type is BOOLEAN. NOW() may
-  // appear in it only in temporal filters: AND-ed comparisons `x < / <= / > / >= f(NOW())`
-  // (either side), x not reading NOW() and f reading nothing else, never decreasing as NOW()
-  // grows (the planner makes them temporal filters, core/operators/temporal_filter.h).
+  // Binds a boolean predicate (WHERE, HAVING, ON); errors unless its type is BOOLEAN.
   BoundExprPtr BindPredicate(const sql::Expr& e, const Scope& scope);
+  // NOW() (CURRENT_TIMESTAMP, LOCALTIMESTAMP) may appear in the expressions bound from now on
+  // (queries: the planner evaluates it, see Planner::AddMap); elsewhere (INSERT ... VALUES) it is
+  // refused.
+  void AllowNow() { now_allowed_ = true; }
 
   // Index of the column `qualifier.name` in scope, or an error at pos.
   int Resolve(const Scope& scope, std::string_view qualifier, std::string_view name, sql::Pos pos) const;
@@ -189,7 +190,7 @@ class Binder {
   const SqlContext& ctx_;
   std::vector<std::pair<const sql::Expr*, std::pair<int, SqlType>>> subquery_columns_;
   std::vector<UserFunction> functions_;
-  bool now_allowed_ = false;  // binding a predicate: NOW() may appear (BindPredicate checks where)
+  bool now_allowed_ = false;
 };
 
 }  // namespace fld::plan

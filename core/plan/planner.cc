@@ -68,7 +68,9 @@ bool IsTrueLiteral(const BoundExpr& e) {
 }  // namespace
 
 Planner::Planner(Circuit* circuit, std::string_view sql, sql::SourceInfo src)
-    : circuit_(circuit), ctx_{sql, std::move(src)}, binder_(ctx_) {}
+    : circuit_(circuit), ctx_{sql, std::move(src)}, binder_(ctx_) {
+  binder_.AllowNow();
+}
 
 std::vector<PhysType> Planner::Types(const Scope& s) const {
   std::vector<PhysType> t;
@@ -380,6 +382,10 @@ struct RecursiveInstance {
   // shared with the outer circuit, or null for a SQL-bodied one).
   std::vector<std::pair<size_t, std::shared_ptr<ExternalFunction>>> functions;
   ThreadPool* pool = nullptr;
+  // Whether the views read NOW(): the outer clock is then the last input (a one-column relation,
+  // the time as a TIMESTAMP), and NOW() in the copies reads it.
+  bool clock = false;
+  static constexpr std::string_view kClockInput = "$clock";
 
   static Schema DeclaredSchema(const sql::Statement& d) {
     Schema s;
@@ -395,6 +401,13 @@ struct RecursiveInstance {
     exposed->clear();
     for (const auto& [i, external] : functions) p.binder_.DeclareFunction(*program[i].create_function, external);
     for (const auto& [name, schema] : inputs) layout->inputs.push_back(p.AddStoredTable(name, schema));
+    if (clock) {
+      Schema now;
+      now.fields.push_back({"now", SqlType::Of(TypeId::kTimestamp, false)});
+      const int r = p.AddStoredTable(std::string(kClockInput), now);
+      layout->inputs.push_back(r);
+      p.clock_input_ = c->relations()[r].node;
+    }
     for (size_t d : declared) {
       layout->feedback_in.push_back(p.AddStoredTable(program[d].create_table->name, DeclaredSchema(program[d])));
       layout->names.push_back(program[d].create_table->name);
@@ -406,7 +419,6 @@ struct RecursiveInstance {
       Schema schema;
       Planner::Plan plan;
       plan.node = p.PlanViewQuery(*cv.query, &schema);
-      if (c->UsesNow()) p.ctx_.Error(st.pos, "NOW() in a recursive view is not supported yet");
       if (!cv.column_names.empty()) {
         if (cv.column_names.size() != schema.size())
           p.ctx_.Error(st.pos, fmt::format("view '{}' names {} columns but its query has {}", cv.name,
@@ -516,7 +528,11 @@ void Planner::BuildRecursiveGroup() {
   }
   FixedPointOp::Layout layout;
   std::vector<Schema> exposed;
-  rec->Build(&layout, &exposed);  // reports the group's errors now
+  if (rec->Build(&layout, &exposed)->UsesNow()) {  // reports the group's errors now
+    rec->clock = true;
+    rec->Build(&layout, &exposed);
+    input_nodes.push_back(ClockNode());
+  }
   auto op = std::make_unique<FixedPointOp>(
       [rec] {
         FixedPointOp::Layout l;
@@ -603,8 +619,7 @@ int Planner::TopK(int node, Schema* out_schema, const sql::Query& q) {
   for (const auto& e : proj) types.push_back(e->type.phys());
   size_t width = schema.size();
   while (width > 0 && schema.fields[width - 1].name.starts_with(kOrderColumnPrefix)) --width;
-  if (proj.size() > schema.size())
-    node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {node}, types);
+  if (proj.size() > schema.size()) node = AddMap(nullptr, std::move(proj), node, types);
   node = circuit_->AddNode(
       std::make_unique<TopKOp>(types, std::move(keys), q.limit.value_or(INT64_MAX), q.offset.value_or(0)), {node},
       types);
@@ -612,7 +627,7 @@ int Planner::TopK(int node, Schema* out_schema, const sql::Query& q) {
     std::vector<BoundExprPtr> keep;
     for (size_t i = 0; i < width; ++i) keep.push_back(MakeColumn(static_cast<int>(i), schema.fields[i].type));
     types.resize(width);
-    node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(keep)), {node}, types);
+    node = AddMap(nullptr, std::move(keep), node, types);
   }
   out_schema->fields.resize(width);
   return node;
@@ -643,7 +658,7 @@ int Planner::PlanQuery(const sql::Query& q, Schema* schema) {
       proj.push_back(MakeColumn(static_cast<int>(i), p.scope.cols[i].type));
       s.cols.push_back(p.scope.cols[i]);
     }
-    p.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {p.node}, Types(s));
+    p.node = AddMap(nullptr, std::move(proj), p.node, Types(s));
     p.scope = std::move(s);
   }
   schema->fields.clear();
@@ -728,7 +743,7 @@ Planner::Plan Planner::ExceptOrIntersect(Plan l, Plan r, sql::SetOp op, Pos pos)
     proj.push_back(MakeLiteral(Value::Int(1), SqlType::Of(TypeId::kBoolean, false)));
     marker = static_cast<int>(n);
     r.scope.cols.push_back({"", "", SqlType::Of(TypeId::kBoolean, false), true});
-    r.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {r.node}, Types(r.scope));
+    r.node = AddMap(nullptr, std::move(proj), r.node, Types(r.scope));
   }
   auto is_null = [](int i, const SqlType& t) {
     std::vector<BoundExprPtr> args;
@@ -774,7 +789,7 @@ Planner::Plan Planner::ExceptOrIntersect(Plan l, Plan r, sql::SetOp op, Pos pos)
     proj.push_back(MakeColumn(static_cast<int>(i), c.type));
     out.scope.cols.push_back(std::move(c));
   }
-  out.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {j.node}, Types(out.scope));
+  out.node = AddMap(nullptr, std::move(proj), j.node, Types(out.scope));
   return out;
 }
 
@@ -790,33 +805,77 @@ Planner::Plan Planner::Cast(Plan p, const std::vector<SqlType>& types, Pos pos) 
     proj.push_back(binder_.Coerce(MakeColumn(static_cast<int>(i), p.scope.cols[i].type), types[i], pos));
     p.scope.cols[i].type = types[i];
   }
-  p.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {p.node}, Types(p.scope));
+  p.node = AddMap(nullptr, std::move(proj), p.node, Types(p.scope));
   return p;
 }
 
 Planner::Plan Planner::Filter(Plan p, BoundExprPtr pred) {
   if (IsTrueLiteral(*pred)) return p;
-  if (ContainsNow(*pred)) {
-    // Temporal conditions (the binder checked their form) become temporal filters after a
-    // filter of the other conditions.
-    std::vector<BoundExprPtr> conj, temporal;
-    std::function<void(BoundExprPtr)> split = [&](BoundExprPtr c) {
-      if (c->op == ExprOp::kAnd) {
-        for (auto& a : c->args) split(std::move(a));
-      } else {
-        (ContainsNow(*c) ? temporal : conj).push_back(std::move(c));
-      }
-    };
-    split(std::move(pred));
-    for (auto& c : conj) p = Filter(std::move(p), std::move(c));
-    for (auto& c : temporal)
-      p.node = circuit_->AddNode(std::make_unique<TemporalFilterOp>(Types(p.scope), *MatchTemporalBound(*c)),
-                                 {p.node, circuit_->ClockNode()}, Types(p.scope));
+  if (!ContainsNow(*pred)) {
+    p.node = AddMap(std::move(pred), std::vector<BoundExprPtr>{}, p.node, Types(p.scope));
     return p;
   }
-  p.node = circuit_->AddNode(std::make_unique<MapOp>(std::move(pred), std::vector<BoundExprPtr>{}), {p.node},
-                             Types(p.scope));
+  // Conditions reading NOW(): the monotone comparisons (`ts >= NOW() - INTERVAL 1 HOUR`) become
+  // temporal filters, after a filter of the conditions not reading NOW(); the others (OR-ed,
+  // `ts = NOW()`, `k > EXTRACT(HOUR FROM NOW())` ...) are one filter over the remaining rows
+  // joined with the clock (AddMap).
+  std::vector<BoundExprPtr> conj, general;
+  std::vector<TemporalBound> temporal;
+  std::function<void(BoundExprPtr)> split = [&](BoundExprPtr c) {
+    if (c->op == ExprOp::kAnd) {
+      for (auto& a : c->args) split(std::move(a));
+    } else if (!ContainsNow(*c)) {
+      conj.push_back(std::move(c));
+    } else if (std::optional<TemporalBound> b = MatchTemporalBound(*c)) {
+      temporal.push_back(std::move(*b));
+    } else {
+      general.push_back(std::move(c));
+    }
+  };
+  split(std::move(pred));
+  for (auto& c : conj) p = Filter(std::move(p), std::move(c));
+  for (auto& b : temporal)
+    p.node = circuit_->AddNode(std::make_unique<TemporalFilterOp>(Types(p.scope), std::move(b)), {p.node, ClockNode()},
+                               Types(p.scope));
+  if (general.empty()) return p;
+  BoundExprPtr g = std::move(general[0]);
+  for (size_t i = 1; i < general.size(); ++i) {
+    std::vector<BoundExprPtr> args;
+    const bool nullable = g->type.nullable || general[i]->type.nullable;
+    args.push_back(std::move(g));
+    args.push_back(std::move(general[i]));
+    g = MakeCall(ExprOp::kAnd, SqlType::Of(TypeId::kBoolean, nullable), std::move(args));
+  }
+  std::vector<BoundExprPtr> keep;  // the rows' columns, not the clock's
+  for (size_t i = 0; i < p.scope.cols.size(); ++i)
+    keep.push_back(MakeColumn(static_cast<int>(i), p.scope.cols[i].type));
+  p.node = AddMap(std::move(g), std::move(keep), p.node, Types(p.scope));
   return p;
+}
+
+int Planner::JoinClock(int input) {
+  auto it = clock_joins_.find(input);
+  if (it != clock_joins_.end()) return it->second;
+  std::vector<PhysType> types = circuit_->node_types(input);
+  const std::vector<PhysType> clock_types = {PhysType::kI64};
+  auto join = std::make_unique<JoinOp>(types, clock_types, std::vector<int>{}, std::vector<int>{}, false, false);
+  types.push_back(PhysType::kI64);
+  int node = circuit_->AddNode(std::move(join), {input, ClockNode()}, types);
+  clock_joins_[input] = node;
+  return node;
+}
+
+int Planner::AddMap(BoundExprPtr pred, std::vector<BoundExprPtr> proj, int input, std::vector<PhysType> types) {
+  bool now = pred && ContainsNow(*pred);
+  for (const auto& e : proj) now = now || ContainsNow(*e);
+  if (now) {
+    if (proj.empty()) Fail(ErrorKind::kUsage, "internal error: a map reading NOW() needs its projection");
+    const int col = static_cast<int>(circuit_->node_types(input).size());
+    input = JoinClock(input);
+    if (pred) pred = ReplaceNow(*pred, col);
+    for (auto& e : proj) e = ReplaceNow(*e, col);
+  }
+  return circuit_->AddNode(std::make_unique<MapOp>(std::move(pred), std::move(proj)), {input}, std::move(types));
 }
 
 void Planner::KeyColumns(std::vector<std::pair<BoundExprPtr, BoundExprPtr>>& keys, Plan& left, Plan& right, Pos pos,
@@ -969,6 +1028,7 @@ Planner::Plan Planner::Unnest(Plan left, const sql::TableRef& t) {
     array = binder_.Coerce(std::move(array), SqlType::Array(SqlType::Of(TypeId::kInteger)), t.pos);
   if (array->type.id != TypeId::kArray)
     ctx_.Error(t.unnest->pos, fmt::format("UNNEST needs an ARRAY, not {}", array->type.WithNullable(true).ToString()));
+  if (ContainsNow(*array)) ctx_.Error(t.unnest->pos, "NOW() in UNNEST is not supported yet");
   const SqlType& et = (*array->type.fields)[0];
   std::vector<ScopeColumn> cols;
   if (et.id == TypeId::kRow) {
@@ -1127,7 +1187,7 @@ Planner::Plan Planner::PlanWindowRef(const sql::TableRef& t) {
   proj.push_back(std::move(start));
   proj.push_back(months ? MakeTimeCall(TimeFn::kAddMonths, TimeUnit::kMonth, wt, std::move(add))
                         : MakeCall(ExprOp::kAdd, wt, std::move(add)));
-  out.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {in.node}, Types(out.scope));
+  out.node = AddMap(nullptr, std::move(proj), in.node, Types(out.scope));
   return out;
 }
 
@@ -1267,7 +1327,7 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t) {
     proj.push_back(MakeColumn(static_cast<int>(i), c.type));
     merged.scope.cols.push_back(std::move(c));
   }
-  merged.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {out.node}, Types(merged.scope));
+  merged.node = AddMap(nullptr, std::move(proj), out.node, Types(merged.scope));
   return merged;
 }
 
@@ -1435,14 +1495,14 @@ Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>
       proj.push_back(MakeColumn(static_cast<int>(c), cur.plan.scope.cols[c].type));
       out.scope.cols.push_back(cur.plan.scope.cols[c]);
     }
-  out.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {cur.plan.node}, Types(out.scope));
+  out.node = AddMap(nullptr, std::move(proj), cur.plan.node, Types(out.scope));
   return out;
 }
 
 Planner::Plan Planner::Project(const Plan& p, std::vector<BoundExprPtr> proj, std::vector<ScopeColumn> cols) {
   Plan out;
   out.scope.cols = std::move(cols);
-  out.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {p.node}, Types(out.scope));
+  out.node = AddMap(nullptr, std::move(proj), p.node, Types(out.scope));
   return out;
 }
 
@@ -1896,7 +1956,7 @@ int Planner::GroupingSets(int pre_node, const std::vector<PhysType>& pre_types, 
       real.push_back(sp);
       agg_types.push_back(sp.result_type.phys());
     }
-    int node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(in)), {pre_node}, in_types);
+    int node = AddMap(nullptr, std::move(in), pre_node, in_types);
     node =
         circuit_->AddNode(std::make_unique<AggregateOp>(in_types, static_cast<int>(set.size()), real, circuit_->pool()),
                           {node}, agg_types);
@@ -1918,7 +1978,7 @@ int Planner::GroupingSets(int pre_node, const std::vector<PhysType>& pre_types, 
       for (int g : call->second) mask = mask << 1 | (std::find(set.begin(), set.end(), g) == set.end() ? 1 : 0);
       out.push_back(MakeLiteral(Value::Int(mask), specs[a].result_type));
     }
-    parts.push_back(circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(out)), {node}, out_types));
+    parts.push_back(AddMap(nullptr, std::move(out), node, out_types));
   }
   if (parts.size() == 1) return parts[0];
   return circuit_->AddNode(std::make_unique<UnionAllOp>(), parts, out_types);
@@ -2030,7 +2090,7 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
     if (identity)
       out.node = from.node;
     else
-      out.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(proj)), {from.node}, Types(out.scope));
+      out.node = AddMap(nullptr, std::move(proj), from.node, Types(out.scope));
   } else {
     AggContext agg;
     agg.input = &from.scope;
@@ -2138,7 +2198,7 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         add_pre(agg.keys[a], &specs[a].key);
         add_pre(agg.filters[a], &specs[a].filter);
       }
-      int pre_node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(pre)), {from.node}, pre_types);
+      int pre_node = AddMap(nullptr, std::move(pre), from.node, pre_types);
       for (const auto& g : agg.group_exprs) {
         ScopeColumn c{"", "", g->type, false};
         if (g->op == ExprOp::kColumn) {
@@ -2279,14 +2339,18 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
     } else {
       build();
     }
+    if (having && ContainsNow(*having)) {
+      // Its temporal conditions become temporal filters (see Filter).
+      agg_plan = Filter(std::move(agg_plan), std::move(having));
+      having = nullptr;
+    }
     bool identity = !having && proj.size() == agg_plan.scope.cols.size();
     for (size_t i = 0; identity && i < proj.size(); ++i)
       identity = proj[i]->op == ExprOp::kColumn && proj[i]->column_index == static_cast<int>(i);
     if (identity)
       out.node = agg_plan.node;
     else
-      out.node = circuit_->AddNode(std::make_unique<MapOp>(std::move(having), std::move(proj)), {agg_plan.node},
-                                   Types(out.scope));
+      out.node = AddMap(std::move(having), std::move(proj), agg_plan.node, Types(out.scope));
   }
   if (s.distinct) out.node = circuit_->AddNode(std::make_unique<DistinctOp>(), {out.node}, Types(out.scope));
   return out;

@@ -137,6 +137,19 @@ class Planner {
   // l [LEFT] ASOF JOIN r MATCH_CONDITION l.ts >= r.ts ON l.k = r.k (t.match_condition set).
   Plan AsofJoin(Plan left, Plan right, const sql::TableRef& t);
   Plan Filter(Plan p, BoundExprPtr pred);
+  // A filter + map node (core/operators/map.h) over `input`. When its expressions read NOW(), it
+  // reads `input` joined with the clock's one-row relation (JoinClock) and NOW() reads the
+  // clock's column: each clock tick retracts the rows computed with the old time and inserts
+  // those computed with the new one, so its output is always what a query run from scratch at
+  // that time gives.
+  int AddMap(BoundExprPtr pred, std::vector<BoundExprPtr> proj, int input, std::vector<PhysType> types);
+  // `input` cross-joined with the clock: its columns, then NOW() (a TIMESTAMP); one per input.
+  int JoinClock(int input);
+  std::map<int, int> clock_joins_;
+  // The node whose output is the clock's change each step: the circuit's clock, or in a
+  // recursive group's nested circuit the input that the outer clock feeds (clock_input_).
+  int ClockNode() { return clock_input_ >= 0 ? clock_input_ : circuit_->ClockNode(); }
+  int clock_input_ = -1;
   Plan ExceptOrIntersect(Plan l, Plan r, sql::SetOp op, sql::Pos pos);
   Plan Cast(Plan p, const std::vector<SqlType>& types, sql::Pos pos);
   // Plans a view's query, with its ORDER BY ... LIMIT / OFFSET (see TopK); returns its node.

@@ -59,7 +59,7 @@ Planner::Plan Planner::PlanGroupWindow(const sql::Select& s, Plan from, bool cor
     }
   }
   if (pre.size() > width)
-    from.node = circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(pre)), {from.node}, Types(from.scope));
+    from.node = AddMap(nullptr, std::move(pre), from.node, Types(from.scope));
 
   std::vector<PhysType> in_types = Types(from.scope);
   const SqlType wt = SqlType::Of(TypeId::kTimestamp, false);

@@ -406,7 +406,7 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from, AggContext* 
   out.scope = scope;
   out.node = pre.size() == width
                  ? from.node
-                 : circuit_->AddNode(std::make_unique<MapOp>(nullptr, std::move(pre)), {from.node}, types);
+                 : AddMap(nullptr, std::move(pre), from.node, types);
   for (Group& g : groups) {
     // `rn <= N` over the only window call: a per-partition top-K.
     auto limit = rank_limits_.find(g.calls[0]);

@@ -1914,6 +1914,12 @@ class Parser {
   ExprPtr ParseNameExpr() {
     const Token& t = Take();
     if (IsSym(Peek(), "(")) return ParseCall(t);
+    if (t.kind == TokenKind::kIdent && (t.upper == "CURRENT_TIMESTAMP" || t.upper == "LOCALTIMESTAMP") &&
+        !IsSym(Peek(), ".")) {  // the standard's form without parentheses
+      auto now = NewExpr(ExprKind::kFunction, t.pos);
+      now->name = t.upper;
+      return now;
+    }
     auto e = NewExpr(ExprKind::kColumnRef, t.pos);
     if (AcceptSym(".")) {
       e->qualifier = t.text;

@@ -2,7 +2,9 @@
 FLD_CLOCK (step n reads NOW() = START + n * STEP). A temporal filter's final contents, and its
 output file summed, equal a recomputation in Python at the last step's time; a run killed with
 kill -9 and resumed ends with the same views and byte-identical output as an uninterrupted one
-(the journal holds each step's time); a pipeline whose input is idle keeps stepping, so rows
+(the journal holds each step's time), NOW() in a select list included; NOW() in select lists,
+OR-ed conditions and HAVING gives, after every run over more inserts and deletes, what sqlite3
+gives with NOW() written as that step's time; a pipeline whose input is idle keeps stepping, so rows
 enter the view as time passes; emit_final emits only finished days, never retracting one. Feldera's
 demo 08 (from FLD_CORPORA) runs on the four purchases its comment suggests, each view checked
 against the answer worked out by hand from the SQL."""
@@ -11,6 +13,7 @@ import datetime
 import json
 import os
 import random
+import sqlite3
 import subprocess
 
 from fldtest import FLD, Bg, assert_eq, check, finish, integrate_csv, query, run, spec, status, tmpdir, write
@@ -38,6 +41,7 @@ SQL = """
 CREATE TABLE purchase (id BIGINT NOT NULL, ts TIMESTAMP NOT NULL, amount BIGINT);
 CREATE MATERIALIZED VIEW recent AS SELECT id, ts, amount FROM purchase WHERE ts >= NOW() - INTERVAL 5 HOURS;
 CREATE MATERIALIZED VIEW due AS SELECT id FROM purchase WHERE ts <= NOW() AND amount > 10;
+CREATE MATERIALIZED VIEW aged AS SELECT id, TIMESTAMPDIFF(HOUR, ts, NOW()) AS hours FROM purchase WHERE amount > 27;
 """
 
 
@@ -72,6 +76,65 @@ def _():
               sorted(((i,) for i, t, a in rows if t - t % 1_000_000 <= now and a > 10), key=repr), "due")
 
 
+# NOW() outside temporal filters: in a select list, OR-ed, in HAVING, in an aggregate's argument,
+# non-monotone; each paired with the same query for sqlite3, NOW() written as the step's time.
+NOW_VIEWS = [
+    ("aged", "SELECT id, CASE WHEN ts < NOW() - INTERVAL 5 HOURS THEN 'old' ELSE 'new' END AS age FROM purchase",
+     "SELECT id, CASE WHEN ts < datetime('{now}', '-5 hours') THEN 'old' ELSE 'new' END FROM purchase"),
+    ("either", "SELECT id FROM purchase WHERE ts >= NOW() - INTERVAL 3 HOURS OR amount > 25",
+     "SELECT id FROM purchase WHERE ts >= datetime('{now}', '-3 hours') OR amount > 25"),
+    ("busy", "SELECT amount % 5 AS g, COUNT(*) AS n FROM purchase GROUP BY amount % 5 "
+             "HAVING MAX(ts) >= NOW() - INTERVAL 2 HOURS",
+     "SELECT amount % 5, COUNT(*) FROM purchase GROUP BY amount % 5 HAVING MAX(ts) >= datetime('{now}', '-2 hours')"),
+    ("clock", "SELECT NOW() AS at, COUNT(*) AS n, SUM(CASE WHEN ts <= NOW() THEN amount ELSE 0 END) AS past "
+              "FROM purchase",
+     "SELECT '{now}', COUNT(*), SUM(CASE WHEN ts <= '{now}' THEN amount ELSE 0 END) FROM purchase"),
+    ("hourly", "SELECT id, amount FROM purchase WHERE amount % 24 = EXTRACT(HOUR FROM CURRENT_TIMESTAMP)",
+     "SELECT id, amount FROM purchase WHERE amount % 24 = CAST(strftime('%H', '{now}') AS INTEGER)"),
+]
+
+
+@check("NOW() in select lists, OR-ed conditions and HAVING: after every run the views equal sqlite3 at that time")
+def _():
+    d = tmpdir()
+    rnd = random.Random(17)
+    sql = "CREATE TABLE purchase (id BIGINT NOT NULL, ts TIMESTAMP NOT NULL, amount BIGINT);\n" + "".join(
+        f"CREATE MATERIALIZED VIEW {name} AS {q};\n" for name, q, _ in NOW_VIEWS)
+    p = spec(d, "nowany", sql, """connectors:
+  purchase:
+    - transport: {name: file_input, config: {path: p.json}}
+      format: {name: json, config: {update_format: insert_delete}}
+      max_batch_size: 9
+""")
+    path = os.path.join(d, "p.json")
+    write(path, "")
+    live, next_id, checked = {}, 0, 0
+    for rnd_round in range(8):
+        lines = []
+        for _ in range(rnd.randrange(1, 40)):
+            if live and rnd.random() < 0.25:
+                i = rnd.choice(sorted(live))
+                t, a = live.pop(i)
+                lines.append(json.dumps({"delete": {"id": i, "ts": ts_text(t), "amount": a}}))
+            else:
+                t = T0 + rnd.randrange(0, 12 * 3600) * 1_000_000 + rnd_round * 2 * HOUR
+                live[next_id] = (t, rnd.randrange(0, 30))
+                lines.append(json.dumps({"insert": {"id": next_id, "ts": ts_text(t), "amount": live[next_id][1]}}))
+                next_id += 1
+        with open(path, "a") as f:
+            f.write("".join(line + "\n" for line in lines))
+        run_env(["run", "--quiet", p], env_clock(T0, HOUR))
+        now = ts_text(T0 + status(p)["step"] * HOUR)
+        db = sqlite3.connect(":memory:")
+        db.execute("CREATE TABLE purchase (id INTEGER, ts TEXT, amount INTEGER)")
+        db.executemany("INSERT INTO purchase VALUES (?, ?, ?)", [(i, ts_text(t), a) for i, (t, a) in live.items()])
+        for name, _, oracle in NOW_VIEWS:
+            want = sorted((tuple(r) for r in db.execute(oracle.replace("{now}", now))), key=repr)
+            assert_eq(query(p, f"SELECT * FROM {name}"), want, f"{name} at {now} (round {rnd_round})")
+            checked += len(want)
+    assert checked > 100, checked
+
+
 def ft_spec(d):
     datagen = json.dumps([{"transport": {"name": "datagen", "config": {"seed": 5, "plan": [{
         "limit": 30000, "rate": 10000,
@@ -85,6 +148,9 @@ def ft_spec(d):
   recent:
     - transport: {name: file_output, config: {path: recent.csv}}
       format: {name: csv}
+  aged:
+    - transport: {name: file_output, config: {path: aged.csv}}
+      format: {name: csv}
 fault_tolerance: {model: exactly_once, checkpoint_interval_secs: 1}
 clock_resolution_usecs: 3600000000
 """)
@@ -96,10 +162,12 @@ def _():
     ref = tmpdir()
     p = ft_spec(ref)
     run_env(["run", "--quiet", p], env)
-    ref_views = {v: query(p, f"SELECT * FROM {v}") for v in ("recent", "due")}
-    with open(os.path.join(ref, "recent.csv"), "rb") as f:
-        ref_out = f.read()
-    assert len(ref_views["recent"]) > 0 and len(ref_views["due"]) > 0
+    ref_views = {v: query(p, f"SELECT * FROM {v}") for v in ("recent", "due", "aged")}
+    ref_out = {}
+    for name in ("recent.csv", "aged.csv"):
+        with open(os.path.join(ref, name), "rb") as f:
+            ref_out[name] = f.read()
+    assert len(ref_views["recent"]) > 0 and len(ref_views["due"]) > 0 and len(ref_views["aged"]) > 0
     d = tmpdir()
     p = ft_spec(d)
     old = os.environ.get("FLD_CLOCK")
@@ -114,10 +182,11 @@ def _():
             del os.environ["FLD_CLOCK"]
         else:
             os.environ["FLD_CLOCK"] = old
-    for v in ("recent", "due"):
+    for v in ("recent", "due", "aged"):
         assert_eq(query(p, f"SELECT * FROM {v}"), ref_views[v], f"view {v} after kill -9 and resume")
-    with open(os.path.join(d, "recent.csv"), "rb") as f:
-        assert f.read() == ref_out, "recent.csv differs from the uninterrupted run's"
+    for name, want in ref_out.items():
+        with open(os.path.join(d, name), "rb") as f:
+            assert f.read() == want, f"{name} differs from the uninterrupted run's"
 
 
 @check("an idle pipeline keeps stepping: rows enter a temporal filter as time passes")
