@@ -167,6 +167,50 @@ std::vector<Case> Cases() {
            }
          return out;
        }});
+  // A correlated UNION (each side planned over the domain).
+  cs.push_back({"SELECT a, b FROM t WHERE b IN (SELECT y FROM u WHERE u.x = t.a UNION SELECT x FROM u WHERE u.y = t.a)",
+                [](const Table& t, const Table& u) {
+                  Rows out;
+                  for (const auto& r : t) {
+                    bool in = false;
+                    for (const auto& s : u)
+                      in = in || (EqTrue(s.p, r.p) && EqTrue(r.q, s.q)) || (EqTrue(s.q, r.p) && EqTrue(r.q, s.p));
+                    if (in) out.push_back(Cat({Show(r.p), Show(r.q)}));
+                  }
+                  return out;
+                }});
+  // A LEFT JOIN whose ON condition reads the enclosing query's column.
+  cs.push_back(
+      {"SELECT a, (SELECT COUNT(u2.y) FROM u LEFT JOIN u AS u2 ON u2.x = u.y AND u2.y > t.b WHERE u.x = t.a) "
+       "FROM t",
+       [](const Table& t, const Table& u) {
+         Rows out;
+         for (const auto& r : t) {
+           int64_t n = 0;
+           for (const auto& s : u)
+             if (EqTrue(s.p, r.p))
+               for (const auto& s2 : u) n += EqTrue(s2.p, s.q) && LtTrue(r.q, s2.q);
+           out.push_back(Cat({Show(r.p), std::to_string(n)}));
+         }
+         return out;
+       }});
+  // A FROM subquery (with LIMIT) that reads the enclosing query's column.
+  cs.push_back(
+      {"SELECT a, (SELECT MAX(s.y) FROM (SELECT y FROM u WHERE u.x = t.a ORDER BY y NULLS LAST LIMIT 2) s) "
+       "FROM t",
+       [](const Table& t, const Table& u) {
+         Rows out;
+         for (const auto& r : t) {
+           std::vector<Int> ys;
+           for (const auto& s : u)
+             if (EqTrue(s.p, r.p)) ys.push_back(s.q);
+           Int m;
+           for (const Int& y : Cut(ys, false, false, 2, 0))
+             if (y && (!m || *y > *m)) m = y;
+           out.push_back(Cat({Show(r.p), Show(m)}));
+         }
+         return out;
+       }});
   return cs;
 }
 

@@ -1714,11 +1714,23 @@ bool Planner::ReadsEnclosingQuery(const sql::Query& q) {
 
 Scope Planner::LocalScope(const sql::Select& s, std::vector<const Scope*>* chain, std::vector<std::set<int>>* used) {
   Scope local;
-  // Inner joins count as their items, their ON conditions as WHERE conjuncts (an ON condition
-  // may read an enclosing query's columns: PlanFrom then plans the join that way).
+  // A join counts as its items (the same names), its ON condition as one more expression of
+  // the block: it may read an enclosing query's columns (PlanFrom plans inner joins and LEFT
+  // JOINs so).
   std::vector<const sql::TableRef*> items;
   std::vector<const Expr*> ons;
-  for (const auto& t : s.from) FlattenInner(*t, &items, &ons);
+  std::function<void(const sql::TableRef&)> flatten = [&](const sql::TableRef& t) {
+    if (t.kind != sql::TableRef::Kind::kJoin || t.natural || !t.using_cols.empty() ||
+        t.right->kind == sql::TableRef::Kind::kUnnest || IsLateral(*t.right)) {
+      items.push_back(&t);
+      return;
+    }
+    flatten(*t.left);
+    flatten(*t.right);
+    SplitAnd(t.on.get(), &ons);
+    SplitAnd(t.match_condition.get(), &ons);
+  };
+  for (const auto& t : s.from) flatten(*t);
   for (const sql::TableRef* t : items) {
     if (t->kind == sql::TableRef::Kind::kUnnest && t != items.front()) continue;  // reads the item before it
     if (t->kind == sql::TableRef::Kind::kSubquery) {
@@ -1726,14 +1738,14 @@ Scope Planner::LocalScope(const sql::Select& s, std::vector<const Scope*>* chain
       // is walked; another sees none of them, but may read an enclosing query's columns.
       Scope none;
       chain->push_back(IsLateral(*t) ? &local : &none);
-      used->emplace_back();
-      std::vector<size_t> before;
-      for (const auto& u : *used) before.push_back(u.size());
-      FreeRefs(*t->subquery, chain, used);
-      bool outer = false;
-      for (size_t i = 0; i + 1 < used->size(); ++i) outer = outer || (*used)[i].size() != before[i];
+      std::vector<std::set<int>> found(used->size() + 1);
+      FreeRefs(*t->subquery, chain, &found);
       chain->pop_back();
-      used->pop_back();
+      bool outer = false;
+      for (size_t i = 0; i < used->size(); ++i) {
+        outer = outer || !found[i].empty();
+        (*used)[i].insert(found[i].begin(), found[i].end());
+      }
       if (IsLateral(*t) || outer) {
         for (auto& c : SyntacticColumns(*t->subquery, t->alias, chain, used)) local.cols.push_back(std::move(c));
         continue;

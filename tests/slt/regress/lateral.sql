@@ -1,8 +1,10 @@
 # LATERAL subqueries (comma, CROSS JOIN, JOIN ... ON, LEFT JOIN ... ON), with aggregates, GROUP BY,
 # DISTINCT and ORDER BY ... LIMIT / OFFSET (top-K per outer row), chained and nested in
-# correlated subqueries; LIMIT / OFFSET in FROM, WITH and expression subqueries. Random-ish data
-# with NULLs and duplicates. Expected answers: PostgreSQL 15 (tools/mk_pg.py lateral.sql >
-# lateral.test). ORDER BY keys that may be NULL say NULLS FIRST / LAST (the default differs).
+# correlated subqueries; LIMIT / OFFSET in FROM, WITH and expression subqueries; correlated set
+# operations; FROM subqueries and inner / LEFT JOIN ON conditions reading an enclosing query.
+# Random-ish data with NULLs and duplicates. Expected answers: PostgreSQL 15 (tools/mk_pg.py
+# lateral.sql > x.test; tools/hashify.py x.test > lateral.test). ORDER BY keys that may be NULL
+# say NULLS FIRST / LAST (the defaults differ).
 S: CREATE TABLE t(a INTEGER, b INTEGER, c VARCHAR(10))
 S: CREATE TABLE u(x INTEGER, y INTEGER)
 S: CREATE TABLE w(k INTEGER, v INTEGER)
