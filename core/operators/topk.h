@@ -6,7 +6,8 @@
 // input's integrated contents sorted by the keys (each row counted as many times as its weight).
 // With a partition key (and a rank kind) the contents are split by the partition columns and
 // the output is, per partition, every row whose rank is at most n, with the rank appended as a
-// last BIGINT column: ROW_NUMBER numbers the copies 1, 2, ...; RANK is 1 + the number of rows
+// last BIGINT column (with a partition key and no rank kind, LIMIT n OFFSET m applies to each
+// partition and no column is appended): ROW_NUMBER numbers the copies 1, 2, ...; RANK is 1 + the number of rows
 // sorting strictly before the row's peers (rows equal on the keys); DENSE_RANK counts the peer
 // groups up to the row's. Per step the operator folds the change into its state (the integrated
 // input, kept sorted per partition), walks the first rows of each touched partition again and
@@ -49,7 +50,7 @@ enum class RankKind : uint8_t { kNone, kRowNumber, kRank, kDenseRank };
 
 class TopKOp : public Operator {
  public:
-  // `partition` (input columns) and `rank` (not kNone) go together: the per-partition form.
+  // `partition` (input columns): the per-partition form; `rank` not kNone appends the rank.
   TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t limit, int64_t offset,
          std::vector<int> partition = {}, RankKind rank = RankKind::kNone);
   Batch Step(std::span<const Batch* const> inputs) override;

@@ -581,12 +581,13 @@ int Planner::PlanViewQuery(const sql::Query& q, Schema* schema) {
 // that are not plain columns become extra columns; both are dropped after the top-K operator.
 // Without LIMIT, a view's ORDER BY means nothing (its contents are a set) and is ignored, as in
 // Feldera.
-int Planner::TopK(int node, Schema* out_schema, const sql::Query& q) {
+int Planner::TopK(int node, Schema* out_schema, const sql::Query& q, size_t lead) {
   if (q.limit && *q.limit < 0) ctx_.Error(q.pos, "LIMIT must not be negative");
   if (q.offset && *q.offset < 0) ctx_.Error(q.pos, "OFFSET must not be negative");
   const Schema& schema = *out_schema;
   Scope scope;
-  for (const auto& f : schema.fields) scope.cols.push_back({"", f.name, f.type, false});
+  for (size_t i = 0; i < schema.size(); ++i)
+    scope.cols.push_back({"", schema.fields[i].name, schema.fields[i].type, i < lead});
   std::vector<BoundExprPtr> proj;
   for (size_t i = 0; i < schema.size(); ++i) proj.push_back(MakeColumn(static_cast<int>(i), schema.fields[i].type));
   std::vector<SortKey> keys;
@@ -598,9 +599,10 @@ int Planner::TopK(int node, Schema* out_schema, const sql::Query& q) {
     k.nulls_first = o.nulls_first.value_or(!o.desc);
     if (e.kind == ExprKind::kLiteral && e.lit_kind == sql::LiteralKind::kInteger) {
       int64_t pos = e.text.size() > 18 ? 0 : std::stoll(e.text);
-      if (pos < 1 || pos > static_cast<int64_t>(schema.size()))
-        ctx_.Error(e.pos, fmt::format("ORDER BY position {} is not in the select list (1..{})", e.text, schema.size()));
-      k.column = static_cast<int>(pos - 1);
+      const int64_t visible = static_cast<int64_t>(schema.size() - lead);
+      if (pos < 1 || pos > visible)
+        ctx_.Error(e.pos, fmt::format("ORDER BY position {} is not in the select list (1..{})", e.text, visible));
+      k.column = static_cast<int>(lead + pos - 1);
     } else {
       if (ContainsAggregate(e))
         ctx_.Error(e.pos,
@@ -620,9 +622,11 @@ int Planner::TopK(int node, Schema* out_schema, const sql::Query& q) {
   size_t width = schema.size();
   while (width > 0 && schema.fields[width - 1].name.starts_with(kOrderColumnPrefix)) --width;
   if (proj.size() > schema.size()) node = AddMap(nullptr, std::move(proj), node, types);
-  node = circuit_->AddNode(
-      std::make_unique<TopKOp>(types, std::move(keys), q.limit.value_or(INT64_MAX), q.offset.value_or(0)), {node},
-      types);
+  std::vector<int> partition;
+  for (size_t i = 0; i < lead; ++i) partition.push_back(static_cast<int>(i));
+  node = circuit_->AddNode(std::make_unique<TopKOp>(types, std::move(keys), q.limit.value_or(INT64_MAX),
+                                                    q.offset.value_or(0), std::move(partition)),
+                           {node}, types);
   if (types.size() > width) {
     std::vector<BoundExprPtr> keep;
     for (size_t i = 0; i < width; ++i) keep.push_back(MakeColumn(static_cast<int>(i), schema.fields[i].type));
@@ -670,11 +674,9 @@ size_t Planner::PushCtes(const sql::Query& q) {
   for (const auto& cte : q.with) {
     auto it = cte_plans_.find(&cte);
     if (it == cte_plans_.end()) {
-      if (cte.query->limit || cte.query->offset)
-        ctx_.Error(cte.query->pos, "LIMIT/OFFSET in a WITH query are not supported yet");
       Schema schema;
       Plan p;
-      p.node = PlanQuery(*cte.query, &schema);
+      p.node = PlanViewQuery(*cte.query, &schema);  // with its ORDER BY ... LIMIT, if any
       if (!cte.column_names.empty() && cte.column_names.size() != schema.size())
         ctx_.Error(cte.pos, fmt::format("WITH query '{}' names {} columns but its query has {}", cte.name,
                                         cte.column_names.size(), schema.size()));
@@ -696,8 +698,11 @@ Planner::Plan Planner::PlanQueryBlock(const sql::Query& q) {
     ~Pop() { ctes->resize(ctes->size() - n); }
   } pop{&ctes_, pushed};
   if (q.select) return PlanSelect(*q.select);
-  if (domain_) ctx_.Error(q.pos, "correlated subqueries over UNION, EXCEPT or INTERSECT are not supported yet");
+  // A correlated set operation: each side is planned over the domain (its columns lead both
+  // sides' rows), so the operation over whole rows is the operation per domain value.
+  const Plan* domain = domain_;
   Plan l = PlanQueryBlock(*q.left);
+  domain_ = domain;
   Plan r = PlanQueryBlock(*q.right);
   if (l.scope.cols.size() != r.scope.cols.size())
     ctx_.Error(q.right->pos, fmt::format("the two sides of a set operation have {} and {} columns", l.scope.cols.size(),
@@ -1092,11 +1097,9 @@ Planner::Plan Planner::PlanTableRefUncached(const sql::TableRef& t) {
                        "a subquery in FROM that reads the columns of an enclosing query (LATERAL) is not "
                        "supported yet");
       }
-      if (t.subquery->limit || t.subquery->offset)
-        ctx_.Error(t.subquery->pos, "LIMIT/OFFSET in a subquery are not supported yet");
       Schema s;
       Plan p;
-      p.node = PlanQuery(*t.subquery, &s);
+      p.node = PlanViewQuery(*t.subquery, &s);  // with its ORDER BY ... LIMIT, if any
       for (const auto& f : s.fields) p.scope.cols.push_back({t.alias, f.name, f.type, false});
       return p;
     }
@@ -1191,7 +1194,23 @@ Planner::Plan Planner::PlanWindowRef(const sql::TableRef& t) {
   return out;
 }
 
-Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t) {
+bool Planner::OuterOnReadsEnclosing(const sql::TableRef& t) {
+  if (t.kind != sql::TableRef::Kind::kJoin || t.join_type != sql::JoinType::kLeft || t.natural ||
+      !t.using_cols.empty() || t.match_condition || !t.on || t.right->kind == sql::TableRef::Kind::kUnnest ||
+      IsLateral(*t.right))
+    return false;
+  std::vector<const Expr*> refs;
+  CollectRefs(*t.on, &refs);
+  bool outer = false;
+  for (const Expr* r : refs) {
+    if (!ReadsEnclosing(*r)) continue;
+    outer = outer || (binder_.TryResolve(PlanTableRef(*t.left).scope, r->qualifier, r->name, r->pos) < 0 &&
+                      binder_.TryResolve(PlanTableRef(*t.right).scope, r->qualifier, r->name, r->pos) < 0);
+  }
+  return outer;
+}
+
+Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t, const Plan* left_plan) {
   if (t.right->kind == sql::TableRef::Kind::kUnnest) {
     // t [CROSS | INNER] JOIN UNNEST(t.a): a flat-map of the left side.
     if (t.join_type != sql::JoinType::kCross && t.join_type != sql::JoinType::kInner)
@@ -1205,7 +1224,16 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t) {
     }
     return p;
   }
-  Plan left = PlanTableRef(*t.left);
+  if (IsLateral(*t.right)) {
+    if (t.join_type != sql::JoinType::kCross && t.join_type != sql::JoinType::kInner &&
+        t.join_type != sql::JoinType::kLeft)
+      ctx_.Error(t.pos, "a LATERAL subquery joins only with CROSS, INNER or LEFT JOIN");
+    if (t.natural || !t.using_cols.empty())
+      ctx_.Error(t.pos, "NATURAL or USING joins with a LATERAL subquery are not supported yet");
+    if (t.match_condition) ctx_.Error(t.asof_pos, "ASOF joins with a LATERAL subquery are not supported yet");
+    return LateralJoin(PlanTableRef(*t.left), *t.right, t.join_type == sql::JoinType::kLeft, t.on.get(), t.pos);
+  }
+  Plan left = left_plan ? *left_plan : PlanTableRef(*t.left);
   Plan right = PlanTableRef(*t.right);
   if (t.match_condition) return AsofJoin(std::move(left), std::move(right), t);
   if (t.join_type == sql::JoinType::kCross) return Join(std::move(left), std::move(right), {}, false, false, t.pos);
@@ -1335,19 +1363,105 @@ Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>
                                 const std::vector<const Expr*>& conj, const Plan* domain) {
   std::vector<Plan> items;
   std::vector<Pos> item_pos;
+  bool domain_first = domain != nullptr;
   if (domain) {
     items.push_back(*domain);
     item_pos.push_back(from.empty() ? Pos{} : from[0]->pos);
   }
+  std::vector<const Expr*> rest = conj;  // the conjuncts no joined prefix took
+  // In a correlated subquery, an inner join whose ON condition reads the enclosing query's
+  // columns is planned as its items with the ON conjuncts in WHERE (the same rows).
+  std::vector<const sql::TableRef*> refs;
   for (const auto& t : from) {
-    if (t->kind == sql::TableRef::Kind::kUnnest && !items.empty() && !(domain && items.size() == 1)) {
+    std::vector<const sql::TableRef*> flat;
+    std::vector<const Expr*> ons;
+    FlattenInner(*t, &flat, &ons);
+    bool outer = false;
+    for (const Expr* c : ons) {
+      std::vector<const Expr*> rs;
+      CollectRefs(*c, &rs);
+      for (const Expr* r : rs) outer = outer || (domain && ReadsEnclosing(*r));
+    }
+    if (!outer) {
+      refs.push_back(t.get());
+      continue;
+    }
+    for (const Expr* c : ons)
+      if (ContainsSubquery(*c)) ctx_.Error(c->pos, "subqueries in a join's ON condition are not supported yet");
+    refs.insert(refs.end(), flat.begin(), flat.end());
+    rest.insert(rest.end(), ons.begin(), ons.end());
+  }
+  for (size_t ti = 0; ti < refs.size(); ++ti) {
+    const sql::TableRef* t = refs[ti];
+    if (t->kind == sql::TableRef::Kind::kUnnest && !items.empty() && !(domain_first && items.size() == 1)) {
       // `FROM t, UNNEST(t.a)`: a flat-map of the FROM item before it.
       items.back() = Unnest(std::move(items.back()), *t);
+      continue;
+    }
+    // A subquery that reads the enclosing query's columns is joined like a LATERAL one (seeing
+    // only those of the items before it).
+    const bool correlated_ref =
+        !IsLateral(*t) && t->kind == sql::TableRef::Kind::kSubquery && domain && ReadsEnclosingQuery(*t->subquery);
+    // A LEFT JOIN whose ON condition reads the enclosing query's columns: its left side joined
+    // with the items before it (the domain among them) first, so the condition sees them.
+    const bool outer_on = domain && OuterOnReadsEnclosing(*t);
+    if (outer_on) {
+      items.push_back(PlanTableRef(*t->left));
+      item_pos.push_back(t->left->pos);
+    }
+    if ((IsLateral(*t) || correlated_ref || outer_on) && !items.empty()) {
+      // `FROM a, b, LATERAL (q)`: the items before q are joined first (with the conjuncts that
+      // read only them, and no column of a later item has the name of), then q over them.
+      Plan left;
+      if (items.size() == 1) {
+        left = std::move(items[0]);
+      } else {
+        Scope later;
+        std::vector<const Scope*> chain = enclosing_;
+        std::vector<std::set<int>> used(chain.size());
+        for (size_t j = ti; j < refs.size(); ++j) {
+          if (j == ti && outer_on) {
+            for (auto& c : PlanTableRef(*t->right).scope.cols) later.cols.push_back(std::move(c));
+          } else if (refs[j]->kind == sql::TableRef::Kind::kSubquery) {
+            for (auto& c : SyntacticColumns(*refs[j]->subquery, refs[j]->alias, &chain, &used))
+              later.cols.push_back(std::move(c));
+          } else if (refs[j]->kind != sql::TableRef::Kind::kUnnest) {
+            for (auto& c : PlanTableRef(*refs[j]).scope.cols) later.cols.push_back(std::move(c));
+          }
+        }
+        std::vector<const Expr*> mine, others;
+        for (const Expr* c : rest) {
+          std::vector<const Expr*> rs;
+          CollectRefs(*c, &rs);
+          bool ok = true;
+          for (const Expr* r : rs) {
+            bool found = false;
+            for (const auto& it : items)
+              found = found || binder_.TryResolve(it.scope, r->qualifier, r->name, r->pos) >= 0;
+            ok = ok && found && binder_.TryResolve(later, r->qualifier, r->name, r->pos) < 0;
+          }
+          (ok ? mine : others).push_back(c);
+        }
+        left = JoinItems(std::move(items), std::move(item_pos), mine, domain_first);
+        rest = std::move(others);
+      }
+      Pos at = item_pos.empty() ? t->pos : item_pos[0];
+      items.clear();
+      item_pos.clear();
+      items.push_back(outer_on ? PlanJoinRef(*t, &left) : LateralJoin(std::move(left), *t, false, nullptr, t->pos));
+      item_pos.push_back(at);
+      domain_first = false;
       continue;
     }
     items.push_back(PlanTableRef(*t));
     item_pos.push_back(t->pos);
   }
+  return JoinItems(std::move(items), std::move(item_pos), rest, domain_first);
+}
+
+Planner::Plan Planner::JoinItems(std::vector<Plan> items, std::vector<Pos> item_pos,
+                                 const std::vector<const Expr*>& conj, bool domain_first) {
+  const bool domain = domain_first;
   if (items.size() == 1) {
     for (const Expr* c : conj) items[0] = Filter(std::move(items[0]), binder_.BindPredicate(*c, items[0].scope));
     return std::move(items[0]);
@@ -1574,12 +1688,7 @@ void Planner::FreeRefs(const sql::Query& q, std::vector<const Scope*>* chain, st
     return;
   }
   const sql::Select& s = *q.select;
-  Scope local;
-  for (const auto& t : s.from) {
-    if (t->kind == sql::TableRef::Kind::kUnnest && &t != &s.from.front()) continue;  // reads the item before it
-    Plan p = PlanTableRef(*t);
-    for (auto& c : p.scope.cols) local.cols.push_back(std::move(c));
-  }
+  Scope local = LocalScope(s, chain, used);
   auto walk = [&](const Expr* e) {
     if (e) FreeRefsExpr(*e, local, chain, used);
   };
@@ -1614,6 +1723,208 @@ void Planner::FreeRefsExpr(const Expr& e, const Scope& local, std::vector<const 
     if (a) FreeRefsExpr(*a, local, chain, used);
 }
 
+Planner::Plan Planner::LimitPerDomain(Plan p, const sql::Query& q, size_t lead) {
+  Schema schema;
+  for (const auto& c : p.scope.cols) schema.fields.push_back({c.name, c.type});
+  p.node = TopK(p.node, &schema, q, lead);
+  p.scope.cols.resize(schema.size());
+  return p;
+}
+
+bool Planner::IsLateral(const sql::TableRef& t) const {
+  return t.kind == sql::TableRef::Kind::kSubquery && t.lateral;
+}
+
+std::vector<ScopeColumn> Planner::SyntacticColumns(const sql::Query& q, const std::string& alias,
+                                                   std::vector<const Scope*>* chain, std::vector<std::set<int>>* used) {
+  const sql::Query* b = &q;
+  while (!b->select) b = b->left.get();
+  std::vector<ScopeColumn> out;
+  const sql::Select& s = *b->select;
+  for (size_t i = 0; i < s.items.size(); ++i) {
+    const auto& item = s.items[i];
+    if (item.expr->kind != ExprKind::kStar) {
+      out.push_back({alias, OutputName(item, i), SqlType::Of(TypeId::kNull), false});
+      continue;
+    }
+    Scope local = LocalScope(s, chain, used);
+    for (const auto& c : local.cols)
+      if (c.InStar(item.expr->qualifier)) out.push_back({alias, c.name, c.type, false});
+  }
+  return out;
+}
+
+bool Planner::IsInnerTree(const sql::TableRef& t) const {
+  return t.kind == sql::TableRef::Kind::kJoin &&
+         (t.join_type == sql::JoinType::kInner || t.join_type == sql::JoinType::kCross) && !t.natural &&
+         t.using_cols.empty() && !t.match_condition && t.right->kind != sql::TableRef::Kind::kUnnest &&
+         !IsLateral(*t.right);
+}
+
+void Planner::FlattenInner(const sql::TableRef& t, std::vector<const sql::TableRef*>* items,
+                           std::vector<const Expr*>* ons) const {
+  if (!IsInnerTree(t)) {
+    items->push_back(&t);
+    return;
+  }
+  FlattenInner(*t.left, items, ons);
+  FlattenInner(*t.right, items, ons);
+  SplitAnd(t.on.get(), ons);
+}
+
+bool Planner::ReadsEnclosingQuery(const sql::Query& q) {
+  if (enclosing_.empty()) return false;
+  std::vector<const Scope*> chain = enclosing_;
+  std::vector<std::set<int>> used(chain.size());
+  FreeRefs(q, &chain, &used);
+  for (const auto& u : used)
+    if (!u.empty()) return true;
+  return false;
+}
+
+Scope Planner::LocalScope(const sql::Select& s, std::vector<const Scope*>* chain, std::vector<std::set<int>>* used) {
+  Scope local;
+  // A join counts as its items (the same names), its ON condition as one more expression of
+  // the block: it may read an enclosing query's columns (PlanFrom plans inner joins and LEFT
+  // JOINs so).
+  std::vector<const sql::TableRef*> items;
+  std::vector<const Expr*> ons;
+  std::function<void(const sql::TableRef&)> flatten = [&](const sql::TableRef& t) {
+    if (t.kind != sql::TableRef::Kind::kJoin || t.natural || !t.using_cols.empty() ||
+        t.right->kind == sql::TableRef::Kind::kUnnest || IsLateral(*t.right)) {
+      items.push_back(&t);
+      return;
+    }
+    flatten(*t.left);
+    flatten(*t.right);
+    SplitAnd(t.on.get(), &ons);
+    SplitAnd(t.match_condition.get(), &ons);
+  };
+  for (const auto& t : s.from) flatten(*t);
+  for (const sql::TableRef* t : items) {
+    if (t->kind == sql::TableRef::Kind::kUnnest && t != items.front()) continue;  // reads the item before it
+    if (t->kind == sql::TableRef::Kind::kSubquery) {
+      // A LATERAL item may read the items before it: they are one more enclosing level while it
+      // is walked; another sees none of them, but may read an enclosing query's columns.
+      Scope none;
+      chain->push_back(IsLateral(*t) ? &local : &none);
+      std::vector<std::set<int>> found(used->size() + 1);
+      FreeRefs(*t->subquery, chain, &found);
+      chain->pop_back();
+      bool outer = false;
+      for (size_t i = 0; i < used->size(); ++i) {
+        outer = outer || !found[i].empty();
+        (*used)[i].insert(found[i].begin(), found[i].end());
+      }
+      if (IsLateral(*t) || outer) {
+        for (auto& c : SyntacticColumns(*t->subquery, t->alias, chain, used)) local.cols.push_back(std::move(c));
+        continue;
+      }
+    }
+    Plan p = PlanTableRef(*t);
+    for (auto& c : p.scope.cols) local.cols.push_back(std::move(c));
+  }
+  for (const Expr* on : ons) FreeRefsExpr(*on, local, chain, used);
+  return local;
+}
+
+// LATERAL (q): q is planned once over its domain D = DISTINCT of the columns of `left` it reads
+// (as a correlated subquery is: D is its first FROM item and leads its output; aggregates group
+// by D; ORDER BY ... LIMIT takes the top rows per D value), and joined back to `left` on D's
+// columns (NULL-safe), so that each left row meets the rows q gives for its values.
+Planner::Plan Planner::LateralJoin(Plan left, const sql::TableRef& t, bool pad_left, const Expr* on, Pos pos) {
+  const sql::Query& q = *t.subquery;
+  const bool limited = q.limit || q.offset;
+  if (limited) AppendOrderByColumns(const_cast<sql::Query*>(&q));
+  // Without LATERAL only the enclosing query's columns (the correlated ones) are visible.
+  Scope visible = left.scope;
+  if (!t.lateral)
+    for (auto& c : visible.cols) c.hidden = c.hidden || !c.correlated;
+  std::vector<const Scope*> chain = enclosing_;
+  chain.push_back(&visible);
+  std::vector<std::set<int>> used(chain.size());
+  FreeRefs(q, &chain, &used);
+  for (size_t i = 0; i + 1 < used.size(); ++i)
+    if (!used[i].empty())
+      ctx_.Error(t.pos,
+                 "a subquery in FROM that reads the columns of an enclosing query (LATERAL) is not supported yet");
+  const std::vector<int> corr(used.back().begin(), used.back().end());
+  const size_t k = corr.size();
+  std::vector<const Expr*> on_conj;
+  SplitAnd(on, &on_conj);
+  for (const Expr* c : on_conj)
+    if (ContainsSubquery(*c)) ctx_.Error(c->pos, "subqueries in a join's ON condition are not supported yet");
+  Plan body;
+  if (k == 0) {
+    body = PlanTableRef(t);
+  } else {
+    std::vector<BoundExprPtr> proj;
+    std::vector<ScopeColumn> cols;
+    for (int c : corr) {
+      proj.push_back(MakeColumn(c, left.scope.cols[c].type));
+      ScopeColumn col = left.scope.cols[c];
+      col.correlated = true;
+      col.hidden = false;
+      cols.push_back(std::move(col));
+    }
+    Plan domain = Distinct(Project(left, std::move(proj), std::move(cols)));
+    struct Enclosing {
+      std::vector<const Scope*>* v;
+      ~Enclosing() { v->pop_back(); }
+    } enclosing{&enclosing_};
+    enclosing_.push_back(&left.scope);
+    domain_ = &domain;
+    try {
+      body = PlanQueryBlock(q);
+    } catch (...) {
+      domain_ = nullptr;
+      throw;
+    }
+    domain_ = nullptr;
+    if (limited) body = LimitPerDomain(std::move(body), q, k);
+    // The domain's columns, then q's output (what the alias names).
+    std::vector<BoundExprPtr> keep;
+    std::vector<ScopeColumn> kept;
+    for (size_t i = 0; i < body.scope.cols.size(); ++i) {
+      if (i >= k && body.scope.cols[i].hidden) continue;
+      keep.push_back(MakeColumn(static_cast<int>(i), body.scope.cols[i].type));
+      ScopeColumn c = body.scope.cols[i];
+      if (i >= k) c.qualifier = t.alias;
+      kept.push_back(std::move(c));
+    }
+    body = Project(body, std::move(keep), std::move(kept));
+  }
+  std::vector<int> dom;
+  for (size_t i = 0; i < k; ++i) dom.push_back(static_cast<int>(i));
+  const size_t nl = left.scope.cols.size(), nb = body.scope.cols.size();
+  auto keys = NullSafeKeys(left.scope, corr, body.scope, dom);
+  bool on_true = true;
+  for (const Expr* c : on_conj)
+    on_true = on_true && c->kind == ExprKind::kLiteral && c->lit_kind == sql::LiteralKind::kBoolean &&
+              EqualsIgnoreCase(c->text, "TRUE");
+  size_t lw = nl;
+  Plan j;
+  if (pad_left && !on_true) {
+    j = GeneralOuterJoin(std::move(left), std::move(body), std::move(keys), on_conj, true, false, pos);
+  } else {
+    j = Join(std::move(left), std::move(body), std::move(keys), pad_left, false, pos, &lw);
+    if (!on_true)
+      for (const Expr* c : on_conj) j = Filter(std::move(j), binder_.BindPredicate(*c, j.scope));
+  }
+  // The left's columns, then q's (not the domain's, nor hidden join keys).
+  std::vector<BoundExprPtr> proj;
+  std::vector<ScopeColumn> cols;
+  for (size_t i = 0; i < nl; ++i) {
+    proj.push_back(MakeColumn(static_cast<int>(i), j.scope.cols[i].type));
+    cols.push_back(j.scope.cols[i]);
+  }
+  for (size_t i = lw + k; i < lw + nb; ++i) {
+    proj.push_back(MakeColumn(static_cast<int>(i), j.scope.cols[i].type));
+    cols.push_back(j.scope.cols[i]);
+  }
+  return Project(j, std::move(proj), std::move(cols));
+}
+
 void Planner::PlanSubqueries(const Expr& e, Plan* p, AggContext* agg) {
   if (e.kind == ExprKind::kSubquery || e.kind == ExprKind::kExists || e.kind == ExprKind::kInQuery) {
     if (e.kind == ExprKind::kInQuery) PlanSubqueries(*e.args[0], p, agg);
@@ -1632,7 +1943,10 @@ bool Planner::ReadsEnclosing(const Expr& ref) const {
 
 void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
   const sql::Query& q = *e.subquery;
-  if (q.limit || q.offset) ctx_.Error(q.pos, "LIMIT/OFFSET in a subquery are not supported yet");
+  const bool limited = q.limit || q.offset;
+  // ORDER BY expressions the select list does not output become trailing columns (dropped
+  // after the top-K); a syntax rewrite that adds nothing when repeated.
+  if (limited) AppendOrderByColumns(const_cast<sql::Query*>(&q));
   struct Enclosing {
     std::vector<const Scope*>* v;
     ~Enclosing() { v->pop_back(); }
@@ -1649,7 +1963,7 @@ void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
   Plan body;
   if (k == 0) {
     Schema schema;
-    body.node = PlanQuery(q, &schema);
+    body.node = PlanViewQuery(q, &schema);
     for (const auto& f : schema.fields) body.scope.cols.push_back({"", f.name, f.type, false});
   } else {
     std::vector<BoundExprPtr> proj;
@@ -1669,6 +1983,7 @@ void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
       throw;
     }
     domain_ = nullptr;
+    if (limited) body = LimitPerDomain(std::move(body), q, k);
   }
   const size_t m = body.scope.cols.size() - k;
   std::vector<int> dom;
@@ -1756,7 +2071,7 @@ void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
   if (e.kind == ExprKind::kSubquery) {
     // A global aggregate (no GROUP BY, no HAVING) returns exactly one row per domain value;
     // anything else is counted, and more than one row is a run-time error.
-    bool one_row = q.select && q.select->group_by.empty() && !q.select->having;
+    bool one_row = q.select && q.select->group_by.empty() && !q.select->having && !limited;
     bool any_agg = false;
     if (one_row)
       for (const auto& item : q.select->items)

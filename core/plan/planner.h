@@ -79,6 +79,30 @@ class Planner {
   // `domain`: the correlation domain of a subquery (joined as the first FROM item), or null.
   Plan PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>>& from, const std::vector<const sql::Expr*>& conj,
                 const Plan* domain);
+  // Joins FROM items (each a plan) along the equalities of `conj` (see PlanFrom); the first is
+  // a correlation domain when `domain_first`.
+  Plan JoinItems(std::vector<Plan> items, std::vector<sql::Pos> item_pos, const std::vector<const sql::Expr*>& conj,
+                 bool domain_first);
+  // LATERAL (subquery) `t` joined to `left` (inner, or LEFT JOIN with pad_left; `on` may be
+  // null): the subquery is decorrelated over the columns of `left` it reads.
+  Plan LateralJoin(Plan left, const sql::TableRef& t, bool pad_left, const sql::Expr* on, sql::Pos pos);
+  bool IsLateral(const sql::TableRef& t) const;
+  // An inner or cross join (no USING, NATURAL, ASOF, UNNEST or LATERAL right side).
+  bool IsInnerTree(const sql::TableRef& t) const;
+  // The items of a tree of inner joins (t itself when it is no such join) and their ON conjuncts.
+  void FlattenInner(const sql::TableRef& t, std::vector<const sql::TableRef*>* items,
+                    std::vector<const sql::Expr*>* ons) const;
+  // Whether q reads a column of the blocks whose subqueries are being planned.
+  bool ReadsEnclosingQuery(const sql::Query& q);
+  // The columns of a query's output, by name only (types unknown), qualified by `alias`: what a
+  // LATERAL item offers the names of its query before it can be planned.
+  // (`chain` and `used` as for FreeRefs, which a `*` walks the FROM items of q for.)
+  std::vector<ScopeColumn> SyntacticColumns(const sql::Query& q, const std::string& alias,
+                                            std::vector<const Scope*>* chain, std::vector<std::set<int>>* used);
+  // The columns of s's FROM items; a LATERAL item's query is walked for FreeRefs on the way.
+  Scope LocalScope(const sql::Select& s, std::vector<const Scope*>* chain, std::vector<std::set<int>>* used);
+  // ORDER BY ... LIMIT / OFFSET of q over p, per value of its first `lead` columns.
+  Plan LimitPerDomain(Plan p, const sql::Query& q, size_t lead);
   // Plans the subqueries of e (not those nested in them) as columns of *p, registered with the
   // binder, so that binding e over p->scope afterwards reads them.
   // `agg`: set when *p is an aggregate's output, over which the left side of IN binds.
@@ -119,7 +143,10 @@ class Planner {
   Plan Project(const Plan& p, std::vector<BoundExprPtr> proj, std::vector<ScopeColumn> cols);
   Plan PlanTableRef(const sql::TableRef& t);
   Plan PlanTableRefUncached(const sql::TableRef& t);
-  Plan PlanJoinRef(const sql::TableRef& t);
+  // `left_plan`: t's left side as planned already (joined with more items), or null.
+  Plan PlanJoinRef(const sql::TableRef& t, const Plan* left_plan = nullptr);
+  // A LEFT JOIN whose ON condition reads a column of an enclosing query (not of its sides).
+  bool OuterOnReadsEnclosing(const sql::TableRef& t);
   Plan PlanWindowRef(const sql::TableRef& t);
   // A plan of one row and no column (SELECT without FROM, a leading UNNEST).
   Plan OneRow();
@@ -156,7 +183,9 @@ class Planner {
   int PlanViewQuery(const sql::Query& q, Schema* schema);
   // Adds ORDER BY ... LIMIT / OFFSET of a view's query over `node` (whose columns are `schema`,
   // ending with the sort columns AppendOrderByColumns added, which it drops from node and schema).
-  int TopK(int node, Schema* schema, const sql::Query& q);
+  // `lead`: the first columns are a correlation domain's (not named by ORDER BY): the top-K is
+  // then taken per value of them (a correlated or LATERAL subquery with LIMIT).
+  int TopK(int node, Schema* schema, const sql::Query& q, size_t lead = 0);
   int Materialize(int node, const std::vector<PhysType>& types);
   // A lateness operator (core/operators/lateness.h) after `node` for the columns (index, the
   // lateness expression as written, its position) of `schema`; returns its node.

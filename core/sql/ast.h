@@ -131,6 +131,7 @@ struct TableRef {
   std::string name;   // kTable: the relation name as written
   std::string alias;  // optional for kTable, kSubquery
   std::unique_ptr<Query> subquery;
+  bool lateral = false;  // kSubquery: LATERAL (query), which may read the FROM items before it
   // kJoin
   JoinType join_type = JoinType::kInner;
   bool natural = false;

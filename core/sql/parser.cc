@@ -1168,6 +1168,16 @@ class Parser {
 
   std::unique_ptr<TableRef> ParseTablePrimary() {
     DepthGuard guard(this);
+    if (IsKw(Peek(), "LATERAL") && (IsSym(Peek(1), "(") || Peek(1).kind == TokenKind::kIdent)) {
+      const Pos at = Take().pos;
+      // LATERAL UNNEST(...) is the plain form (UNNEST reads the item before it anyway).
+      if (IsKw(Peek(), "UNNEST")) return ParseTablePrimary();
+      if (!IsSym(Peek(), "(") || !ParenStartsQuery(1)) FailAt(at, "LATERAL needs a query in parentheses");
+      auto ref = ParseTablePrimary();
+      ref->lateral = true;
+      ref->pos = at;
+      return ref;
+    }
     const Token& t = Peek();
     if (IsSym(t, "(")) {
       if (ParenStartsQuery(1)) {
