@@ -12,13 +12,16 @@
 // projections that keep the column, through CAST(ts AS DATE), `ts + c`, `ts / c` (c > 0) and
 // window bucket functions, and through GROUP BY keys to an aggregate's output (a group only
 // changes when a row of it does). They do not pass through joins (an old row of one side can
-// meet a new row of the other) nor temporal filters (which retract old rows as time passes). A WaterlineRef is a cell
+// meet a new row of the other; but an as-of join's left match column keeps the smaller of its
+// two match columns' waterlines: a left row's output changes only with it or a right row at or
+// before its time) nor temporal filters (which retract old rows as time passes). A WaterlineRef is a cell
 // plus the function applied to it.
 //
 // Who uses them: operators whose state holds values of such a column discard the entries below
 // the waterline, which no future change can reach: aggregates (groups), DISTINCT (rows), joins
 // on a key column with waterlines on both sides (both sides' rows below the smaller one), the
-// as-of join (left rows, and right rows but the last), SESSION windows (finished sessions).
+// as-of join (left rows, and right rows but the last), SESSION windows (finished sessions),
+// OVER windows ordered by such a column (rows no future frame reaches).
 // Discarding is not deleting: it changes no output.
 #pragma once
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <unordered_map>
 
 #include "core/common/error.h"
 #include "core/expr/time.h"
@@ -116,7 +118,11 @@ WindowOp::WindowOp(std::vector<PhysType> in_types, std::vector<int> partition, s
                    std::vector<WindowFn> fns)
     : in_types_(std::move(in_types)), partition_(std::move(partition)), order_(std::move(order)), fns_(std::move(fns)) {
   out_types_ = in_types_;
-  for (const WindowFn& f : fns_) out_types_.push_back(f.result);
+  for (const WindowFn& f : fns_) {
+    out_types_.push_back(f.result);
+    need_base_ = need_base_ || f.kind == WindowFnKind::kRowNumber || f.kind == WindowFnKind::kRank ||
+                 f.kind == WindowFnKind::kDenseRank;
+  }
 }
 
 std::string WindowOp::Describe() const {
@@ -141,9 +147,19 @@ std::string WindowOp::Describe() const {
       if (f.default_col >= 0) s += fmt::format(", ${}", f.default_col);
     }
     s += ")";
-    if (Framed(f))
-      s += fmt::format(" {} {} .. {}", f.rows ? "ROWS" : "RANGE", BoundText(f.start, f.rows), BoundText(f.end, f.rows));
+    if (Framed(f)) {
+      const bool counted = f.rows || f.groups;
+      s += fmt::format(" {} {} .. {}",
+                       f.rows     ? "ROWS"
+                       : f.groups ? "GROUPS"
+                                  : "RANGE",
+                       BoundText(f.start, counted), BoundText(f.end, counted));
+      if (f.exclude == WindowFn::Exclude::kCurrentRow) s += " EXCLUDE CURRENT ROW";
+      if (f.exclude == WindowFn::Exclude::kGroup) s += " EXCLUDE GROUP";
+      if (f.exclude == WindowFn::Exclude::kTies) s += " EXCLUDE TIES";
+    }
   }
+  if (gc_) s += fmt::format(" (discards rows behind the waterline of ${})", order_[0].column);
   return s;
 }
 
@@ -153,11 +169,8 @@ std::string WindowOp::PartitionKey(const Row& row) const {
   return key;
 }
 
-std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
-  // Every copy of every row, in order.
-  std::vector<const Row*> rows;
-  for (const auto& [row, w] : part)
-    for (int64_t c = 0; c < w; ++c) rows.push_back(&row);
+std::vector<WindowOp::Out> WindowOp::Compute(const std::vector<const Row*>& rows, size_t lo, size_t hi, int64_t base,
+                                             int64_t base_groups) const {
   const int64_t n = static_cast<int64_t>(rows.size());
   // Peer groups: [peer_start, peer_end) and the group's number.
   std::vector<int64_t> peer_start(n), peer_end(n), dense(n);
@@ -168,7 +181,16 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
   }
   for (int64_t i = n - 1; i >= 0; --i)
     peer_end[i] = i + 1 < n && peer_start[i + 1] == peer_start[i] ? peer_end[i + 1] : i + 1;
+  // Peer group g (0-based, dense[i] - 1): its first row and the row after its last.
+  const int64_t ngroups = n > 0 ? dense[n - 1] : 0;
+  std::vector<int64_t> group_start(ngroups), group_end(ngroups);
+  for (int64_t i = 0; i < n; ++i) {
+    group_end[dense[i] - 1] = i + 1;
+    if (peer_start[i] == i) group_start[dense[i] - 1] = i;
+  }
 
+  // Only the rows [L, H) are computed.
+  const int64_t L = static_cast<int64_t>(lo), H = static_cast<int64_t>(hi);
   std::vector<std::vector<Value>> vals(fns_.size(), std::vector<Value>(static_cast<size_t>(n)));
   std::vector<int64_t> fs(n), fe(n);
   for (size_t f = 0; f < fns_.size(); ++f) {
@@ -176,32 +198,32 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
     std::vector<Value>& out = vals[f];
     switch (fn.kind) {
       case WindowFnKind::kRowNumber:
-        for (int64_t i = 0; i < n; ++i) out[i] = Value::Int(i + 1);
+        for (int64_t i = L; i < H; ++i) out[i] = Value::Int(base + i + 1);
         continue;
       case WindowFnKind::kRank:
-        for (int64_t i = 0; i < n; ++i) out[i] = Value::Int(peer_start[i] + 1);
+        for (int64_t i = L; i < H; ++i) out[i] = Value::Int(base + peer_start[i] + 1);
         continue;
       case WindowFnKind::kDenseRank:
-        for (int64_t i = 0; i < n; ++i) out[i] = Value::Int(dense[i]);
+        for (int64_t i = L; i < H; ++i) out[i] = Value::Int(base_groups + dense[i]);
         continue;
       case WindowFnKind::kNtile: {
         // q rows per bucket, the first r buckets one more.
         const int64_t q = n / fn.offset, r = n % fn.offset, big = r * (q + 1);
-        for (int64_t i = 0; i < n; ++i) out[i] = Value::Int(i < big ? i / (q + 1) + 1 : r + (i - big) / q + 1);
+        for (int64_t i = L; i < H; ++i) out[i] = Value::Int(i < big ? i / (q + 1) + 1 : r + (i - big) / q + 1);
         continue;
       }
       case WindowFnKind::kPercentRank:
-        for (int64_t i = 0; i < n; ++i)
+        for (int64_t i = L; i < H; ++i)
           out[i] = Value::Double(n > 1 ? static_cast<double>(peer_start[i]) / static_cast<double>(n - 1) : 0.0);
         continue;
       case WindowFnKind::kCumeDist:
-        for (int64_t i = 0; i < n; ++i)
+        for (int64_t i = L; i < H; ++i)
           out[i] = Value::Double(static_cast<double>(peer_end[i]) / static_cast<double>(n));
         continue;
       case WindowFnKind::kLag:
       case WindowFnKind::kLead: {
         const int64_t off = std::clamp<int64_t>(fn.offset, -n - 1, n + 1);
-        for (int64_t i = 0; i < n; ++i) {
+        for (int64_t i = L; i < H; ++i) {
           const int64_t j = fn.kind == WindowFnKind::kLag ? i - off : i + off;
           if (j >= 0 && j < n)
             out[i] = (*rows[j])[fn.arg];
@@ -218,7 +240,7 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
     const int key = order_.empty() ? -1 : order_[0].column;
     // The non-NULL rows of the order key (RANGE offsets search among them): [a, b).
     int64_t a = 0, b = n;
-    if (!fn.rows && key >= 0) {
+    if (!fn.rows && !fn.groups && key >= 0) {
       while (a < n && (*rows[a])[key].IsNull()) ++a;
       b = a;
       while (b < n && !(*rows[b])[key].IsNull()) ++b;
@@ -238,6 +260,14 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
           break;
       }
       const bool preceding = bd.kind == WindowBound::Kind::kPreceding;
+      if (fn.groups) {
+        // The first row (start) or the row after the last (end) of the group k back / ahead.
+        const int64_t k = std::min<int64_t>(bd.rows, ngroups + 1);
+        const int64_t g = dense[i] - 1 + (preceding ? -k : k);
+        if (g < 0) return 0;
+        if (g >= ngroups) return n;
+        return is_end ? group_end[g] : group_start[g];
+      }
       if (fn.rows) {
         const int64_t k = std::min<int64_t>(bd.rows, n + 1);
         const int64_t p = preceding ? i - k : i + k;
@@ -253,45 +283,92 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
                        : std::partition_point(first, last, [&](const Row* r) { return before((*r)[key], t); });
       return it - rows.begin();
     };
-    for (int64_t i = 0; i < n; ++i) {
+    for (int64_t i = L; i < H; ++i) {
       fs[i] = bound(fn.start, i, false);
       fe[i] = std::max(fs[i], bound(fn.end, i, true));
     }
+    // The frame less what EXCLUDE takes out: up to three runs of rows, in order.
+    struct Seg {
+      int64_t s, e;
+    };
+    auto segments = [&](int64_t i, Seg* seg) -> int {
+      if (fn.exclude == WindowFn::Exclude::kNoOthers) {
+        seg[0] = {fs[i], fe[i]};
+        return 1;
+      }
+      const int64_t xs = fn.exclude == WindowFn::Exclude::kCurrentRow ? i : peer_start[i];
+      const int64_t xe = fn.exclude == WindowFn::Exclude::kCurrentRow ? i + 1 : peer_end[i];
+      int k = 0;
+      if (fs[i] < std::min(fe[i], xs)) seg[k++] = {fs[i], std::min(fe[i], xs)};
+      if (fn.exclude == WindowFn::Exclude::kTies && fs[i] <= i && i < fe[i]) seg[k++] = {i, i + 1};
+      if (std::max(fs[i], xe) < fe[i]) seg[k++] = {std::max(fs[i], xe), fe[i]};
+      return k;
+    };
+    Seg seg[3];
     if (fn.kind == WindowFnKind::kFirstValue || fn.kind == WindowFnKind::kLastValue) {
-      for (int64_t i = 0; i < n; ++i) {
-        if (fs[i] >= fe[i]) continue;
-        out[i] = (*rows[fn.kind == WindowFnKind::kFirstValue ? fs[i] : fe[i] - 1])[fn.arg];
+      for (int64_t i = L; i < H; ++i) {
+        const int k = segments(i, seg);
+        if (k == 0) continue;
+        out[i] = (*rows[fn.kind == WindowFnKind::kFirstValue ? seg[0].s : seg[k - 1].e - 1])[fn.arg];
       }
       continue;
     }
     if (fn.kind == WindowFnKind::kNthValue) {
-      for (int64_t i = 0; i < n; ++i)
-        if (fe[i] - fs[i] >= fn.offset) out[i] = (*rows[fs[i] + fn.offset - 1])[fn.arg];
+      for (int64_t i = L; i < H; ++i) {
+        int64_t left = fn.offset;
+        for (int k = 0, ks = segments(i, seg); k < ks; ++k) {
+          if (seg[k].e - seg[k].s >= left) {
+            out[i] = (*rows[seg[k].s + left - 1])[fn.arg];
+            break;
+          }
+          left -= seg[k].e - seg[k].s;
+        }
+      }
       continue;
     }
     const AggSpec& agg = fn.agg;
     if (agg.kind == AggKind::kCountStar) {
-      for (int64_t i = 0; i < n; ++i) out[i] = Value::Int(fe[i] - fs[i]);
+      for (int64_t i = L; i < H; ++i) {
+        int64_t c = 0;
+        for (int k = 0, ks = segments(i, seg); k < ks; ++k) c += seg[k].e - seg[k].s;
+        out[i] = Value::Int(c);
+      }
       continue;
     }
     if (agg.kind == AggKind::kMin || agg.kind == AggKind::kMax) {
+      const bool is_min = agg.kind == AggKind::kMin;
+      if (fn.exclude != WindowFn::Exclude::kNoOthers) {
+        // Over the runs, row by row.
+        for (int64_t i = L; i < H; ++i) {
+          const Value* best = nullptr;
+          for (int k = 0, ks = segments(i, seg); k < ks; ++k)
+            for (int64_t j = seg[k].s; j < seg[k].e; ++j) {
+              const Value& v = (*rows[j])[agg.arg];
+              if (!v.IsNull() && (!best || (is_min ? v < *best : *best < v))) best = &v;
+            }
+          if (best) out[i] = *best;
+        }
+        continue;
+      }
       // A sliding multiset: both ends of the frame only move forward.
       std::map<Value, int64_t> window;
-      int64_t lo = 0, hi = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        for (; hi < fe[i]; ++hi)
-          if (hi >= lo && !(*rows[hi])[agg.arg].IsNull()) ++window[(*rows[hi])[agg.arg]];
-        for (; lo < fs[i]; ++lo) {
-          if (lo >= hi || (*rows[lo])[agg.arg].IsNull()) continue;
-          auto it = window.find((*rows[lo])[agg.arg]);
+      int64_t wlo = L < H ? fs[L] : 0, whi = wlo;
+      for (int64_t i = L; i < H; ++i) {
+        for (; whi < fe[i]; ++whi)
+          if (whi >= wlo && !(*rows[whi])[agg.arg].IsNull()) ++window[(*rows[whi])[agg.arg]];
+        for (; wlo < fs[i]; ++wlo) {
+          if (wlo >= whi || (*rows[wlo])[agg.arg].IsNull()) continue;
+          auto it = window.find((*rows[wlo])[agg.arg]);
           if (--it->second == 0) window.erase(it);
         }
-        if (!window.empty()) out[i] = agg.kind == AggKind::kMin ? window.begin()->first : window.rbegin()->first;
+        if (!window.empty()) out[i] = is_min ? window.begin()->first : window.rbegin()->first;
       }
       continue;
     }
     // COUNT, SUM, AVG from prefix counts and sums (exact in 128 bits for integers and decimals,
-    // as in GROUP BY: a wide DECIMAL sum beyond 38 digits is an error).
+    // as in GROUP BY: a wide DECIMAL sum beyond 38 digits is an error). DOUBLE sums are added in
+    // frame order from 0 (a prefix sum from the slice's start is the same sum), so a row's value
+    // does not depend on which slice it was computed in.
     const bool exact = agg.arg_type.phys() == PhysType::kI64 || agg.arg_type.IsWideDecimal();
     std::vector<int64_t> cnt(n + 1, 0);
     std::vector<__int128> isum(exact ? n + 1 : 0, 0);
@@ -303,8 +380,10 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
         Fail(ErrorKind::kRuntime, "DECIMAL overflow in SUM");
       if (!exact) dsum[i + 1] = dsum[i] + (v.IsNull() ? 0 : v.d);
     }
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t c = cnt[fe[i]] - cnt[fs[i]];
+    for (int64_t i = L; i < H; ++i) {
+      const int ks = segments(i, seg);
+      int64_t c = 0;
+      for (int k = 0; k < ks; ++k) c += cnt[seg[k].e] - cnt[seg[k].s];
       if (agg.kind == AggKind::kCount) {
         out[i] = Value::Int(c);
         continue;
@@ -313,7 +392,8 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
       int64_t is = 0;
       double ds = 0;
       if (exact) {
-        const __int128 s = isum[fe[i]] - isum[fs[i]];
+        __int128 s = 0;
+        for (int k = 0; k < ks; ++k) s += isum[seg[k].e] - isum[seg[k].s];
         if (agg.kind == AggKind::kSum && agg.result_type.IsWideDecimal()) {
           if (!DecimalFits(s, agg.result_type.precision))
             Fail(ErrorKind::kRuntime, "DECIMAL overflow in SUM: the sum does not fit {}",
@@ -327,12 +407,12 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
         }
         if (s > INT64_MAX || s < INT64_MIN) Fail(ErrorKind::kRuntime, "integer overflow in SUM");
         is = static_cast<int64_t>(s);
-      } else if (fs[i] == 0 || fe[i] - fs[i] > 1024) {
-        ds = dsum[fe[i]] - dsum[fs[i]];
+      } else if (ks == 1 && seg[0].s == 0) {
+        ds = dsum[seg[0].e];
       } else {
-        // A short frame not at the start: summed in order, as a from-scratch sum would be.
-        for (int64_t j = fs[i]; j < fe[i]; ++j)
-          if (!(*rows[j])[agg.arg].IsNull()) ds += (*rows[j])[agg.arg].d;
+        for (int k = 0; k < ks; ++k)
+          for (int64_t j = seg[k].s; j < seg[k].e; ++j)
+            if (!(*rows[j])[agg.arg].IsNull()) ds += (*rows[j])[agg.arg].d;
       }
       if (agg.kind == AggKind::kSum)
         out[i] = exact ? Value::Int(is) : Value::Double(ds);
@@ -343,11 +423,12 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
 
   // Per copy: the input row and its values, sorted by (row order, values) so that two results
   // can be compared by a merge.
-  std::vector<Out> result(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    result[i].row = rows[i];
-    result[i].vals.reserve(fns_.size());
-    for (size_t f = 0; f < fns_.size(); ++f) result[i].vals.push_back(std::move(vals[f][i]));
+  std::vector<Out> result(static_cast<size_t>(H - L));
+  for (int64_t i = L; i < H; ++i) {
+    Out& o = result[i - L];
+    o.row = rows[i];
+    o.vals.reserve(fns_.size());
+    for (size_t f = 0; f < fns_.size(); ++f) o.vals.push_back(std::move(vals[f][i]));
   }
   SortedRowLess less{&order_};
   std::sort(result.begin(), result.end(), [&](const Out& x, const Out& y) {
@@ -357,10 +438,112 @@ std::vector<WindowOp::Out> WindowOp::Compute(const Contents& part) const {
   return result;
 }
 
+bool WindowOp::Depends(const Value& of, const Value& src_key, const Rel& rel, bool context) const {
+  if (rel.peer || rel.dist == 0) return true;
+  const bool desc = !order_.empty() && order_[0].desc;
+  auto before = [&](const Value& x, const Value& y) { return desc ? y < x : x < y; };
+  for (const WindowFn& fn : fns_) {
+    switch (fn.kind) {
+      case WindowFnKind::kRowNumber:
+      case WindowFnKind::kRank:
+      case WindowFnKind::kDenseRank:
+        // They count the rows before them (counts, not rows, when reading).
+        if (!context && !rel.after) return true;
+        continue;
+      case WindowFnKind::kNtile:
+      case WindowFnKind::kPercentRank:
+      case WindowFnKind::kCumeDist:
+        return true;
+      case WindowFnKind::kLag:
+      case WindowFnKind::kLead: {
+        // LAG k reads the row k before (LEAD: after); a negative k the other way.
+        int64_t k = fn.kind == WindowFnKind::kLag ? fn.offset : -fn.offset;
+        if ((k > 0 && !rel.after && rel.dist <= k) || (k < 0 && rel.after && rel.dist <= -k)) return true;
+        continue;
+      }
+      default:
+        break;
+    }
+    // A framed function: src before the row against the frame's start, after it against its end.
+    const WindowBound& bd = rel.after ? fn.end : fn.start;
+    using BK = WindowBound::Kind;
+    if (bd.kind == BK::kUnboundedPreceding || bd.kind == BK::kUnboundedFollowing) return true;
+    if (bd.kind == BK::kCurrentRow) continue;  // peers only
+    const bool toward = rel.after ? bd.kind == BK::kFollowing : bd.kind == BK::kPreceding;
+    if (!toward) continue;  // the frame ends (starts) on the row's own side
+    if (fn.rows) {
+      if (rel.dist <= bd.rows) return true;
+      continue;
+    }
+    if (fn.groups) {
+      if (rel.gdist <= bd.rows) return true;
+      continue;
+    }
+    if (of.IsNull() || src_key.IsNull()) continue;  // a NULL key's offset frame is its peers
+    const Value t = RangeTarget(of, bd, fn.date_key, !rel.after != desc, rel.after == desc);
+    if (rel.after ? !before(t, src_key) : !before(src_key, t)) return true;
+  }
+  return false;
+}
+
+void WindowOp::SetWaterline(WaterlineRef w) {
+  waterline_ = std::move(w);
+  // Discarding needs an ascending first key and functions whose reach is bounded (see window.h).
+  bool ok = waterline_.valid() && !order_.empty() && !order_[0].desc;
+  for (const WindowFn& fn : fns_) {
+    switch (fn.kind) {
+      case WindowFnKind::kNtile:
+      case WindowFnKind::kPercentRank:
+      case WindowFnKind::kCumeDist:
+        ok = false;
+        break;
+      case WindowFnKind::kRowNumber:
+      case WindowFnKind::kRank:
+      case WindowFnKind::kDenseRank:
+      case WindowFnKind::kLag:
+      case WindowFnKind::kLead:
+        ok = ok && key_not_null_;
+        break;
+      default:
+        if (fn.start.kind == WindowBound::Kind::kUnboundedPreceding ||
+            fn.end.kind == WindowBound::Kind::kUnboundedFollowing || ((fn.rows || fn.groups) && !key_not_null_))
+          ok = false;
+    }
+  }
+  gc_ = ok;
+}
+
+size_t WindowOp::StateRows() const {
+  size_t n = 0;
+  for (const auto& [key, part] : parts_) n += part.rows.size();
+  return n;
+}
+
+// Walks a partition's rows from one row away from another (`of` fixed, `src` moving, or the
+// reverse), keeping the distance in rows and peer groups between them, counted over the rows
+// present both before and after the step (weight: the smaller of the two), so never more than
+// the true distance.
+struct Walker {
+  const std::vector<SortKey>* order;
+  int64_t dist = 1, groups = 0;             // rows, peer groups passed (+1 each for the next row)
+  const std::vector<Value>* rep = nullptr;  // a row of the last group passed
+  // The peer-group distance from the fixed row to `r` (the next row of the walk).
+  int64_t GDist(const std::vector<Value>& r) const {
+    return rep && CompareByKeys(*order, *rep, r) == 0 ? groups : groups + 1;
+  }
+  void Pass(const std::vector<Value>& r, int64_t w) {
+    if (w <= 0) return;
+    dist += w;
+    if (!rep || CompareByKeys(*order, *rep, r) != 0) {
+      ++groups;
+      rep = &r;
+    }
+  }
+};
+
 Batch WindowOp::Step(std::span<const Batch* const> inputs) {
   const Batch& in = *inputs[0];
   BatchBuilder out(out_types_);
-  if (in.empty()) return out.Finish();
   // The change, split by partition (in key order, so the output order is deterministic).
   std::map<std::string, std::vector<std::pair<Row, int64_t>>> changes;
   for (size_t r = 0; r < in.size(); ++r) {
@@ -377,13 +560,109 @@ Batch WindowOp::Step(std::span<const Batch* const> inputs) {
     out.AppendRow(buf, w);
   };
   for (auto& [key, rows] : changes) {
-    auto part = parts_.try_emplace(key, Contents(SortedRowLess{&order_})).first;
-    Contents& c = part->second;
-    std::vector<Out> old = Compute(c);
-    // Rows whose weight drops to 0 stay (uncounted) until both results are compared, so the old
-    // result's row pointers stay valid.
-    for (auto& [row, w] : rows) c.try_emplace(std::move(row), 0).first->second += w;
-    std::vector<Out> now = Compute(c);
+    auto part = parts_.try_emplace(key, &order_).first;
+    Contents& c = part->second.rows;
+    // Fold the change in, remembering the old weights. Rows whose weight drops to 0 stay
+    // (uncounted) until both results are computed, so their pointers stay valid.
+    std::unordered_map<const Row*, int64_t> old_w;
+    std::vector<Contents::iterator> changed;
+    for (auto& [row, w] : rows) {
+      auto [it, fresh] = c.try_emplace(std::move(row), 0);
+      if (old_w.emplace(&it->first, it->second).second) changed.push_back(it);
+      it->second += w;
+    }
+    auto old_weight = [&](Contents::const_iterator it) {
+      auto o = old_w.find(&it->first);
+      return o == old_w.end() ? it->second : o->second;
+    };
+    auto min_weight = [&](Contents::const_iterator it) { return std::min(it->second, old_weight(it)); };
+    auto first =
+        *std::min_element(changed.begin(), changed.end(), [&](auto x, auto y) { return less(x->first, y->first); });
+    auto last =
+        *std::max_element(changed.begin(), changed.end(), [&](auto x, auto y) { return less(x->first, y->first); });
+    // src relative to of; `moving`: the one the walk moves.
+    auto rel = [&](const Walker& wk, const Row& of, const Row& src, bool after, const Row& moving) {
+      Rel r;
+      r.after = after;
+      r.peer = CompareByKeys(order_, of, src) == 0;
+      r.dist = wk.dist;
+      r.gdist = r.peer ? 0 : wk.GDist(moving);
+      return r;
+    };
+    // The rows whose output may change: back from the first change while a change there can
+    // reach them, forward from the last.
+    Contents::iterator a_lo = first, a_hi = last;
+    {
+      Walker wk{&order_};
+      wk.rep = &first->first;
+      for (auto it = first; it != c.begin();) {
+        auto prev = std::prev(it);
+        if (!Depends(Key(prev->first), Key(first->first), rel(wk, prev->first, first->first, true, prev->first), false))
+          break;
+        it = a_lo = prev;
+        wk.Pass(prev->first, min_weight(prev));
+      }
+    }
+    {
+      Walker wk{&order_};
+      wk.rep = &last->first;
+      for (auto it = std::next(last); it != c.end(); ++it) {
+        if (!Depends(Key(it->first), Key(last->first), rel(wk, it->first, last->first, false, it->first), false)) break;
+        a_hi = it;
+        wk.Pass(it->first, min_weight(it));
+      }
+    }
+    // The rows they read: back from the first of them, forward from the last, then back to the
+    // start of the first one's peer group.
+    Contents::iterator c_lo = a_lo, c_hi = a_hi;
+    {
+      Walker wk{&order_};
+      wk.rep = &a_lo->first;
+      for (auto it = a_lo; it != c.begin();) {
+        auto prev = std::prev(it);
+        if (!Depends(Key(a_lo->first), Key(prev->first), rel(wk, a_lo->first, prev->first, false, prev->first), true))
+          break;
+        it = c_lo = prev;
+        wk.Pass(prev->first, min_weight(prev));
+      }
+      while (c_lo != c.begin() && CompareByKeys(order_, std::prev(c_lo)->first, c_lo->first) == 0) --c_lo;
+    }
+    {
+      Walker wk{&order_};
+      wk.rep = &a_hi->first;
+      for (auto it = std::next(a_hi); it != c.end(); ++it) {
+        if (!Depends(Key(a_hi->first), Key(it->first), rel(wk, a_hi->first, it->first, true, it->first), true)) break;
+        c_hi = it;
+        wk.Pass(it->first, min_weight(it));
+      }
+    }
+    // The rows and peer groups before the slice (the same before and after the step).
+    int64_t base = part->second.dropped_rows, base_groups = part->second.dropped_groups;
+    if (need_base_) {
+      const Row* prev = nullptr;
+      for (auto it = c.begin(); it != c_lo; ++it) {
+        if (it->second <= 0) continue;
+        base += it->second;
+        if (!prev || CompareByKeys(order_, *prev, it->first) != 0) ++base_groups;
+        prev = &it->first;
+      }
+    }
+    // The slice before and after, and the results of the rows [a_lo, a_hi] in each.
+    auto slice = [&](bool after, std::vector<const Row*>* v, size_t* lo, size_t* hi) {
+      for (auto it = c_lo;; ++it) {
+        if (it == a_lo) *lo = v->size();
+        const int64_t w = after ? it->second : old_weight(it);
+        for (int64_t k = 0; k < w; ++k) v->push_back(&it->first);
+        if (it == a_hi) *hi = v->size();
+        if (it == c_hi) break;
+      }
+    };
+    std::vector<const Row*> old_rows, new_rows;
+    size_t olo = 0, ohi = 0, nlo = 0, nhi = 0;
+    slice(false, &old_rows, &olo, &ohi);
+    slice(true, &new_rows, &nlo, &nhi);
+    std::vector<Out> old = Compute(old_rows, olo, ohi, base, base_groups);
+    std::vector<Out> now = Compute(new_rows, nlo, nhi, base, base_groups);
     // Emit now - old: a merge of the two sorted results.
     auto cmp = [&](const Out& x, const Out& y) {
       if (x.row != y.row) return less(*x.row, *y.row) ? -1 : 1;
@@ -401,23 +680,110 @@ Batch WindowOp::Step(std::span<const Batch* const> inputs) {
         ++j;
       }
     }
-    std::erase_if(c, [](const auto& e) { return e.second == 0; });
-    if (c.empty()) parts_.erase(part);
+    for (auto it : changed)
+      if (it->second == 0) c.erase(it);
+    Collect(part->second);
+    if (c.empty() && part->second.dropped_rows == 0) parts_.erase(part);
+  }
+  // A few untouched partitions, in turn, so that idle ones shrink too.
+  if (gc_ && !parts_.empty()) {
+    auto it = parts_.lower_bound(sweep_next_);
+    for (size_t k = std::min<size_t>(16, parts_.size()); k > 0 && !parts_.empty(); --k) {
+      if (it == parts_.end()) it = parts_.begin();
+      if (!changes.contains(it->first)) {
+        Collect(it->second);
+        if (it->second.rows.empty() && it->second.dropped_rows == 0) {
+          it = parts_.erase(it);
+          continue;
+        }
+      }
+      ++it;
+    }
+    sweep_next_ = it == parts_.end() ? std::string() : it->first;
   }
   return out.Finish();
 }
 
+void WindowOp::Collect(Part& p) const {
+  if (!gc_) return;
+  const std::optional<Value> w = waterline_.Current();
+  if (!w || w->IsNull()) return;
+  const int key = order_[0].column;
+  Contents& c = p.rows;
+  // The non-NULL keys, ascending; g: the first at or after the waterline.
+  auto begin = c.begin();
+  if (order_[0].nulls_first)
+    while (begin != c.end() && begin->first[key].IsNull()) ++begin;
+  auto g = begin;
+  while (g != c.end() && !g->first[key].IsNull() && g->first[key] < *w) ++g;
+  if (g == begin) return;
+  // Every future change sorts at or after g with a key >= W. The rows it may still change: back
+  // from g while a row of key W there reaches them.
+  auto nonfinal = g;
+  {
+    Walker wk{&order_};
+    for (auto it = g; it != begin;) {
+      auto prev = std::prev(it);
+      Rel r;
+      r.after = true;
+      r.dist = wk.dist;
+      r.gdist = wk.GDist(prev->first);
+      if (!Depends(prev->first[key], *w, r, false)) break;
+      it = nonfinal = prev;
+      wk.Pass(prev->first, prev->second);
+    }
+  }
+  // What those rows (or a future row at g) read: back from the first of them.
+  auto keep = nonfinal;
+  {
+    const Value of = nonfinal == g ? *w : nonfinal->first[key];
+    Walker wk{&order_};
+    if (nonfinal != g) wk.rep = &nonfinal->first;
+    for (auto it = nonfinal; it != begin;) {
+      auto prev = std::prev(it);
+      Rel r;
+      r.after = false;
+      r.peer = nonfinal != g && CompareByKeys(order_, nonfinal->first, prev->first) == 0;
+      r.dist = wk.dist;
+      r.gdist = r.peer ? 0 : wk.GDist(prev->first);
+      if (!Depends(of, prev->first[key], r, true)) break;
+      it = keep = prev;
+      wk.Pass(prev->first, prev->second);
+    }
+  }
+  while (keep != begin && keep != c.end() && CompareByKeys(order_, std::prev(keep)->first, keep->first) == 0) --keep;
+  // Discard [begin, keep): final, and read by no row that may still change. Only the ranking
+  // functions need their counts.
+  const Row* prev = nullptr;
+  for (auto it = begin; need_base_ && it != keep; ++it) {
+    p.dropped_rows += it->second;
+    if (!prev || CompareByKeys(order_, *prev, it->first) != 0) ++p.dropped_groups;
+    prev = &it->first;
+  }
+  c.erase(begin, keep);
+}
+
 void WindowOp::SaveState(StateWriter& w) const {
   uint64_t n = 0;
-  for (const auto& [key, part] : parts_) n += part.size();
+  for (const auto& [key, part] : parts_) n += part.rows.size();
   w.U64(n);
   for (const auto& [key, part] : parts_)
-    for (const auto& [row, weight] : part) {
+    for (const auto& [row, weight] : part.rows) {
       std::string enc;
       for (const Value& v : row) EncodeValue(&enc, v);
       w.Str(enc);
       w.I64(weight);
     }
+  // The discarded counts of the partitions that have some.
+  uint64_t d = 0;
+  for (const auto& [key, part] : parts_) d += part.dropped_rows != 0;
+  w.U64(d);
+  for (const auto& [key, part] : parts_) {
+    if (part.dropped_rows == 0) continue;
+    w.Str(key);
+    w.I64(part.dropped_rows);
+    w.I64(part.dropped_groups);
+  }
 }
 
 void WindowOp::RestoreState(StateReader& r) {
@@ -427,8 +793,16 @@ void WindowOp::RestoreState(StateReader& r) {
     std::string enc = r.Str();
     Row row = DecodeRow(enc);
     std::string key = PartitionKey(row);
-    auto part = parts_.try_emplace(key, Contents(SortedRowLess{&order_})).first;
-    part->second[std::move(row)] = r.I64();
+    auto part = parts_.try_emplace(key, &order_).first;
+    part->second.rows[std::move(row)] = r.I64();
+  }
+  if (r.AtEnd()) return;  // saved before rows were discarded
+  uint64_t d = r.U64();
+  for (uint64_t i = 0; i < d; ++i) {
+    std::string key = r.Str();
+    auto part = parts_.try_emplace(key, &order_).first;
+    part->second.dropped_rows = r.I64();
+    part->second.dropped_groups = r.I64();
   }
 }
 

@@ -19,19 +19,36 @@
 //     DECIMALs DECIMAL(38, s) (exact), AVG in the argument's type; NULL over a frame holding no
 //     non-NULL value (COUNT 0).
 // Frames (PostgreSQL's semantics): ROWS between UNBOUNDED PRECEDING, n PRECEDING, CURRENT ROW,
-// n FOLLOWING, UNBOUNDED FOLLOWING (positions); RANGE with the same bounds over the single order
+// n FOLLOWING, UNBOUNDED FOLLOWING (positions); GROUPS with the same bounds counted in peer
+// groups (n PRECEDING starts at the first row of the peer group n groups back, n FOLLOWING ends
+// at the last row of the group n ahead); RANGE with the same bounds over the single order
 // key's value (v - n .. v + n, mirrored for DESC; CURRENT ROW means the row's peers; a row whose
 // key is NULL has its NULL peers as offset frame). RANGE offsets over DATE and TIMESTAMP keys
 // are INTERVALs: day-time ones move the instant (a DATE counts as its midnight, so
 // `INTERVAL '36' HOUR PRECEDING` from a date reaches back 1 day), year-month ones the calendar
 // date (the day clamped to the month's last); over TIME a day-time INTERVAL, without wrapping
 // around midnight. The default frame is RANGE UNBOUNDED PRECEDING .. CURRENT ROW with ORDER BY
-// and the whole partition without.
-// Per step: the change is split by partition; each touched partition's output is computed before
-// and after folding in its rows and the difference is emitted (-old +new, rows in partition
-// order, one copy per output row), so a step costs in proportion to the touched partitions'
-// sizes (n log n each), not to the whole input.
-// State: the integrated input per partition, kept sorted (row -> weight).
+// and the whole partition without. EXCLUDE CURRENT ROW / GROUP / TIES takes the row itself /
+// its peer group / its peers but itself out of the frame (NO OTHERS, the default: nothing).
+// Per step: the change is split by partition. In each touched partition only the rows whose
+// output may change are recomputed: those whose frame (or LAG/LEAD row) may hold a changed row,
+// for ranking functions the rows from the first change on, for NTILE, PERCENT_RANK and
+// CUME_DIST (which depend on the partition's size) all. Their output before and after folding
+// in the change is computed over just the rows it reads (the frames of those rows) and the
+// difference is emitted (-old +new, one copy per output row). So a change costs in proportion to
+// the rows it reaches (plus a walk over the partition's rows before it for the ranking
+// functions), not to the partition.
+// Bounded state: when the first ORDER BY key (ascending) has a waterline (core/circuit/waterline.h)
+// every future change lies at or after it, so a row whose output no such change can reach is
+// final, and a final row that no other row still to change reads can be discarded (as Feldera
+// does). The rows kept are those of the last frame extent behind the waterline, so the state of a
+// partition stays bounded however long the stream. Discarding needs frames that do not reach
+// to an unbounded end and, unless the key is NOT NULL, RANGE frames only (a NULL key could enter
+// anywhere else); it is off with NTILE, PERCENT_RANK and CUME_DIST. Each partition remembers how
+// many rows and peer groups it discarded (ROW_NUMBER, RANK and DENSE_RANK count them). Touched
+// partitions are cleaned after each step, and a few untouched ones per step in turn.
+// State: the integrated input per partition, kept sorted (row -> weight), and the discarded
+// counts.
 #pragma once
 
 #include <map>
@@ -39,6 +56,7 @@
 #include <vector>
 
 #include "core/circuit/operator.h"
+#include "core/circuit/waterline.h"
 #include "core/operators/aggregate.h"
 #include "core/operators/topk.h"
 
@@ -72,11 +90,13 @@ struct WindowBound {
 
 struct WindowFn {
   WindowFnKind kind = WindowFnKind::kRowNumber;
-  AggSpec agg;            // kAggregate: kind, arg (input column), arg_type, result_type
-  int arg = -1;           // LAG/LEAD/FIRST_VALUE/LAST_VALUE: the value column
-  int64_t offset = 1;     // LAG/LEAD; NTILE's bucket count, NTH_VALUE's position (both >= 1)
-  int default_col = -1;   // LAG/LEAD: the default column, -1 for NULL
-  bool rows = false;      // ROWS frame (else RANGE)
+  AggSpec agg;           // kAggregate: kind, arg (input column), arg_type, result_type
+  int arg = -1;          // LAG/LEAD/FIRST_VALUE/LAST_VALUE: the value column
+  int64_t offset = 1;    // LAG/LEAD; NTILE's bucket count, NTH_VALUE's position (both >= 1)
+  int default_col = -1;  // LAG/LEAD: the default column, -1 for NULL
+  bool rows = false;     // ROWS frame (else RANGE, or GROUPS with `groups`)
+  bool groups = false;   // GROUPS frame (offsets in `rows` of the bounds)
+  enum class Exclude : uint8_t { kNoOthers, kCurrentRow, kGroup, kTies } exclude = Exclude::kNoOthers;
   bool date_key = false;  // RANGE over a DATE order key (days; INTERVAL offsets are compared in time)
   WindowBound start{WindowBound::Kind::kUnboundedPreceding, 0, {}}, end{WindowBound::Kind::kCurrentRow, 0, {}};
   PhysType result = PhysType::kI64;
@@ -94,24 +114,59 @@ class WindowOp : public Operator {
   void RestoreState(StateReader& r) override;
 
   const std::vector<PhysType>& out_types() const { return out_types_; }
+  const std::vector<SortKey>& order() const { return order_; }
+  // The first order key never holds NULL (lets rows be discarded under ROWS frames and ranking).
+  void SetOrderKeyNotNull(bool v) { key_not_null_ = v; }
+  // The waterline of the first order key: rows behind it that no future change can reach are
+  // discarded (when the functions and frames allow it; see above).
+  void SetWaterline(WaterlineRef w);
+  bool discards() const { return gc_; }
+  // The rows kept, over all partitions (for tests).
+  size_t StateRows() const;
 
  private:
   using Row = std::vector<Value>;
   using Contents = std::map<Row, int64_t, SortedRowLess>;
+  struct Part {
+    explicit Part(const std::vector<SortKey>* order) : rows(SortedRowLess{order}) {}
+    Contents rows;
+    int64_t dropped_rows = 0, dropped_groups = 0;  // discarded behind the waterline
+  };
   // One output row: an input row (one copy) and the values of the functions.
   struct Out {
     const Row* row;
     std::vector<Value> vals;
   };
-  // The output of one partition, sorted by input row order, then values.
-  std::vector<Out> Compute(const Contents& part) const;
+  // Where a row `src` lies from a row `of` in the partition: after it or not, peers, and the
+  // distance in rows (copies) and peer groups (0 for the same row / group), never more than the
+  // true one.
+  struct Rel {
+    bool after = false, peer = false;
+    int64_t dist = 0, gdist = 0;
+  };
+  // The output of rows[lo, hi), where `rows` (copies in partition order) is a slice of the
+  // partition holding every row those outputs read; base / base_groups: the rows and peer groups
+  // of the partition before the slice.
+  std::vector<Out> Compute(const std::vector<const Row*>& rows, size_t lo, size_t hi, int64_t base,
+                           int64_t base_groups) const;
+  // Whether the output of a row whose first order key is `of` may depend on a row `src` (key
+  // `src_key`) at `rel` from it. `context`: what the row reads (ranking functions read only counts
+  // of the rows before them), else whether a change of src may change the output.
+  bool Depends(const Value& of, const Value& src_key, const Rel& rel, bool context) const;
+  void Collect(Part& p) const;
   std::string PartitionKey(const Row& row) const;
+  Value Key(const Row& row) const { return order_.empty() ? Value::Null() : row[order_[0].column]; }
 
   std::vector<PhysType> in_types_, out_types_;
   std::vector<int> partition_;
   std::vector<SortKey> order_;
   std::vector<WindowFn> fns_;
-  std::map<std::string, Contents> parts_;  // partition key encoding -> sorted rows
+  bool key_not_null_ = false;
+  bool need_base_ = false;  // a ranking function: counts of the rows before a slice
+  bool gc_ = false;
+  WaterlineRef waterline_;
+  std::string sweep_next_;             // the next untouched partition to clean
+  std::map<std::string, Part> parts_;  // partition key encoding -> sorted rows
 };
 
 }  // namespace fld

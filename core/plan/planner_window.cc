@@ -316,6 +316,9 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from, AggContext* 
       fn.end.kind = g.order.empty() ? WindowBound::Kind::kUnboundedFollowing : WindowBound::Kind::kCurrentRow;
     } else {
       fn.rows = framed->unit == sql::FrameUnit::kRows;
+      fn.groups = framed->unit == sql::FrameUnit::kGroups;
+      fn.exclude = static_cast<WindowFn::Exclude>(framed->exclude);
+      if (fn.groups && g.order.empty()) ctx_.Error(framed->pos, "a GROUPS frame needs ORDER BY");
       using K = FrameBound::Kind;
       const FrameBound& fs = framed->start;
       const FrameBound& fe = framed->end;
@@ -328,8 +331,8 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from, AggContext* 
       auto convert = [&](const FrameBound& b, WindowBound* out) {
         out->kind = static_cast<WindowBound::Kind>(b.kind);
         if (b.kind != K::kPreceding && b.kind != K::kFollowing) return;
-        if (fn.rows) {
-          out->rows = constant_int(*b.offset, "a ROWS frame offset");
+        if (fn.rows || fn.groups) {
+          out->rows = constant_int(*b.offset, fn.rows ? "a ROWS frame offset" : "a GROUPS frame offset");
           if (out->rows < 0) ctx_.Error(b.offset->pos, "a frame offset must not be negative");
           return;
         }
@@ -421,8 +424,9 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from, AggContext* 
     } else {
       std::vector<PhysType> in_types = types;
       for (const WindowFn& f : g.fns) types.push_back(f.result);
-      out.node =
-          circuit_->AddNode(std::make_unique<WindowOp>(in_types, g.partition, g.order, g.fns), {out.node}, types);
+      auto op = std::make_unique<WindowOp>(in_types, g.partition, g.order, g.fns);
+      op->SetOrderKeyNotNull(!g.order.empty() && !scope.cols[g.order[0].column].type.nullable);
+      out.node = circuit_->AddNode(std::move(op), {out.node}, types);
     }
     const int base = static_cast<int>(out.scope.cols.size());
     for (size_t i = 0; i < g.calls.size(); ++i) {

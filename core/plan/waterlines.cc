@@ -10,6 +10,7 @@
 #include "core/operators/lateness.h"
 #include "core/operators/map.h"
 #include "core/operators/session.h"
+#include "core/operators/window.h"
 
 namespace fld::plan {
 
@@ -48,6 +49,10 @@ class Deriver {
     } else if (auto* sess = dynamic_cast<const SessionOp*>(&op)) {
       // Only window_end: a change can retract rows of any age (core/operators/session.h).
       out.back() = Of(ins[0])[sess->ts_column()];
+    } else if (auto* j = dynamic_cast<const AsofJoinOp*>(&op)) {
+      // A left row's output changes with the row itself (time >= the left waterline) or with a
+      // right row at or before its time (>= the right one): the smaller bounds the left time.
+      out[j->left_ts()] = WaterlineRef::Min(Of(ins[0])[j->left_ts()], Of(ins[1])[j->right_ts()]);
     } else if (auto* a = dynamic_cast<const AggregateOp*>(&op)) {
       // A group changes only when one of its rows does, so its key keeps the input's waterline.
       const std::vector<WaterlineRef> in = Of(ins[0]);
@@ -97,6 +102,9 @@ void AttachWaterlines(Circuit* c) {
         j->SetWaterline(static_cast<int>(k), w);
         break;
       }
+    } else if (auto* win = dynamic_cast<WindowOp*>(&op)) {
+      const auto& in = d.Of(ins[0]);
+      if (!win->order().empty() && in[win->order()[0].column].valid()) win->SetWaterline(in[win->order()[0].column]);
     } else if (auto* sess = dynamic_cast<SessionOp*>(&op)) {
       const auto& in = d.Of(ins[0]);
       if (in[sess->ts_column()].valid()) sess->SetWaterline(in[sess->ts_column()]);

@@ -142,6 +142,28 @@ CREATE VIEW b AS SELECT * FROM (SELECT p, o, RANK() OVER (PARTITION BY p ORDER B
   CHECK(db.Explain("b").find("topk") == std::string::npos);
 }
 
+TEST_CASE("window: OVER ordered by a LATENESS column discards rows behind the waterline", "[window][plan]") {
+  // Feldera's feature-engineering demo: an as-of join, then a 30-day RANGE window on its time.
+  Db db(R"(CREATE TABLE c(id BIGINT NOT NULL, state VARCHAR, ts TIMESTAMP LATENESS INTERVAL 7 DAYS);
+CREATE TABLE tx(ts TIMESTAMP LATENESS INTERVAL 1 DAYS, amt DECIMAL(38, 2), cid BIGINT NOT NULL, state VARCHAR);
+CREATE VIEW e AS SELECT tx.*, (tx.state != c.state) AS out_of_state
+  FROM tx LEFT ASOF JOIN c MATCH_CONDITION (tx.ts >= c.ts) ON tx.cid = c.id;
+CREATE VIEW h AS SELECT *, SUM(CASE WHEN out_of_state THEN 1 ELSE 0 END) OVER w AS n FROM e
+  WINDOW w AS (PARTITION BY cid ORDER BY ts RANGE BETWEEN INTERVAL 30 DAYS PRECEDING AND CURRENT ROW);
+CREATE TABLE t(ts BIGINT NOT NULL LATENESS 10, n BIGINT LATENESS 10, k INT, v INT);
+CREATE VIEW r AS SELECT k, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts), LAG(v) OVER (PARTITION BY k ORDER BY ts) FROM t;
+CREATE VIEW rn AS SELECT k, ROW_NUMBER() OVER (PARTITION BY k ORDER BY n) FROM t;
+CREATE VIEW u AS SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts) FROM t;
+CREATE VIEW g AS SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts GROUPS BETWEEN 2 PRECEDING AND 1 FOLLOWING) FROM t;)");
+  const std::string discards = "discards rows behind the waterline";
+  CHECK(db.Explain("h").find(discards) != std::string::npos);
+  CHECK(db.Explain("r").find(discards) != std::string::npos);
+  CHECK(db.Explain("g").find(discards) != std::string::npos);
+  // A NULL key could renumber every row; an unbounded frame reaches every row.
+  CHECK(db.Explain("rn").find(discards) == std::string::npos);
+  CHECK(db.Explain("u").find(discards) == std::string::npos);
+}
+
 TEST_CASE("window: unsupported window features are refused by name", "[window][plan]") {
   const std::string t = "CREATE TABLE t(p INT, o INT, s VARCHAR, ts TIMESTAMP, tm TIME);\n";
   auto refused = [&](const std::string& view, const std::string& message) {
@@ -153,9 +175,9 @@ TEST_CASE("window: unsupported window features are refused by name", "[window][p
   refused("SELECT NTILE(o) OVER (ORDER BY o) FROM t", "NTILE's bucket count must be a constant integer");
   refused("SELECT NTH_VALUE(o, 0) OVER (ORDER BY o) FROM t", "NTH_VALUE's argument must be greater than zero");
   refused("SELECT CUME_DIST(o) OVER (ORDER BY o) FROM t", "CUME_DIST takes 0 arguments");
-  refused("SELECT SUM(o) OVER (ORDER BY o GROUPS 1 PRECEDING) FROM t", "GROUPS window frames are not supported yet");
-  refused("SELECT SUM(o) OVER (ORDER BY o ROWS 1 PRECEDING EXCLUDE CURRENT ROW) FROM t",
-          "EXCLUDE in window frames is not supported yet");
+  refused("SELECT SUM(o) OVER (PARTITION BY p GROUPS 1 PRECEDING) FROM t", "a GROUPS frame needs ORDER BY");
+  refused("SELECT SUM(o) OVER (ORDER BY o GROUPS o PRECEDING) FROM t", "a GROUPS frame offset must be a constant");
+  refused("SELECT SUM(o) OVER (ORDER BY o GROUPS -1 PRECEDING) FROM t", "must not be negative");
   refused("SELECT p FROM t WHERE ROW_NUMBER() OVER (ORDER BY o) = 1", "allowed only in a SELECT list");
   refused("SELECT p, SUM(SUM(o)) FILTER (WHERE SUM(o) > 1) OVER () FROM t GROUP BY p",
           "aggregate functions are not allowed in FILTER");

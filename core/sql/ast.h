@@ -164,7 +164,9 @@ struct OrderItem {
 // A window: OVER ([name] [PARTITION BY ...] [ORDER BY ...] [frame]), OVER name, or the body of
 // WINDOW name AS (...). Without a frame clause the default applies (RANGE BETWEEN UNBOUNDED
 // PRECEDING AND CURRENT ROW with ORDER BY, the whole partition without).
-enum class FrameUnit : uint8_t { kRows, kRange };
+enum class FrameUnit : uint8_t { kRows, kRange, kGroups };
+// EXCLUDE in a frame clause (NO OTHERS, the default, excludes nothing).
+enum class FrameExclude : uint8_t { kNoOthers, kCurrentRow, kGroup, kTies };
 struct FrameBound {
   enum class Kind : uint8_t { kUnboundedPreceding, kPreceding, kCurrentRow, kFollowing, kUnboundedFollowing };
   Kind kind = Kind::kCurrentRow;
@@ -179,6 +181,7 @@ struct WindowSpec {
   bool has_frame = false;
   FrameUnit unit = FrameUnit::kRange;
   FrameBound start, end;
+  FrameExclude exclude = FrameExclude::kNoOthers;
 };
 
 struct Select {

@@ -796,7 +796,7 @@ class Parser {
   }
 
   // The inside of a window's parentheses: [name] [PARTITION BY e, ...] [ORDER BY item, ...]
-  // [{ROWS | RANGE} {bound | BETWEEN bound AND bound}].
+  // [{ROWS | RANGE | GROUPS} {bound | BETWEEN bound AND bound} [EXCLUDE ...]].
   std::unique_ptr<WindowSpec> ParseWindowBody(Pos pos) {
     auto w = std::make_unique<WindowSpec>();
     w->pos = pos;
@@ -815,10 +815,10 @@ class Parser {
         w->order_by.push_back(ParseOrderItem());
       } while (AcceptSym(","));
     }
-    if (IsKw(Peek(), "GROUPS")) FailAt(Peek().pos, "GROUPS window frames are not supported yet");
-    if (IsKw(Peek(), "ROWS") || IsKw(Peek(), "RANGE")) {
+    if (IsKw(Peek(), "ROWS") || IsKw(Peek(), "RANGE") || IsKw(Peek(), "GROUPS")) {
       w->has_frame = true;
-      w->unit = Take().upper == "ROWS" ? FrameUnit::kRows : FrameUnit::kRange;
+      const std::string unit = Take().upper;
+      w->unit = unit == "ROWS" ? FrameUnit::kRows : unit == "RANGE" ? FrameUnit::kRange : FrameUnit::kGroups;
       if (AcceptKw("BETWEEN")) {
         ParseFrameBound(&w->start);
         ExpectKw("AND");
@@ -828,7 +828,22 @@ class Parser {
         w->end.kind = FrameBound::Kind::kCurrentRow;
         w->end.pos = w->start.pos;
       }
-      if (IsKw(Peek(), "EXCLUDE")) FailAt(Peek().pos, "EXCLUDE in window frames is not supported yet");
+      // EXCLUDE CURRENT ROW | GROUP | TIES | NO OTHERS
+      if (AcceptKw("EXCLUDE")) {
+        if (AcceptKw("CURRENT")) {
+          ExpectKw("ROW");
+          w->exclude = FrameExclude::kCurrentRow;
+        } else if (AcceptKw("GROUP")) {
+          w->exclude = FrameExclude::kGroup;
+        } else if (AcceptKw("TIES")) {
+          w->exclude = FrameExclude::kTies;
+        } else if (AcceptKw("NO")) {
+          ExpectKw("OTHERS");
+          w->exclude = FrameExclude::kNoOthers;
+        } else {
+          Expected("CURRENT ROW, GROUP, TIES or NO OTHERS");
+        }
+      }
     }
     return w;
   }
