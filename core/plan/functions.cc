@@ -1761,7 +1761,8 @@ BoundExprPtr RowField(BoundExprPtr row, size_t i) {
 
 BoundExprPtr BindFieldAccess(const Binder& b, BoundExprPtr row, std::string_view field, sql::Pos pos) {
   const SqlType& t = row->type;
-  if (t.id != TypeId::kRow) b.ctx().Error(pos, fmt::format("'.{}' needs a ROW value, not {}", field, TypeName(t)));
+  if (t.id != TypeId::kRow)
+    b.ctx().Error(pos, fmt::format("'.{}' needs a ROW or a VARIANT value, not {}", field, TypeName(t)));
   for (size_t i = 0; i < t.fields->size(); ++i)
     if (EqualsIgnoreCase(t.FieldName(i), field)) return RowField(std::move(row), i);
   std::string names;
