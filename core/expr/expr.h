@@ -109,7 +109,8 @@ struct BoundExpr {
   const ScalarFunction* function = nullptr;    // kCall of a library function
   std::shared_ptr<ExternalFunction> external;  // kCall of an external function
   // kCall of a higher-order library function (ARRAY_EXISTS, TRANSFORM): the lambda's body, whose
-  // column 0 is the array element (it reads no column of the call's input).
+  // column 0 is the array element and columns 1... the outer values it reads, args[1...] of the
+  // call (it reads no column of the call's input itself).
   std::shared_ptr<const BoundExpr> lambda;
 
   std::unique_ptr<BoundExpr> Clone() const;

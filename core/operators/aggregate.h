@@ -10,7 +10,8 @@
 //      compute the new row, and emit (-1 old, +1 new) when they differ.
 // Every aggregate stays right under deletions (weight -1):
 //   - COUNT, SUM, AVG are linear (non-NULL count, sum); STDDEV_POP/SAMP and VAR_POP/SAMP add the
-//     sum of squares (exact in 128 bits for integers and decimals);
+//     sum of squares (exact in 128 bits for integers and decimals); over DECIMAL(p > 18) they keep
+//     the multiset of values and compute each result exactly in 512 bits from it;
 //   - BIT_AND, BIT_OR, BIT_XOR keep per bit the weighted count of values having it set (BIT_AND:
 //     count == non-NULL count; BIT_OR: count > 0; BIT_XOR: count odd);
 //   - MIN, MAX (and EVERY/SOME, which the binder maps to MIN/MAX over BOOLEAN) and every DISTINCT
@@ -125,8 +126,8 @@ class AggregateOp : public Operator {
     std::vector<Acc> accs;
   };
   static bool UsesMultiset(const AggSpec& a) {
-    return !IsPairs(a) &&
-           (a.distinct || a.kind == AggKind::kMin || a.kind == AggKind::kMax || a.kind == AggKind::kArrayAgg);
+    return !IsPairs(a) && (a.distinct || a.kind == AggKind::kMin || a.kind == AggKind::kMax ||
+                           a.kind == AggKind::kArrayAgg || IsWideMoment(a));
   }
   static bool IsArg(const AggSpec& a) { return a.kind == AggKind::kArgMin || a.kind == AggKind::kArgMax; }
   // Keeps (key, value) pairs: ARG_MIN/ARG_MAX, ARRAY_AGG (key: the order of its elements), MAP_AGG.
@@ -140,6 +141,9 @@ class AggregateOp : public Operator {
     return (a.kind == AggKind::kSum || a.kind == AggKind::kAvg) && a.arg_type.IsWideDecimal();
   }
   static bool IsMoment(const AggSpec& a) { return a.kind >= AggKind::kStddevPop && a.kind <= AggKind::kVarSamp; }
+  // STDDEV/VARIANCE over DECIMAL(p > 18): the multiset of values, the moments computed exactly
+  // from it in 512 bits for each result.
+  static bool IsWideMoment(const AggSpec& a) { return IsMoment(a) && a.arg_type.IsWideDecimal(); }
   // Pre-aggregates one aggregate of the batch: rows -> partial[gid[row]].accs[a].
   void Preaggregate(size_t a, const Batch& in, const std::vector<uint32_t>& gid, std::vector<Group>* partial) const;
   Value Result(const AggSpec& a, const Group& g, const Acc& acc) const;

@@ -207,6 +207,14 @@ const ColSpec kWideCents{PhysType::kStr,
                           Value::String(EncodeInt128(Pow10Wide(36) - 1)), Value::String(EncodeInt128(12345))},
                          0.2};
 
+// DECIMAL(38, 2) values beyond 64 bits in units of the scale, yet small enough for a naive
+// variance in 128 bits.
+const ColSpec kWideMid{PhysType::kStr,
+                       {Value::String(EncodeInt128(-Pow10Wide(15) + 3)), Value::String(EncodeInt128(0)),
+                        Value::String(EncodeInt128(Pow10Wide(15) - 1)), Value::String(EncodeInt128(12345)),
+                        Value::String(EncodeInt128(7))},
+                       0.2};
+
 Types TypesOf(const std::vector<ColSpec>& specs) {
   Types t;
   for (const auto& s : specs) t.push_back(s.phys);
@@ -745,6 +753,26 @@ Value NaiveAgg(const AggSpec& a, const std::vector<std::pair<Row, int64_t>>& all
       const bool samp = a.kind == AggKind::kStddevSamp || a.kind == AggKind::kVarSamp;
       const int64_t n = static_cast<int64_t>(vals.size());
       if (n == 0 || (samp && n < 2)) return Value::Null();
+      if (a.arg_type.IsWideDecimal()) {
+        // Exact, two passes (values small enough for 128 bits here): D = sum((n*x - S)^2) is
+        // n^2 times the sum of squared deviations; the variance in units of the scale is
+        // D / (n^2 (n or n - 1) 10^s), truncated, and STDDEV the integer square root of
+        // D / (n^2 (n or n - 1)).
+        __int128 sum = 0, d = 0;
+        for (const auto& v : vals) sum += UnscaledDecimal(v, a.arg_type);
+        for (const auto& v : vals) {
+          const __int128 dev = static_cast<__int128>(n) * UnscaledDecimal(v, a.arg_type) - sum;
+          d += dev * dev;
+        }
+        const __int128 denom = static_cast<__int128>(n) * n * (samp ? n - 1 : n);
+        if (a.kind == AggKind::kVarPop || a.kind == AggKind::kVarSamp)
+          return DecimalValue(d / denom / Pow10Wide(a.arg_type.scale), a.arg_type);
+        const __int128 q = d / denom;
+        __int128 r = static_cast<__int128>(std::sqrt(static_cast<long double>(q)));
+        while (r * r > q) --r;
+        while ((r + 1) * (r + 1) <= q) ++r;
+        return DecimalValue(r, a.arg_type);
+      }
       double var;
       if (is_float) {
         double s1 = 0, s2 = 0;
@@ -903,6 +931,9 @@ std::vector<AggSpec> MoreAggs(int base) {
     AggSpec map_s = ArgAgg(AggKind::kMapAgg, d, kDouble, s, kVarchar);
     map_s.result_type = SqlType::Map(kVarchar.WithNullable(false), kDouble, false);
     out.push_back(map_s);
+    // MAP_AGG(DISTINCT k, v): the same map (it depends only on the set of pairs).
+    map.distinct = true;
+    out.push_back(map);
   }
   out.push_back(Agg(AggKind::kMin, b, kBoolean));  // EVERY
   out.push_back(Agg(AggKind::kMax, b, kBoolean));  // SOME
@@ -968,6 +999,14 @@ std::vector<Scenario> AggScenarios() {
                                  sum_narrow};
     aggs[0].result_type = aggs[4].result_type = wide;
     add(AggScenario("group by int, DECIMAL(38, 2) sums", {kKey3, kWideCents, kCents}, 1, aggs), 200);
+    std::vector<AggSpec> moments;
+    for (AggKind k : {AggKind::kStddevPop, AggKind::kStddevSamp, AggKind::kVarPop, AggKind::kVarSamp})
+      moments.push_back(Agg(k, 1, wide));
+    moments.push_back(Agg(AggKind::kStddevSamp, 1, wide, true));
+    moments.push_back(Agg(AggKind::kVarPop, 1, wide, true));
+    add(AggScenario("group by int, STDDEV/VARIANCE over DECIMAL(38, 2)", {kKey3, kWideMid}, 1, moments), 200);
+    for (AggSpec& m : moments) m.arg = 0;
+    add(AggScenario("global STDDEV/VARIANCE over DECIMAL(38, 2)", {kWideMid}, 0, moments), 100);
   }
   // Degenerate shapes: a lone COUNT(*) (no argument column), and GROUP BY without aggregates.
   add(AggScenario("global COUNT(*)", args, 0, {Agg(AggKind::kCountStar, -1, SqlType())}), 60);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <regex>
 
 #include "core/common/error.h"
@@ -22,12 +23,10 @@ void SqlContext::Error(Pos pos, std::string_view msg) const {
 }
 
 bool IsAggregateName(std::string_view n) {
-  static const std::string_view kNames[] = {"COUNT", "SUM", "AVG", "MIN", "MAX", "ARG_MIN", "ARG_MAX", "STDDEV",
-                                            "STDDEV_POP", "STDDEV_SAMP", "VARIANCE", "VAR_POP", "VAR_SAMP", "BIT_AND",
-                                            "BIT_OR", "BIT_XOR", "EVERY", "SOME", "BOOL_AND", "BOOL_OR", "COUNTIF",
-                                            "ARRAY_AGG", "MAP_AGG", "GROUPING", "GROUPING_ID",
-                                            // Known to Feldera, refused by name ("GROUP_ID is not supported yet").
-                                            "GROUP_ID"};
+  static const std::string_view kNames[] = {
+      "COUNT",       "SUM",      "AVG",     "MIN",       "MAX",     "ARG_MIN",  "ARG_MAX",     "STDDEV",  "STDDEV_POP",
+      "STDDEV_SAMP", "VARIANCE", "VAR_POP", "VAR_SAMP",  "BIT_AND", "BIT_OR",   "BIT_XOR",     "EVERY",   "SOME",
+      "BOOL_AND",    "BOOL_OR",  "COUNTIF", "ARRAY_AGG", "MAP_AGG", "GROUPING", "GROUPING_ID", "GROUP_ID"};
   for (std::string_view k : kNames)
     if (n == k) return true;
   return false;
@@ -325,12 +324,8 @@ BoundExprPtr Binder::RequireBool(BoundExprPtr e, Pos pos) const {
 
 BoundExprPtr Binder::Compare(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos) const {
   SqlType ta = a->type, tb = b->type;
-  // Rows compare as wholes only with IS [NOT] DISTINCT FROM (=, < ... would need SQL's
-  // field-by-field NULL logic).
   if ((ta.id == TypeId::kRow || tb.id == TypeId::kRow) && op != ExprOp::kIsDistinct)
-    ctx_.Error(pos,
-               "comparing ROW values with =, <>, <, >, IN or BETWEEN is not supported yet (IS [NOT] DISTINCT "
-               "FROM is)");
+    return CompareRows(op, std::move(a), std::move(b), pos, false);
   // Integers and decimals compare exactly whatever their scales (the evaluator aligns them in
   // 128 bits), so no cast to a common DECIMAL(18, s) can overflow: BIGINT 10^18 > 1.5 is TRUE.
   if (ta.IsExactNumeric() && tb.IsExactNumeric() && op != ExprOp::kIsDistinct) {
@@ -387,6 +382,112 @@ BoundExprPtr Binder::Compare(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos)
   args.push_back(Coerce(std::move(a), common.WithNullable(ta.nullable), pos));
   args.push_back(Coerce(std::move(b), common.WithNullable(tb.nullable), pos));
   return MakeCall(op, Bool(op == ExprOp::kIsDistinct ? false : nullable), std::move(args));
+}
+
+// ROW values compare as in PostgreSQL. Two ROW(...) constructors compare field by field with
+// SQL's NULL rules: = is every field pair's =, <> any pair's <>; <, <=, >, >= are decided by the
+// first pair that is not equal, left to right (NULL when that pair has a NULL; when all pairs
+// are equal, <= and >= hold and < and > do not); written with AND / OR over the field
+// comparisons, whose three-valued logic gives exactly these rules. Other ROW values (columns,
+// casts, fields that are ROWs) compare as PostgreSQL compares composite values: NULL only when a
+// whole value is NULL, else a total order in which NULL fields equal each other and follow every
+// other value.
+BoundExprPtr Binder::CompareRows(ExprOp op, BoundExprPtr a, BoundExprPtr b, Pos pos, bool nested) const {
+  if (a->type.id == TypeId::kNull || b->type.id == TypeId::kNull) return MakeLiteral(Value::Null(), Bool(true));
+  if (a->type.id != TypeId::kRow || b->type.id != TypeId::kRow)
+    ctx_.Error(pos, fmt::format("cannot compare {} with {}", a->type.WithNullable(true).ToString(),
+                                b->type.WithNullable(true).ToString()));
+  const size_t n = a->type.fields->size();
+  if (b->type.fields->size() != n)
+    ctx_.Error(pos, fmt::format("cannot compare rows of {} and {} fields", n, b->type.fields->size()));
+  // Composite values: NULL when either value is.
+  auto composite = [&](ExprOp o, BoundExprPtr x, BoundExprPtr y) {
+    BoundExprPtr c = CompareComposite(o, *x, *y, pos);
+    if (!x->type.nullable && !y->type.nullable) return c;
+    std::vector<BoundExprPtr> x_null, y_null, args;
+    x_null.push_back(std::move(x));
+    y_null.push_back(std::move(y));
+    args.push_back(Logic(ExprOp::kOr, MakeCall(ExprOp::kIsNull, Bool(false), std::move(x_null)),
+                         MakeCall(ExprOp::kIsNull, Bool(false), std::move(y_null)), pos));
+    args.push_back(MakeLiteral(Value::Null(), Bool(true)));
+    args.push_back(std::move(c));
+    auto out = MakeCall(ExprOp::kCase, Bool(true), std::move(args));
+    out->has_else = true;
+    return out;
+  };
+  if (nested || a->op != ExprOp::kRow || b->op != ExprOp::kRow) return composite(op, std::move(a), std::move(b));
+  // Fields that are ROWs compare as composite values.
+  auto cmp = [&](ExprOp o, size_t i) {
+    if ((*a->type.fields)[i].id == TypeId::kRow || (*b->type.fields)[i].id == TypeId::kRow)
+      return CompareRows(o, a->args[i]->Clone(), b->args[i]->Clone(), pos, true);
+    return Compare(o, a->args[i]->Clone(), b->args[i]->Clone(), pos);
+  };
+  if (op == ExprOp::kEq || op == ExprOp::kNe) {
+    BoundExprPtr all;
+    for (size_t i = 0; i < n; ++i) {
+      BoundExprPtr c = cmp(op, i);
+      all =
+          all ? Logic(op == ExprOp::kEq ? ExprOp::kAnd : ExprOp::kOr, std::move(all), std::move(c), pos) : std::move(c);
+    }
+    return all;
+  }
+  const ExprOp strict = op == ExprOp::kLt || op == ExprOp::kLe ? ExprOp::kLt : ExprOp::kGt;
+  // a1 < b1 OR (a1 = b1 AND (a2 < b2 OR (a2 = b2 AND ... an <= bn)))
+  BoundExprPtr out = cmp(op, n - 1);
+  for (size_t i = n - 1; i-- > 0;)
+    out = Logic(ExprOp::kOr, cmp(strict, i), Logic(ExprOp::kAnd, cmp(ExprOp::kEq, i), std::move(out), pos), pos);
+  return out;
+}
+
+BoundExprPtr Binder::CompareComposite(ExprOp op, const BoundExpr& a, const BoundExpr& b, Pos pos) const {
+  auto is_null = [](BoundExprPtr x) {
+    std::vector<BoundExprPtr> args;
+    args.push_back(std::move(x));
+    return MakeCall(ExprOp::kIsNull, Bool(false), std::move(args));
+  };
+  auto negate = [](BoundExprPtr x) {
+    std::vector<BoundExprPtr> args;
+    args.push_back(std::move(x));
+    return MakeCall(ExprOp::kNot, Bool(false), std::move(args));
+  };
+  const size_t n = a.type.fields->size();
+  auto field = [](const BoundExpr& r, size_t i) {
+    return r.op == ExprOp::kRow ? r.args[i]->Clone() : RowField(r.Clone(), i);
+  };
+  // Equal fields: NULLs equal each other (IS NOT DISTINCT FROM, also for ROW fields).
+  auto eq = [&](size_t i) {
+    BoundExprPtr d = Compare(ExprOp::kIsDistinct, field(a, i), field(b, i), pos);
+    d->type.nullable = false;
+    return negate(std::move(d));
+  };
+  if (op == ExprOp::kEq || op == ExprOp::kNe) {
+    BoundExprPtr all;
+    for (size_t i = 0; i < n; ++i) all = all ? Logic(ExprOp::kAnd, std::move(all), eq(i), pos) : eq(i);
+    return op == ExprOp::kEq ? std::move(all) : negate(std::move(all));
+  }
+  if (op == ExprOp::kGt || op == ExprOp::kGe)
+    return CompareComposite(op == ExprOp::kGt ? ExprOp::kLt : ExprOp::kLe, b, a, pos);
+  // Field i of a before field i of b: CASE WHEN ai IS NULL THEN FALSE WHEN bi IS NULL THEN TRUE
+  // ELSE ai < bi END.
+  auto lt = [&](size_t i) {
+    BoundExprPtr x = field(a, i), y = field(b, i);
+    BoundExprPtr less = x->type.id == TypeId::kRow ? CompareComposite(ExprOp::kLt, *x, *y, pos)
+                                                   : Compare(ExprOp::kLt, x->Clone(), y->Clone(), pos);
+    std::vector<BoundExprPtr> args;
+    args.push_back(is_null(std::move(x)));
+    args.push_back(MakeLiteral(Value::Int(0), Bool(false)));
+    args.push_back(is_null(std::move(y)));
+    args.push_back(MakeLiteral(Value::Int(1), Bool(false)));
+    args.push_back(std::move(less));
+    auto c = MakeCall(ExprOp::kCase, Bool(false), std::move(args));
+    c->has_else = true;
+    c->args.back()->type.nullable = false;
+    return c;
+  };
+  BoundExprPtr out = op == ExprOp::kLt ? lt(n - 1) : Logic(ExprOp::kOr, lt(n - 1), eq(n - 1), pos);
+  for (size_t i = n - 1; i-- > 0;)
+    out = Logic(ExprOp::kOr, lt(i), Logic(ExprOp::kAnd, eq(i), std::move(out), pos), pos);
+  return out;
 }
 
 bool Binder::ConstantVersusNumber(const BoundExpr& constant, const SqlType& other, BoundExprPtr* number) const {
@@ -566,7 +667,7 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
       {"BOOL_OR", AggKind::kMax},
       {"COUNTIF", AggKind::kCountStar},
   };
-  if (e.name == "GROUPING" || e.name == "GROUPING_ID") return GroupingCall(e, agg);
+  if (e.name == "GROUPING" || e.name == "GROUPING_ID" || e.name == "GROUP_ID") return GroupingCall(e, agg);
   AggSpec spec;
   bool known = false;
   for (const auto& [name, kind] : kKinds)
@@ -585,8 +686,8 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
   spec.distinct = e.distinct && spec.kind != AggKind::kMin && spec.kind != AggKind::kMax &&
                   spec.kind != AggKind::kArgMin && spec.kind != AggKind::kArgMax && spec.kind != AggKind::kBitAnd &&
                   spec.kind != AggKind::kBitOr && spec.kind != AggKind::kCountStar;
+  // MAP_AGG(DISTINCT k, v) is MAP_AGG(k, v): its map depends only on the set of (k, v) pairs.
   const bool map_agg = spec.kind == AggKind::kMapAgg;
-  if (map_agg && e.distinct) ctx_.Error(e.pos, "MAP_AGG(DISTINCT ...) is not supported yet");
   const bool two = spec.kind == AggKind::kArgMin || spec.kind == AggKind::kArgMax || map_agg;
   BoundExprPtr arg, key, filter;
   auto bind_arg = [&](const Expr& a) {
@@ -623,9 +724,6 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
     case AggKind::kVarSamp:
       if (!spec.arg_type.IsNumeric())
         ctx_.Error(e.args[0]->pos, fmt::format("{} needs a numeric argument, not {}", e.name, type_name));
-      if (spec.arg_type.IsWideDecimal() && spec.kind != AggKind::kSum && spec.kind != AggKind::kAvg)
-        ctx_.Error(e.args[0]->pos,
-                   fmt::format("{} over {} (precision above 18) is not supported yet", e.name, type_name));
       break;
     case AggKind::kBitAnd:
     case AggKind::kBitOr:
@@ -680,11 +778,16 @@ BoundExprPtr Binder::AggregateCall(const Expr& e, AggContext* agg) {
 
 // GROUPING(a, b, ...): each argument must be a GROUP BY expression; the value is a BIGINT bit
 // mask per grouping set, computed by the planner (see AggContext::grouping_calls).
+// GROUP_ID(): which copy of a repeated grouping set a row comes from (see AggContext).
 BoundExprPtr Binder::GroupingCall(const Expr& e, AggContext* agg) {
-  if (e.star_arg || e.args.empty()) ctx_.Error(e.pos, fmt::format("{} needs at least one argument", e.name));
+  const bool group_id = e.name == "GROUP_ID";
+  if (group_id && (e.star_arg || !e.args.empty())) ctx_.Error(e.pos, "GROUP_ID takes no arguments");
+  if (!group_id && (e.star_arg || e.args.empty()))
+    ctx_.Error(e.pos, fmt::format("{} needs at least one argument", e.name));
   if (e.distinct || e.filter) ctx_.Error(e.pos, fmt::format("{} takes neither DISTINCT nor FILTER", e.name));
   if (e.args.size() > 62) ctx_.Error(e.pos, fmt::format("{} takes at most 62 arguments", e.name));
   std::vector<int> keys;
+  if (group_id) keys.push_back(AggContext::kGroupId);
   for (const auto& a : e.args) {
     if (ContainsAggregate(*a)) ctx_.Error(a->pos, "aggregate calls cannot be nested");
     BoundExprPtr b = Bind(*a, *agg->input);
@@ -906,7 +1009,10 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       int i = TryResolve(*scope, e.qualifier, e.name, e.pos);
       if (i < 0 && !e.qualifier.empty()) {
         // `column.field` of a ROW column (Feldera asks for `table.column.field`).
+        // `v.field` of a VARIANT column is v['field'].
         int r = TryResolve(*scope, "", e.qualifier, e.pos);
+        if (r >= 0 && scope->cols[r].type.id == TypeId::kVariant)
+          return VariantField(MakeColumn(r, scope->cols[r].type), e.name, e.quoted);
         if (r >= 0 && scope->cols[r].type.id == TypeId::kRow)
           return BindFieldAccess(*this, MakeColumn(r, scope->cols[r].type), e.name, e.pos);
       }
@@ -1014,18 +1120,41 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
       if (BoundExprPtr t = BindTimeFunction(e, child)) return t;
       RefuseUnsupported(*this, e);
       std::vector<BoundExprPtr> args;
+      std::vector<BoundExprPtr> captures;  // the outer values a lambda reads
       for (const auto& a : e.args) {
-        // A lambda's parameter is the element of the array before it (functions.h); its body
-        // sees only the parameter.
+        // A lambda's parameter is the element of the array before it (functions.h). Its body sees
+        // the parameter as column 0 and each outer column it reads as one more column, whose
+        // value the call receives as an extra argument (bound here like any argument).
         if (a->kind == ExprKind::kLambda && !args.empty() && args.back()->type.id == TypeId::kArray) {
           Scope lambda;
           lambda.cols.push_back({"", a->name, (*args.back()->type.fields)[0]});
+          std::vector<const Expr*> refs;
+          OuterReferences(*a->args[0], {a->name}, &refs);
+          for (const Expr* r : refs) {
+            bool seen = false;
+            for (const ScopeColumn& c : lambda.cols)
+              seen = seen || (EqualsIgnoreCase(c.qualifier, r->qualifier) && EqualsIgnoreCase(c.name, r->name));
+            if (seen) continue;
+            captures.push_back(child(*r));
+            lambda.cols.push_back({r->qualifier, r->name, captures.back()->type});
+            lambda.cols.back().qualified_only = !r->qualifier.empty();
+          }
           args.push_back(Bind(*a->args[0], lambda));
           continue;
         }
         args.push_back(child(*a));
       }
-      if (e.name == "$FIELD") return BindFieldAccess(*this, std::move(args[0]), e.text, e.pos);
+      if (!captures.empty()) {
+        const FunctionDef* def = FindFunction(e.name);
+        BoundExprPtr call = def ? BindLibraryCall(*this, *def, e, std::move(args)) : nullptr;
+        if (!call || !call->lambda) ctx_.Error(e.pos, fmt::format("{} takes no lambda", e.name));
+        for (auto& c : captures) call->args.push_back(std::move(c));
+        return call;
+      }
+      if (e.name == "$FIELD") {
+        if (args[0]->type.id == TypeId::kVariant) return VariantField(std::move(args[0]), e.text, e.quoted);
+        return BindFieldAccess(*this, std::move(args[0]), e.text, e.pos);
+      }
       for (const UserFunction& f : functions_)
         if (EqualsIgnoreCase(f.name, e.name)) return CallUserFunction(f, e, std::move(args));
       // a[i] and CARDINALITY on a MAP or VARIANT are the collection functions'; on an ARRAY the
@@ -1175,6 +1304,33 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
                                                                    : "scalar subqueries"));
   }
   ctx_.Error(e.pos, "unsupported expression");
+}
+
+void Binder::OuterReferences(const Expr& e, std::vector<std::string> params, std::vector<const Expr*>* out) {
+  auto is_param = [&](std::string_view n) {
+    for (const auto& p : params)
+      if (EqualsIgnoreCase(p, n)) return true;
+    return false;
+  };
+  if (e.kind == ExprKind::kColumnRef) {
+    // `x` and `x.field` read the parameter; anything else an outer column (or PI).
+    if (!is_param(e.qualifier.empty() ? e.name : e.qualifier)) out->push_back(&e);
+    return;
+  }
+  if (e.kind == ExprKind::kLambda) params.push_back(e.name);
+  for (const auto& a : e.args)
+    if (a) OuterReferences(*a, params, out);
+}
+
+BoundExprPtr Binder::VariantField(BoundExprPtr v, std::string_view field, bool quoted) const {
+  // Unquoted names are lower-cased, as Feldera does with all unquoted identifiers.
+  std::string key(field);
+  if (!quoted)
+    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::vector<BoundExprPtr> args;
+  args.push_back(std::move(v));
+  args.push_back(MakeLiteral(Value::String(std::move(key)), SqlType::Of(TypeId::kVarchar, false)));
+  return MakeCall(ExprOp::kItem, SqlType::Of(TypeId::kVariant), std::move(args));
 }
 
 BoundExprPtr Binder::BindCollectionFunction(const Expr& e, std::vector<BoundExprPtr>& args) const {

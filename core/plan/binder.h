@@ -13,7 +13,11 @@
 //     condition is fixed FALSE or NULL and all after one fixed TRUE (never evaluated; in an
 //     aggregate block they may read columns that are not grouped);
 //   - BETWEEN, IN (list), NULLIF are rewritten to comparisons, so NULL logic is the
-//     comparisons' three-valued logic.
+//     comparisons' three-valued logic;
+//   - ROW values compare as in PostgreSQL (CompareRows): two row constructors field by field with
+//     SQL's NULL rules, other ROW values as composite values;
+//   - v.field on a VARIANT is v['field'] (an unquoted name lower-cased, as Feldera does); a
+//     lambda's body may read the query's columns, which the call receives as extra arguments.
 // Semantic errors (unknown column, ambiguous name, type mismatch) point at the SQL like syntax
 // errors do.
 #pragma once
@@ -68,6 +72,10 @@ struct AggContext {
   // Aggregate slots that are GROUPING(...) / GROUPING_ID(...) calls, with their arguments as
   // indices into group_exprs: no aggregate computes them; the planner gives each grouping set's
   // rows the constant bit mask (1 where the argument is not in the set, first argument highest).
+  // GROUP_ID() is such a slot with the single argument kGroupId: its value in a grouping set's
+  // rows is the number of earlier grouping sets with the same keys (0 for the first copy), as in
+  // Calcite and Oracle.
+  static constexpr int kGroupId = -1;
   std::map<size_t, std::vector<int>> grouping_calls;
   // GROUP BY HOP(...) / SESSION(...) (planner_group_window.cc): the call, its arguments (bound
   // over `input`; intervals as literals), and the hidden input columns holding each row's window
@@ -152,6 +160,10 @@ class Binder {
   BoundExprPtr BindWith(const sql::Expr& e, const Scope* scope, const ChildBinder& child);
   BoundExprPtr BindLiteral(const sql::Expr& e) const;
   BoundExprPtr Compare(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;
+  // a op b for ROW values; `nested`: fields of a ROW, compared as composite values.
+  BoundExprPtr CompareRows(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos, bool nested) const;
+  // a op b for non-NULL ROW values compared as composite values (see CompareRows).
+  BoundExprPtr CompareComposite(ExprOp op, const BoundExpr& a, const BoundExpr& b, sql::Pos pos) const;
   // CASE, with `child` binding its parts; a WHEN whose condition is fixed at planning time as
   // FALSE or NULL never runs its value, nor does anything after one fixed as TRUE: those values
   // are bound by `dead`, for their types only, and dropped.
@@ -163,6 +175,11 @@ class Binder {
   BoundExprPtr CoalesceInAggregate(const sql::Expr& e, AggContext* agg);
   // MAP[...], e[i], CARDINALITY, MAP_* and the VARIANT/JSON functions; null for other names.
   BoundExprPtr BindCollectionFunction(const sql::Expr& e, std::vector<BoundExprPtr>& args) const;
+  // The column references in a lambda's body that name none of `params` (its parameter and
+  // those of lambdas inside it): the outer columns it reads.
+  static void OuterReferences(const sql::Expr& e, std::vector<std::string> params, std::vector<const sql::Expr*>* out);
+  // v.field on a VARIANT: v['field'], the name lower-cased unless it was quoted.
+  BoundExprPtr VariantField(BoundExprPtr v, std::string_view field, bool quoted) const;
   BoundExprPtr Logic(ExprOp op, BoundExprPtr a, BoundExprPtr b, sql::Pos pos) const;
   BoundExprPtr RequireBool(BoundExprPtr e, sql::Pos pos) const;
   BoundExprPtr AggregateCall(const sql::Expr& e, AggContext* agg);

@@ -707,21 +707,26 @@ Value EvElement(std::span<const Value> a, const BoundExpr& call) {
 Value EvField(std::span<const Value> a, const BoundExpr& call) {
   return DecodeRowValue(a[0].s, *ArgType(call, 0).fields)[call.column_index];
 }
-// The lambda of a higher-order call evaluated over each element of array a (one batch per array).
-ColumnPtr EvalLambda(const Value& a, const BoundExpr& call) {
+// The lambda of a higher-order call evaluated over each element of array a[0] (one batch per
+// array); the outer values it reads, a[1...], are its columns 1... (the same in every row).
+ColumnPtr EvalLambda(std::span<const Value> a, const BoundExpr& call) {
   const SqlType& et = ElementType(ArgType(call, 0));
-  std::vector<Value> elements = Elements(a, ArgType(call, 0));
-  auto col = std::make_shared<Column>(et.phys());
-  col->Reserve(elements.size());
-  for (const Value& v : elements) col->Append(v);
+  std::vector<Value> elements = Elements(a[0], ArgType(call, 0));
   Batch batch;
-  batch.cols.push_back(std::move(col));
+  for (size_t c = 0; c < a.size(); ++c) {
+    auto col = std::make_shared<Column>(c == 0 ? et.phys() : ArgType(call, c).phys());
+    col->Reserve(elements.size());
+    for (const Value& v : elements) col->Append(c == 0 ? v : a[c]);
+    batch.cols.push_back(std::move(col));
+  }
   batch.weights.assign(elements.size(), 1);
   return Evaluate(*call.lambda, batch);
 }
 // TRUE when the predicate is TRUE for some element; else NULL when it is NULL for some; else FALSE.
+// (Not strict: only a NULL array makes the result NULL, not a NULL outer value the lambda reads.)
 Value EvArrayExists(std::span<const Value> a, const BoundExpr& call) {
-  ColumnPtr r = EvalLambda(a[0], call);
+  if (a[0].IsNull()) return Value::Null();
+  ColumnPtr r = EvalLambda(a, call);
   bool unknown = false;
   for (size_t i = 0; i < r->size(); ++i) {
     if (r->IsNull(i)) {
@@ -733,7 +738,8 @@ Value EvArrayExists(std::span<const Value> a, const BoundExpr& call) {
   return unknown ? Value::Null() : Bool(false);
 }
 Value EvTransform(std::span<const Value> a, const BoundExpr& call) {
-  ColumnPtr r = EvalLambda(a[0], call);
+  if (a[0].IsNull()) return Value::Null();
+  ColumnPtr r = EvalLambda(a, call);
   std::vector<Value> out;
   out.reserve(r->size());
   for (size_t i = 0; i < r->size(); ++i) out.push_back(r->Get(i));
@@ -1695,8 +1701,8 @@ const FunctionDef kFunctions[] = {
     {"ARRAY_JOIN", 2, 3, RuleArrayToString, {"ARRAY_JOIN", false, EvArrayToString}},
     {"ARRAY_INSERT", 3, 3, RuleArrayInsert, {"ARRAY_INSERT", false, EvArrayInsert}},
     {"ARRAY_REPEAT", 2, 2, RuleArrayRepeat, {"ARRAY_REPEAT", false, EvArrayRepeat}},
-    {"ARRAY_EXISTS", 2, 2, RuleLambda, {"ARRAY_EXISTS", true, EvArrayExists}},
-    {"TRANSFORM", 2, 2, RuleLambda, {"TRANSFORM", true, EvTransform}},
+    {"ARRAY_EXISTS", 2, 2, RuleLambda, {"ARRAY_EXISTS", false, EvArrayExists}},
+    {"TRANSFORM", 2, 2, RuleLambda, {"TRANSFORM", false, EvTransform}},
     {"SEQUENCE", 2, 2, RuleSequence, {"SEQUENCE", true, EvSequence}},
     // ---- VARIANT / JSON (PARSE_JSON, TO_JSON, TYPEOF, VARIANTNULL: binder.cc)
     {"JSON_OBJECT_KEYS", 1, 1, RuleJsonKeys, {"JSON_OBJECT_KEYS", true, EvJsonObjectKeys}},
@@ -1742,19 +1748,23 @@ void RefuseUnsupported(const Binder& b, const sql::Expr& call) {
   if (def && def->bind == RuleRefuse) RuleRefuse(b, *def, call, {});
 }
 
+BoundExprPtr RowField(BoundExprPtr row, size_t i) {
+  const SqlType t = row->type;
+  SqlType ft = (*t.fields)[i].WithNullable((*t.fields)[i].nullable || t.nullable);
+  std::vector<BoundExprPtr> args;
+  args.push_back(std::move(row));
+  auto e = MakeCall(ExprOp::kCall, ft, std::move(args));
+  e->function = &kFieldFn;
+  e->column_index = static_cast<int>(i);
+  return e;
+}
+
 BoundExprPtr BindFieldAccess(const Binder& b, BoundExprPtr row, std::string_view field, sql::Pos pos) {
   const SqlType& t = row->type;
-  if (t.id != TypeId::kRow) b.ctx().Error(pos, fmt::format("'.{}' needs a ROW value, not {}", field, TypeName(t)));
-  for (size_t i = 0; i < t.fields->size(); ++i) {
-    if (!EqualsIgnoreCase(t.FieldName(i), field)) continue;
-    SqlType ft = (*t.fields)[i].WithNullable((*t.fields)[i].nullable || t.nullable);
-    std::vector<BoundExprPtr> args;
-    args.push_back(std::move(row));
-    auto e = MakeCall(ExprOp::kCall, ft, std::move(args));
-    e->function = &kFieldFn;
-    e->column_index = static_cast<int>(i);
-    return e;
-  }
+  if (t.id != TypeId::kRow)
+    b.ctx().Error(pos, fmt::format("'.{}' needs a ROW or a VARIANT value, not {}", field, TypeName(t)));
+  for (size_t i = 0; i < t.fields->size(); ++i)
+    if (EqualsIgnoreCase(t.FieldName(i), field)) return RowField(std::move(row), i);
   std::string names;
   for (size_t i = 0; i < t.fields->size(); ++i) names += (i ? ", " : "") + t.FieldName(i);
   b.ctx().Error(pos, fmt::format("{} has no field '{}' (fields: {})", TypeName(t), field, names));

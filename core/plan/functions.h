@@ -50,6 +50,8 @@ BoundExprPtr BindLibraryCall(const Binder& b, const FunctionDef& def, const sql:
 void RefuseUnsupported(const Binder& b, const sql::Expr& call);
 
 // Field `field` of a ROW-typed expression (x.field), or an error at pos.
+// Field i of a ROW value (NULL when the row is NULL).
+BoundExprPtr RowField(BoundExprPtr row, size_t i);
 BoundExprPtr BindFieldAccess(const Binder& b, BoundExprPtr row, std::string_view field, sql::Pos pos);
 
 }  // namespace fld::plan

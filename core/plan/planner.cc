@@ -2063,6 +2063,9 @@ void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
     return;
   }
 
+  if (m != 1 && e.kind == ExprKind::kInQuery && !e.args.empty() && e.args[0]->kind == ExprKind::kFunction &&
+      e.args[0]->name == "ROW")
+    ctx_.Error(e.pos, "a row (a, b, ...) IN (SELECT ...) of several columns is not supported yet");
   if (m != 1)
     ctx_.Error(e.pos, fmt::format("{} must return one column, not {}",
                                   e.kind == ExprKind::kSubquery ? "a scalar subquery" : "the subquery of IN", m));
@@ -2290,6 +2293,16 @@ int Planner::GroupingSets(int pre_node, const std::vector<PhysType>& pre_types, 
         continue;
       }
       int64_t mask = 0;
+      if (call->second == std::vector<int>{AggContext::kGroupId}) {
+        auto same = [](std::vector<int> x, std::vector<int> y) {
+          std::sort(x.begin(), x.end());
+          std::sort(y.begin(), y.end());
+          return x == y;
+        };
+        for (const auto* earlier = sets.data(); earlier != &set; ++earlier) mask += same(*earlier, set);
+        out.push_back(MakeLiteral(Value::Int(mask), specs[a].result_type));
+        continue;
+      }
       for (int g : call->second) mask = mask << 1 | (std::find(set.begin(), set.end(), g) == set.end() ? 1 : 0);
       out.push_back(MakeLiteral(Value::Int(mask), specs[a].result_type));
     }

@@ -103,6 +103,9 @@ struct Expr {
   std::string text;       // literal text
   std::string qualifier;  // column ref / star qualifier (as written, case kept)
   std::string name;       // column name (as written) / function name (upper case)
+  // The column reference's name, or the field of a field access `$FIELD`, was a quoted
+  // identifier: a VARIANT's field `v.f` is v['f'] with an unquoted f lower-cased (Feldera).
+  bool quoted = false;
   Op op = Op::kNone;
   std::vector<ExprPtr> args;
   bool distinct = false;     // aggregate DISTINCT

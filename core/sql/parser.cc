@@ -1748,10 +1748,15 @@ class Parser {
     return call;
   }
 
-  // e[index] (ITEM) and e[index].field, any number of times.
+  // e[index] (ITEM) and e.field, any number of times and in any order (a column reference has
+  // taken its own dots already).
   ExprPtr ParsePostfix(ExprPtr e) {
-    while (IsSym(Peek(), "[")) {
+    while (IsSym(Peek(), "[") || (IsSym(Peek(), ".") && IsName(Peek(1)))) {
       DepthGuard guard(this);
+      if (AcceptSym(".")) {
+        e = FieldAccess(std::move(e));
+        continue;
+      }
       Take();
       auto item = NewExpr(ExprKind::kFunction, e->pos);
       item->name = "ITEM";
@@ -1760,10 +1765,6 @@ class Parser {
       ExpectSym("]");
       SafeOffset(item.get());
       e = std::move(item);
-      while (IsSym(Peek(), ".")) {
-        Take();
-        e = FieldAccess(std::move(e), ParseName("a field name"));
-      }
     }
     return e;
   }
@@ -1778,10 +1779,17 @@ class Parser {
     item->args[1] = NewBinary(Op::kAdd, std::move(index.args[0]), std::move(one));
   }
 
-  static ExprPtr FieldAccess(ExprPtr row, std::string field) {
+  static bool IsName(const Token& t) {
+    return t.kind == TokenKind::kQuotedIdent || (t.kind == TokenKind::kIdent && !IsReserved(t.upper));
+  }
+
+  // row.field: the field name is the next token (quoted or not, recorded in `quoted`).
+  ExprPtr FieldAccess(ExprPtr row) {
+    const bool quoted = Peek().kind == TokenKind::kQuotedIdent;
     auto f = NewExpr(ExprKind::kFunction, row->pos);
     f->name = "$FIELD";
-    f->text = std::move(field);
+    f->text = ParseName("a field name");
+    f->quoted = quoted;
     f->args.push_back(std::move(row));
     return f;
   }
@@ -1816,7 +1824,25 @@ class Parser {
           }
           Take();
           auto e = ParseExpr();
-          if (IsSym(Peek(), ",")) return ParsePeriodPredicate(std::move(e));
+          if (IsSym(Peek(), ",")) {
+            // (s, e) OVERLAPS / CONTAINS / ... a period predicate; otherwise (a, b, ...) is
+            // ROW(a, b, ...), as in PostgreSQL.
+            const size_t mark = i_;
+            Take();
+            ParseExpr();
+            bool period = false;
+            if (IsSym(Peek(), ")"))
+              for (const char* k : {"CONTAINS", "OVERLAPS", "EQUALS", "PRECEDES", "SUCCEEDS", "IMMEDIATELY"})
+                period = period || IsKw(Peek(1), k);
+            i_ = mark;
+            if (period) return ParsePeriodPredicate(std::move(e));
+            auto row = NewExpr(ExprKind::kFunction, e->pos);
+            row->name = "ROW";
+            row->args.push_back(std::move(e));
+            while (AcceptSym(",")) row->args.push_back(ParseExpr());
+            ExpectSym(")");
+            return row;
+          }
           ExpectSym(")");
           if (e->kind == ExprKind::kBinary && e->op == Op::kSub && PeekIntervalField()) {
             // (a - b) unit: the difference of two dates/times as an INTERVAL.
@@ -1948,13 +1974,15 @@ class Parser {
     auto e = NewExpr(ExprKind::kColumnRef, t.pos);
     if (AcceptSym(".")) {
       e->qualifier = t.text;
+      e->quoted = Peek().kind == TokenKind::kQuotedIdent;
       e->name = ParseName("a column name");
     } else {
       e->name = t.text;
+      e->quoted = t.kind == TokenKind::kQuotedIdent;
     }
     while (IsSym(Peek(), ".")) {  // t.column.field, t.column.field.field ...
       Take();
-      e = FieldAccess(std::move(e), ParseName("a field name"));
+      e = FieldAccess(std::move(e));
     }
     return e;
   }

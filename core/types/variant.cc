@@ -218,7 +218,7 @@ std::string VariantFromValue(const Value& v, const SqlType& t) {
       std::vector<std::pair<std::string, std::string>> entries;
       std::vector<Value> fields = DecodeRowValue(v.s, *t.fields);
       for (size_t i = 0; i < fields.size(); ++i)
-        entries.emplace_back(VariantFromValue(Value::String(fmt::format("EXPR${}", i)), SqlType::Of(TypeId::kVarchar)),
+        entries.emplace_back(VariantFromValue(Value::String(t.FieldName(i)), SqlType::Of(TypeId::kVarchar)),
                              OfNullable(fields[i], (*t.fields)[i]));
       return MapEncoding(std::move(entries));
     }

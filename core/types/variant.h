@@ -14,7 +14,8 @@
 // Every encoding is self-delimiting and byte order is a total order that groups values by runtime
 // type, so equality (same type and same value, as Feldera), DISTINCT, GROUP BY, MIN and MAX work
 // on the bytes. Arrays, maps and ROWs cast to VARIANT become VARIANT arrays and maps whose
-// elements keep their runtime types (a ROW's fields are keyed EXPR$0, EXPR$1, ...).
+// elements keep their runtime types (a ROW's fields are keyed by their names, EXPR$0, EXPR$1, ...
+// for unnamed ones).
 #pragma once
 
 #include <optional>
