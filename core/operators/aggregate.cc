@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/common/error.h"
 
@@ -13,6 +14,111 @@ AggregateOp::AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vect
     : in_types_(std::move(in_types)), pool_(pool), num_keys_(num_keys), aggs_(std::move(aggs)) {
   for (int k = 0; k < num_keys_; ++k) out_types_.push_back(in_types_[k]);
   for (const auto& a : aggs_) out_types_.push_back(a.result_type.phys());
+  // Layout of a group record. Inline kinds are those whose Preaggregate / SmallKeyPreaggregate /
+  // Fold touch only count and one sum (isum over 64-bit integer columns, dsum over floating ones).
+  for (const auto& a : aggs_) {
+    Stored st = Stored::kBox;
+    const bool plain = !a.distinct && !IsWideSum(a) && a.arg >= 0;
+    const PhysType phys = a.arg >= 0 ? in_types_[a.arg] : PhysType::kI64;
+    if (a.kind == AggKind::kCountStar)
+      st = a.filter < 0 ? Stored::kNothing : Stored::kCount;
+    else if (plain && (a.kind == AggKind::kCount || a.kind == AggKind::kSum || a.kind == AggKind::kAvg))
+      st = phys == PhysType::kI64      ? (a.kind == AggKind::kCount ? Stored::kCount : Stored::kCountInt)
+           : phys == PhysType::kF64    ? Stored::kCountDouble
+           : a.kind == AggKind::kCount ? Stored::kCount
+                                       : Stored::kBox;
+    offset_.push_back(record_bytes_);
+    record_bytes_ += st == Stored::kNothing ? 0 : st == Stored::kCount ? 8 : st == Stored::kBox ? 4 : 16;
+    stored_.push_back(st);
+  }
+}
+
+void AggregateOp::LoadGroup(const char* rec, Group* g) {
+  std::memcpy(&g->rows, rec, 8);
+  g->accs.resize(aggs_.size());
+  for (size_t a = 0; a < aggs_.size(); ++a) {
+    Acc& acc = g->accs[a];
+    const char* p = rec + offset_[a];
+    if (stored_[a] == Stored::kBox) {
+      uint32_t box;
+      std::memcpy(&box, p, 4);
+      acc = std::move(boxes_[box]);
+      continue;
+    }
+    acc = Acc{};
+    if (stored_[a] == Stored::kNothing) continue;
+    std::memcpy(&acc.count, p, 8);
+    if (stored_[a] == Stored::kCountInt) std::memcpy(&acc.isum, p + 8, 8);
+    if (stored_[a] == Stored::kCountDouble) std::memcpy(&acc.dsum, p + 8, 8);
+  }
+}
+
+void AggregateOp::StoreGroup(Group* g, const char* old_rec, std::string* rec) {
+  rec->assign(record_bytes_, '\0');
+  char* out = rec->data();
+  std::memcpy(out, &g->rows, 8);
+  g->accs.resize(aggs_.size());
+  for (size_t a = 0; a < aggs_.size(); ++a) {
+    Acc& acc = g->accs[a];
+    char* p = out + offset_[a];
+    switch (stored_[a]) {
+      case Stored::kNothing:
+        break;
+      case Stored::kCount:
+        std::memcpy(p, &acc.count, 8);
+        break;
+      case Stored::kCountInt:
+        std::memcpy(p, &acc.count, 8);
+        std::memcpy(p + 8, &acc.isum, 8);
+        break;
+      case Stored::kCountDouble:
+        std::memcpy(p, &acc.count, 8);
+        std::memcpy(p + 8, &acc.dsum, 8);
+        break;
+      case Stored::kBox: {
+        uint32_t box;
+        if (old_rec) {
+          std::memcpy(&box, old_rec + offset_[a], 4);
+        } else if (!free_boxes_.empty()) {
+          box = free_boxes_.back();
+          free_boxes_.pop_back();
+        } else {
+          box = static_cast<uint32_t>(boxes_.size());
+          boxes_.emplace_back();
+        }
+        boxes_[box] = std::move(acc);
+        acc = Acc{};
+        std::memcpy(p, &box, 4);
+        break;
+      }
+    }
+  }
+}
+
+const AggregateOp::Acc& AggregateOp::AccIn(const char* rec, size_t a, Acc* tmp) const {
+  const char* p = rec + offset_[a];
+  if (stored_[a] == Stored::kBox) {
+    uint32_t box;
+    std::memcpy(&box, p, 4);
+    return boxes_[box];
+  }
+  *tmp = Acc{};
+  if (stored_[a] != Stored::kNothing) std::memcpy(&tmp->count, p, 8);
+  if (stored_[a] == Stored::kCountInt) std::memcpy(&tmp->isum, p + 8, 8);
+  if (stored_[a] == Stored::kCountDouble) std::memcpy(&tmp->dsum, p + 8, 8);
+  return *tmp;
+}
+
+void AggregateOp::EraseGroup(uint32_t slot) {
+  const char* rec = groups_.Value(slot).data();
+  for (size_t a = 0; a < aggs_.size(); ++a) {
+    if (stored_[a] != Stored::kBox) continue;
+    uint32_t box;
+    std::memcpy(&box, rec + offset_[a], 4);
+    boxes_[box] = Acc{};
+    free_boxes_.push_back(box);
+  }
+  groups_.Erase(slot);
 }
 
 const char* AggName(AggKind kind) {
@@ -402,8 +508,14 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
   const Batch& in = *inputs[0];
   const size_t n = in.size();
   BatchBuilder out(out_types_);
+  auto discard_below = [&] {
+    for (const auto& key : gc_.TakeBelow()) {
+      uint32_t slot = groups_.Find(key);
+      if (slot != ArenaMap::kNone) EraseGroup(slot);
+    }
+  };
   if (n == 0 && (num_keys_ > 0 || initialized_)) {
-    for (const auto& key : gc_.TakeBelow()) groups_.erase(key);
+    discard_below();
     return out.Finish();
   }
 
@@ -466,31 +578,42 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
     *row = DecodeRow(key);
     for (size_t a = 0; a < aggs_.size(); ++a) row->push_back(Result(aggs_[a], g, g.accs[a]));
   };
-  Group empty;
-  empty.accs.resize(aggs_.size());
+  Group cur;  // the group being updated, moved out of its record and back
+  std::string rec;
   for (uint32_t g : order) {
     const std::string& key = keys[g];
-    auto it = groups_.find(key);
-    bool had = it != groups_.end() && (it->second.rows != 0 || num_keys_ == 0);
-    if (num_keys_ == 0 && !initialized_) had = false;
-    if (had) row_of(key, it->second, &old_row);
-    if (it == groups_.end()) {
-      it = groups_.emplace(key, empty).first;
-      gc_.Added(key);
+    uint32_t slot = groups_.Find(key);
+    if (slot != ArenaMap::kNone) {
+      LoadGroup(groups_.Value(slot).data(), &cur);
+    } else {
+      cur.rows = 0;
+      cur.accs.assign(aggs_.size(), Acc{});
     }
-    Fold(&it->second, partial[g]);
-    bool has = it->second.rows != 0 || num_keys_ == 0;
-    if (has) row_of(key, it->second, &new_row);
-    if (!has) {
+    bool had = slot != ArenaMap::kNone && (cur.rows != 0 || num_keys_ == 0);
+    if (num_keys_ == 0 && !initialized_) had = false;
+    if (had) row_of(key, cur, &old_row);
+    Fold(&cur, partial[g]);
+    bool has = cur.rows != 0 || num_keys_ == 0;
+    if (has) row_of(key, cur, &new_row);
+    if (has && slot == ArenaMap::kNone) {
+      StoreGroup(&cur, nullptr, &rec);
+      groups_.Insert(key, rec);
+      gc_.Added(key);
+    } else if (has) {
+      StoreGroup(&cur, groups_.Value(slot).data(), &rec);
+      std::memcpy(groups_.MutableValue(slot), rec.data(), rec.size());
+    } else if (slot != ArenaMap::kNone) {
+      // Put the boxes back so that erasing frees them.
+      StoreGroup(&cur, groups_.Value(slot).data(), &rec);
       gc_.Removed(key);
-      groups_.erase(it);
+      EraseGroup(slot);
     }
     if (had && has && old_row == new_row) continue;
     if (had) out.AppendRow(old_row, -1);
     if (has) out.AppendRow(new_row, +1);
   }
   initialized_ = true;
-  for (const auto& key : gc_.TakeBelow()) groups_.erase(key);
+  discard_below();
   return out.Finish();
 }
 
@@ -732,14 +855,19 @@ bool AggregateOp::SmallKeyPreaggregate(const Batch& in, std::vector<std::string>
 
 void AggregateOp::SaveState(StateWriter& w) const {
   w.U64(initialized_);
-  auto entries = SortedByKey(groups_);
+  std::vector<std::pair<std::string_view, const char*>> entries;  // sorted: equal states, equal bytes
+  entries.reserve(groups_.size());
+  groups_.ForEachSlot([&](uint32_t s) { entries.emplace_back(groups_.Key(s), groups_.Value(s).data()); });
+  std::sort(entries.begin(), entries.end());
   w.U64(entries.size());
-  for (const auto* e : entries) {
-    const Group& g = e->second;
-    w.Str(e->first);
-    w.I64(g.rows);
-    for (size_t a = 0; a < g.accs.size(); ++a) {
-      const Acc& acc = g.accs[a];
+  Acc tmp;
+  for (const auto& [key, rec] : entries) {
+    int64_t rows;
+    std::memcpy(&rows, rec, 8);
+    w.Str(key);
+    w.I64(rows);
+    for (size_t a = 0; a < aggs_.size(); ++a) {
+      const Acc& acc = AccIn(rec, a, &tmp);
       w.I64(acc.count);
       w.I64(acc.isum);
       w.F64(acc.dsum);
@@ -779,8 +907,11 @@ void AggregateOp::SaveState(StateWriter& w) const {
 }
 
 void AggregateOp::RestoreState(StateReader& r) {
-  groups_.clear();
+  groups_.Clear();
+  boxes_.clear();
+  free_boxes_.clear();
   gc_.Clear();
+  std::string rec;
   initialized_ = r.U64() != 0;
   uint64_t n = r.U64();
   for (uint64_t i = 0; i < n; ++i) {
@@ -826,7 +957,8 @@ void AggregateOp::RestoreState(StateReader& r) {
       }
     }
     gc_.Added(key);
-    groups_.emplace(std::move(key), std::move(g));
+    StoreGroup(&g, nullptr, &rec);
+    groups_.Insert(key, rec);
   }
 }
 

@@ -32,6 +32,9 @@
 // has exactly one row, emitted at the first step even when the input is empty.
 // With a waterline on a key column (core/circuit/waterline.h), the groups below it, which no
 // future change can reach, are discarded after each step.
+// Groups live in an ArenaMap (core/zset/arena_map.h): key encoding -> a fixed-width record of
+// the row count and, per aggregate, COUNT/SUM/AVG over narrow types inline (the count and the
+// sum their type uses), any other aggregate as the index of its accumulator in a side table.
 // Result types follow Feldera: SUM(integer) is BIGINT; AVG, STDDEV and VARIANCE have the
 // argument's type, so over integers they truncate toward zero and over DECIMAL(p, s) they are
 // truncated to s digits; integer sums that overflow 64 bits raise an error. The variance of
@@ -49,6 +52,7 @@
 #include "core/circuit/waterline.h"
 #include "core/common/thread_pool.h"
 #include "core/types/types.h"
+#include "core/zset/arena_map.h"
 
 namespace fld {
 
@@ -152,14 +156,37 @@ class AggregateOp : public Operator {
   bool SmallKeyPreaggregate(const Batch& in, std::vector<std::string>* keys, std::vector<Group>* partial) const;
   void Fold(Group* into, const Group& partial) const;
 
+  // How an aggregate's accumulator is kept in the group record. Any Acc field an aggregate of
+  // an inline kind may touch must be stored here (see Layout in aggregate.cc); everything else is
+  // boxed whole, so new accumulator fields need no change here.
+  enum class Stored : uint8_t {
+    kNothing,      // COUNT(*) without FILTER: the row count says it all
+    kCount,        // count
+    kCountInt,     // count, isum
+    kCountDouble,  // count, dsum
+    kBox,          // index into boxes_ of the whole Acc
+  };
+  // Group record <-> Group: Load moves boxed accumulators out of boxes_ into *g; Store moves
+  // them back (allocating boxes for a new group, rec == null) and writes the record into *rec.
+  void LoadGroup(const char* rec, Group* g);
+  void StoreGroup(Group* g, const char* old_rec, std::string* rec);
+  // The accumulator of aggregate a in a record, without moving it (tmp holds inline ones).
+  const Acc& AccIn(const char* rec, size_t a, Acc* tmp) const;
+  void EraseGroup(uint32_t slot);
+
   std::vector<PhysType> in_types_;
   ThreadPool* pool_ = nullptr;
   int num_keys_;
   std::vector<AggSpec> aggs_;
   std::vector<PhysType> out_types_;
-  std::unordered_map<std::string, Group> groups_;  // key encoding -> group
-  bool initialized_ = false;                       // global: the initial row was emitted
-  WaterlineIndex gc_;                              // groups by a key column with a waterline
+  std::vector<Stored> stored_;        // per aggregate
+  std::vector<size_t> offset_;        // per aggregate: its bytes in the record
+  size_t record_bytes_ = 8;           // rows, then the aggregates
+  ArenaMap groups_;                   // key encoding -> group record
+  std::vector<Acc> boxes_;            // boxed accumulators
+  std::vector<uint32_t> free_boxes_;  // indexes of unused boxes
+  bool initialized_ = false;          // global: the initial row was emitted
+  WaterlineIndex gc_;                 // groups by a key column with a waterline
 };
 
 }  // namespace fld

@@ -1,6 +1,7 @@
 #include "core/operators/distinct.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace fld {
 
@@ -12,13 +13,20 @@ Batch DistinctOp::Step(std::span<const Batch* const> inputs) {
   for (size_t r = 0; r < delta.size(); ++r) {
     key.clear();
     EncodeRow(&key, delta, r);
-    auto [it, fresh] = weights_.try_emplace(key, 0);
-    if (fresh) gc_.Added(key);
-    int64_t before = it->second, after = before + delta.weights[r];
-    it->second = after;
-    if (after == 0) {
+    uint32_t slot = weights_.Find(key);
+    int64_t before = 0;
+    if (slot != ArenaMap::kNone) std::memcpy(&before, weights_.Value(slot).data(), 8);
+    const int64_t after = before + delta.weights[r];
+    if (slot == ArenaMap::kNone) {
+      if (after != 0) {
+        weights_.Insert(key, std::string_view(reinterpret_cast<const char*>(&after), 8));
+        gc_.Added(key);
+      }
+    } else if (after == 0) {
       gc_.Removed(key);
-      weights_.erase(it);
+      weights_.Erase(slot);
+    } else {
+      std::memcpy(weights_.MutableValue(slot), &after, 8);
     }
     if (before <= 0 && after > 0) {
       sel.push_back(static_cast<uint32_t>(r));
@@ -30,7 +38,10 @@ Batch DistinctOp::Step(std::span<const Batch* const> inputs) {
   }
   Batch out = Gather(delta, sel);
   out.weights = std::move(out_w);
-  for (const auto& k : gc_.TakeBelow()) weights_.erase(k);
+  for (const auto& k : gc_.TakeBelow()) {
+    uint32_t slot = weights_.Find(k);
+    if (slot != ArenaMap::kNone) weights_.Erase(slot);
+  }
   return out;
 }
 
@@ -40,21 +51,17 @@ std::string DistinctOp::Describe() const {
 }
 
 void DistinctOp::SaveState(StateWriter& w) const {
-  auto sorted = SortedByKey(weights_);
-  w.U64(sorted.size());
-  for (auto* kv : sorted) {
-    w.Str(kv->first);
-    w.I64(kv->second);
-  }
+  SaveWeights(w, weights_);
 }
 
 void DistinctOp::RestoreState(StateReader& r) {
-  weights_.clear();
+  weights_.Clear();
   gc_.Clear();
   uint64_t n = r.U64();
   for (uint64_t i = 0; i < n; ++i) {
     std::string k = r.Str();
-    weights_[k] = r.I64();
+    const int64_t w = r.I64();
+    weights_.Insert(k, std::string_view(reinterpret_cast<const char*>(&w), 8));
     gc_.Added(k);
   }
 }

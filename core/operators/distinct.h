@@ -1,13 +1,12 @@
 // Distinct: a row is in the output iff its integrated weight is positive. Per changed row it
 // compares the old and new integrated weight and emits +1 (0 -> positive) or -1 (positive -> 0).
-// State: the integrated input (row encoding -> weight). With a waterline on a column, the rows
+// State: the integrated input (row encoding -> weight, in an ArenaMap). With a waterline on a column, the rows
 // below it (which no future change can reach) are discarded after each step.
 #pragma once
 
-#include <unordered_map>
-
 #include "core/circuit/operator.h"
 #include "core/circuit/waterline.h"
+#include "core/zset/arena_map.h"
 
 namespace fld {
 
@@ -22,7 +21,7 @@ class DistinctOp : public Operator {
   void SetWaterline(int col, WaterlineRef w) { gc_ = WaterlineIndex(col, std::move(w)); }
 
  private:
-  std::unordered_map<std::string, int64_t> weights_;
+  ArenaMap weights_;  // row encoding -> int64 weight (never 0)
   WaterlineIndex gc_;
 };
 

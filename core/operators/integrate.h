@@ -1,11 +1,10 @@
 // Integrate (I): the running sum of a change stream, i.e. a materialized relation's contents.
 // Its output is its input (it is a sink that also passes the change through); Contents() gives
-// the integrated rows. State: row encoding -> weight, rows of weight 0 removed.
+// the integrated rows. State: row encoding -> weight in an ArenaMap, rows of weight 0 removed.
 #pragma once
 
-#include <unordered_map>
-
 #include "core/circuit/operator.h"
+#include "core/zset/arena_map.h"
 
 namespace fld {
 
@@ -24,7 +23,8 @@ class IntegrateOp : public Operator {
 
  private:
   std::vector<PhysType> types_;
-  std::unordered_map<std::string, int64_t> rows_;
+  void AddRow(std::string_view key, int64_t w);
+  ArenaMap rows_;  // row encoding -> int64 weight (never 0)
 };
 
 }  // namespace fld

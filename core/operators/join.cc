@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 namespace fld {
@@ -91,17 +92,135 @@ void JoinOp::EncodeSide(const Side& side, const Batch& b, size_t r, std::string*
   }
 }
 
-void JoinOp::Add(Side* side, const std::string& key, std::string row, int64_t w) {
-  auto [kit, fresh] = side->trace.try_emplace(key);
-  if (fresh) side->gc.Added(key);
-  auto& rows = kit->second;
-  auto it = rows.try_emplace(std::move(row), 0).first;
-  it->second += w;
-  if (it->second == 0) rows.erase(it);
-  if (rows.empty()) {
-    side->gc.Removed(key);
-    side->trace.erase(kit);
+template <typename F>
+void JoinOp::ForEachRow(const Side& side, uint32_t s, F f) {
+  std::string_view rec = side.trace.Value(s);
+  if (rec[0] == kBig) {
+    uint32_t idx;
+    std::memcpy(&idx, rec.data() + 1, 4);
+    for (const auto& [row, w] : side.big[idx]) f(std::string_view(row), w);
+    return;
   }
+  const char* p = rec.data() + 1;
+  const char* end = rec.data() + rec.size();
+  while (p < end) {
+    size_t len = GetVarint(&p);
+    int64_t w;
+    std::memcpy(&w, p + len, 8);
+    f(std::string_view(p, len), w);
+    p += len + 8;
+  }
+}
+
+void JoinOp::EraseKey(Side* side, uint32_t s) {
+  std::string_view rec = side->trace.Value(s);
+  if (rec[0] == kBig) {
+    uint32_t idx;
+    std::memcpy(&idx, rec.data() + 1, 4);
+    side->big[idx].clear();
+    side->free_big.push_back(idx);
+  }
+  side->trace.Erase(s);
+}
+
+namespace {
+void AppendPacked(std::string* out, std::string_view row, int64_t w) {
+  char len[10];
+  out->append(len, PutVarint(len, row.size()));
+  out->append(row);
+  out->append(reinterpret_cast<const char*>(&w), 8);
+}
+}  // namespace
+
+void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64_t w) const {
+  if (w == 0) return;
+  uint32_t s = side->trace.Find(key);
+  if (s == ArenaMap::kNone) {
+    std::string rec(1, kPacked);
+    AppendPacked(&rec, row, w);
+    side->trace.Insert(key, rec);
+    side->gc.Added(key);
+    return;
+  }
+  std::string_view rec = side->trace.Value(s);
+  if (rec[0] == kBig) {
+    uint32_t idx;
+    std::memcpy(&idx, rec.data() + 1, 4);
+    Rows& rows = side->big[idx];
+    auto it = rows.find(row);
+    if (it == rows.end()) it = rows.emplace(std::string(row), 0).first;
+    it->second += w;
+    if (it->second == 0) rows.erase(it);
+    if (rows.empty()) {
+      side->gc.Removed(key);
+      EraseKey(side, s);
+    }
+    return;
+  }
+  // Packed: find the row (or where it goes) in row order.
+  const char* begin = rec.data();
+  const char* p = begin + 1;
+  const char* end = begin + rec.size();
+  while (p < end) {
+    const char* at = p;
+    size_t len = GetVarint(&p);
+    std::string_view r(p, len);
+    int cmp = r.compare(row);
+    if (cmp == 0) {
+      int64_t old;
+      std::memcpy(&old, p + len, 8);
+      const int64_t sum = old + w;
+      if (sum != 0) {
+        // Same size: the weight changes in place.
+        std::memcpy(side->trace.MutableValue(s) + (p + len - begin), &sum, 8);
+        return;
+      }
+      std::string next(begin, at);
+      next.append(p + len + 8, end);
+      if (next.size() == 1) {
+        side->gc.Removed(key);
+        side->trace.Erase(s);
+      } else {
+        side->trace.Assign(s, next);
+      }
+      return;
+    }
+    if (cmp > 0) {
+      p = at;
+      break;
+    }
+    p += len + 8;
+  }
+  // Insert before p.
+  std::string next(begin, p);
+  AppendPacked(&next, row, w);
+  next.append(p, end);
+  if (next.size() <= big_key_bytes_) {
+    side->trace.Assign(s, next);
+    return;
+  }
+  // Too many rows for one record: the key moves to an ordered map.
+  uint32_t idx;
+  if (!side->free_big.empty()) {
+    idx = side->free_big.back();
+    side->free_big.pop_back();
+  } else {
+    idx = static_cast<uint32_t>(side->big.size());
+    side->big.emplace_back();
+  }
+  Rows& rows = side->big[idx];
+  const char* q = next.data() + 1;
+  const char* qend = next.data() + next.size();
+  while (q < qend) {
+    size_t len = GetVarint(&q);
+    int64_t wt;
+    std::memcpy(&wt, q + len, 8);
+    rows.emplace_hint(rows.end(), std::string(q, len), wt);
+    q += len + 8;
+  }
+  std::string big(1, kBig);
+  big.append(reinterpret_cast<const char*>(&idx), 4);
+  side->trace.Assign(s, big);
 }
 
 void JoinOp::SetWaterline(int key, WaterlineRef w) {
@@ -110,19 +229,19 @@ void JoinOp::SetWaterline(int key, WaterlineRef w) {
 }
 
 int64_t JoinOp::Count(const Side& s, const std::string& key) {
-  auto it = s.trace.find(key);
-  if (it == s.trace.end()) return 0;
+  uint32_t slot = s.trace.Find(key);
+  if (slot == ArenaMap::kNone) return 0;
   int64_t n = 0;
-  for (const auto& [row, w] : it->second) n += w;
+  ForEachRow(s, slot, [&](std::string_view, int64_t w) { n += w; });
   return n;
 }
 
 void JoinOp::EmitPadded(const Side& side, bool side_is_left, const std::string& key, int64_t sign,
                         BatchBuilder* out) const {
-  auto it = side.trace.find(key);
-  if (it == side.trace.end()) return;
+  uint32_t slot = side.trace.Find(key);
+  if (slot == ArenaMap::kNone) return;
   size_t nl = left_.types.size(), nr = right_.types.size();
-  for (const auto& [row, w] : it->second) {
+  ForEachRow(side, slot, [&](std::string_view row, int64_t w) {
     if (side_is_left) {
       DecodeRowInto(row, out, 0);
       AppendNulls(out, nl, nr);
@@ -131,7 +250,7 @@ void JoinOp::EmitPadded(const Side& side, bool side_is_left, const std::string& 
       DecodeRowInto(row, out, nl);
     }
     out->AddWeight(sign * w);
-  }
+  });
 }
 
 Batch JoinOp::Step(std::span<const Batch* const> inputs) {
@@ -177,13 +296,13 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
       }
       continue;
     }
-    auto it = right_.trace.find(key);
-    if (it != right_.trace.end()) {
-      for (const auto& [rrow, w] : it->second) {
+    uint32_t slot = right_.trace.Find(key);
+    if (slot != ArenaMap::kNone) {
+      ForEachRow(right_, slot, [&](std::string_view rrow, int64_t w) {
         AppendSide(left_, dl, r, &out, 0);
         DecodeRowInto(rrow, &out, nl);
         out.AddWeight(dl.weights[r] * w);
-      }
+      });
     }
     row.clear();
     EncodeSide(left_, dl, r, &row);
@@ -199,13 +318,13 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
       }
       continue;
     }
-    auto it = left_.trace.find(key);
-    if (it != left_.trace.end()) {
-      for (const auto& [lrow, w] : it->second) {
+    uint32_t slot = left_.trace.Find(key);
+    if (slot != ArenaMap::kNone) {
+      ForEachRow(left_, slot, [&](std::string_view lrow, int64_t w) {
         DecodeRowInto(lrow, &out, 0);
         AppendSide(right_, dr, r, &out, nl);
         out.AddWeight(w * dr.weights[r]);
-      }
+      });
     }
     row.clear();
     EncodeSide(right_, dr, r, &row);
@@ -224,50 +343,55 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
 
 void JoinOp::CollectGarbage() {
   for (Side* side : {&left_, &right_})
-    for (const auto& k : side->gc.TakeBelow()) side->trace.erase(k);
+    for (const auto& k : side->gc.TakeBelow()) {
+      uint32_t s = side->trace.Find(k);
+      if (s != ArenaMap::kNone) EraseKey(side, s);
+    }
 }
 
-namespace {
-void SaveTrace(StateWriter& w, const std::unordered_map<std::string, std::map<std::string, int64_t>>& trace) {
-  auto entries = SortedByKey(trace);
-  w.U64(entries.size());
-  for (const auto* e : entries) {
-    const auto& rows = e->second;
-    w.Str(e->first);
-    w.U64(rows.size());
-    for (const auto& [row, wt] : rows) {
+// Saved as key count, then per key in key order: key, row count, (row, weight) in row order.
+void JoinOp::SaveTrace(StateWriter& w, const Side& side) {
+  std::vector<std::pair<std::string_view, uint32_t>> keys;
+  keys.reserve(side.trace.size());
+  side.trace.ForEachSlot([&](uint32_t s) { keys.emplace_back(side.trace.Key(s), s); });
+  std::sort(keys.begin(), keys.end());
+  w.U64(keys.size());
+  for (const auto& [key, s] : keys) {
+    w.Str(key);
+    uint64_t n = 0;
+    ForEachRow(side, s, [&](std::string_view, int64_t) { ++n; });
+    w.U64(n);
+    ForEachRow(side, s, [&](std::string_view row, int64_t wt) {
       w.Str(row);
       w.I64(wt);
-    }
+    });
   }
 }
-void LoadTrace(StateReader& r, std::unordered_map<std::string, std::map<std::string, int64_t>>* trace) {
-  trace->clear();
+
+void JoinOp::LoadTrace(StateReader& r, Side* side) const {
+  side->trace.Clear();
+  side->big.clear();
+  side->free_big.clear();
+  side->gc.Clear();
   uint64_t nk = r.U64();
   for (uint64_t i = 0; i < nk; ++i) {
     std::string k = r.Str();
-    auto& rows = (*trace)[k];
     uint64_t nr = r.U64();
     for (uint64_t j = 0; j < nr; ++j) {
       std::string row = r.Str();
-      rows[row] = r.I64();
+      Add(side, k, row, r.I64());
     }
   }
 }
-}  // namespace
 
 void JoinOp::SaveState(StateWriter& w) const {
-  SaveTrace(w, left_.trace);
-  SaveTrace(w, right_.trace);
+  SaveTrace(w, left_);
+  SaveTrace(w, right_);
 }
 
 void JoinOp::RestoreState(StateReader& r) {
-  LoadTrace(r, &left_.trace);
-  LoadTrace(r, &right_.trace);
-  for (Side* side : {&left_, &right_}) {
-    side->gc.Clear();
-    for (const auto& [k, rows] : side->trace) side->gc.Added(k);
-  }
+  LoadTrace(r, &left_);
+  LoadTrace(r, &right_);
 }
 
 }  // namespace fld

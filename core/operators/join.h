@@ -10,7 +10,10 @@
 // rows of a side that have no match, padded with NULLs: per key touched by the step, the padded
 // rows before (when the other side's count was 0) are retracted and the padded rows after are
 // emitted, so the output stays the change of the outer join.
-// State: both sides integrated, indexed by key (key encoding -> row encoding -> weight).
+// State: both sides integrated, indexed by key (key encoding -> row encoding -> weight), in an
+// ArenaMap (core/zset/arena_map.h) per side: a key's rows and weights packed into one record,
+// sorted by row encoding; a key whose record outgrows 4 KiB moves to an ordered map of
+// its own, so a change to a key with many rows costs O(log rows) rather than a record rewrite.
 // With waterlines on both sides of key column i, the rows of both sides whose key column i lies
 // below the smaller one are discarded after each step: no future change of either side can
 // have that key, so such rows neither match nor change padding again.
@@ -22,11 +25,12 @@
 #pragma once
 
 #include <map>
-#include <unordered_map>
+#include <string_view>
 
 #include "core/circuit/operator.h"
 #include "core/circuit/waterline.h"
 #include "core/expr/expr.h"
+#include "core/zset/arena_map.h"
 
 namespace fld {
 
@@ -51,27 +55,41 @@ class JoinOp : public Operator {
   void SetNeededColumns(const std::vector<bool>& needed);
   // Inner joins only: `pred` over the columns of the left (or right) side, TRUE for the rows kept.
   void SetSideFilter(bool left, BoundExprPtr pred);
+  // The record size from which a key's rows move to an ordered map (tests lower it).
+  void set_big_key_bytes(size_t n) { big_key_bytes_ = n; }
 
  private:
-  using Rows = std::map<std::string, int64_t>;  // row encoding -> weight
+  using Rows = std::map<std::string, int64_t, std::less<>>;  // row encoding -> weight
+  // A key's record: kPacked then ([varint length][row encoding][int64 weight])* in row order,
+  // or kBig then the uint32 index of its Rows in `big`.
+  static constexpr char kPacked = 0, kBig = 1;
   struct Side {
     std::vector<PhysType> types;
     std::vector<int> keys;
-    std::unordered_map<std::string, Rows> trace;
-    WaterlineIndex gc;         // keys of the trace by the key column with a waterline
-    std::vector<bool> needed;  // per column; empty: all
-    BoundExprPtr filter;       // null: every row
+    ArenaMap trace;                  // key encoding -> record
+    std::vector<Rows> big;           // rows of the big keys
+    std::vector<uint32_t> free_big;  // unused entries of big
+    WaterlineIndex gc;               // keys of the trace by the key column with a waterline
+    std::vector<bool> needed;        // per column; empty: all
+    BoundExprPtr filter;             // null: every row
   };
   // Appends row r of b (a side's batch) to out's columns from `first`, NULL where not needed.
   static void AppendSide(const Side& side, const Batch& b, size_t r, BatchBuilder* out, size_t first);
   static void EncodeSide(const Side& side, const Batch& b, size_t r, std::string* out);
-  void Add(Side* side, const std::string& key, std::string row, int64_t w);
+  void Add(Side* side, const std::string& key, std::string_view row, int64_t w) const;
+  // f(row encoding, weight) for each row of the key in slot s, in row order.
+  template <typename F>
+  static void ForEachRow(const Side& side, uint32_t s, F f);
+  static void EraseKey(Side* side, uint32_t s);
+  static void SaveTrace(StateWriter& w, const Side& side);
+  void LoadTrace(StateReader& r, Side* side) const;
   void CollectGarbage();
   static int64_t Count(const Side& s, const std::string& key);
   void EmitPadded(const Side& side, bool side_is_left, const std::string& key, int64_t sign, BatchBuilder* out) const;
 
   Side left_, right_;
   bool pad_left_, pad_right_;
+  size_t big_key_bytes_ = 4096;
 };
 
 }  // namespace fld

@@ -531,6 +531,19 @@ std::vector<Scenario> JoinScenarios() {
   }
   out.push_back(JoinScenario("cross join", {kKey3, kStr}, {kInt}, {}, {}, false, false));
   out.back().iterations = 60;
+  // Keys whose rows move from packed records to ordered maps (and back to nothing) all the time.
+  for (int pad = 0; pad < 4; ++pad) {
+    bool pl = pad & 1, pr = pad & 2;
+    Scenario sc = JoinScenario("join on int, big keys", {kKey3, kStr, kInt}, {kKey3, kDbl}, {0}, {0}, pl, pr);
+    Types lt = TypesOf({kKey3, kStr, kInt}), rt = TypesOf({kKey3, kDbl});
+    sc.make = [=] {
+      auto j = std::make_unique<JoinOp>(lt, rt, std::vector<int>{0}, std::vector<int>{0}, pl, pr);
+      j->set_big_key_bytes(40);
+      return j;
+    };
+    sc.iterations = 60;
+    out.push_back(std::move(sc));
+  }
   return out;
 }
 

@@ -1,0 +1,194 @@
+#include "core/zset/arena_map.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+namespace fld {
+
+uint32_t ArenaMap::Hash(std::string_view key) {
+  uint64_t h = std::hash<std::string_view>()(key);
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return static_cast<uint32_t>(h);
+}
+
+size_t ArenaMap::RecordSize(const char* rec) {
+  const char* p = rec;
+  uint64_t k = GetVarint(&p);
+  uint64_t v = GetVarint(&p);
+  return static_cast<size_t>(p - rec) + k + v;
+}
+
+std::string_view ArenaMap::Key(uint32_t s) const {
+  const char* p = Record(slots_[s]);
+  uint64_t k = GetVarint(&p);
+  GetVarint(&p);
+  return {p, k};
+}
+
+std::string_view ArenaMap::Value(uint32_t s) const {
+  const char* p = Record(slots_[s]);
+  uint64_t k = GetVarint(&p);
+  uint64_t v = GetVarint(&p);
+  return {p + k, v};
+}
+
+char* ArenaMap::MutableValue(uint32_t s) {
+  return const_cast<char*>(Value(s).data());
+}
+
+uint32_t ArenaMap::Find(std::string_view key) const {
+  if (slots_.empty()) return kNone;
+  const uint32_t h = Hash(key);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (s.block == kNone) return kNone;
+    if (s.hash == h && Key(static_cast<uint32_t>(i)) == key) return static_cast<uint32_t>(i);
+  }
+}
+
+void ArenaMap::Append(Slot* slot, std::string_view key, std::string_view value) {
+  const size_t need = VarintSize(key.size()) + VarintSize(value.size()) + key.size() + value.size();
+  if (blocks_.empty() || blocks_.back().size - blocks_.back().used < need) {
+    Block b;
+    b.size = std::max(kBlockSize, need);
+    b.data.reset(new char[b.size]);
+    // The unused tail of the previous block is never reused: count it as garbage so that
+    // compaction accounts for it.
+    if (!blocks_.empty()) garbage_ += blocks_.back().size - blocks_.back().used;
+    if (!blocks_.empty()) blocks_.back().used = blocks_.back().size;
+    blocks_.push_back(std::move(b));
+  }
+  Block& b = blocks_.back();
+  char* p = b.data.get() + b.used;
+  size_t n = PutVarint(p, key.size());
+  n += PutVarint(p + n, value.size());
+  if (!key.empty()) std::memcpy(p + n, key.data(), key.size());
+  if (!value.empty()) std::memcpy(p + n + key.size(), value.data(), value.size());
+  slot->block = static_cast<uint32_t>(blocks_.size() - 1);
+  slot->offset = static_cast<uint32_t>(b.used);
+  b.used += need;
+  live_ += need;
+}
+
+void ArenaMap::Grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
+  const size_t mask = slots_.size() - 1;
+  for (const Slot& s : old) {
+    if (s.block == kNone) continue;
+    size_t i = s.hash & mask;
+    while (slots_[i].block != kNone) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
+}
+
+uint32_t ArenaMap::Insert(std::string_view key, std::string_view value) {
+  if ((size_ + 1) * 8 > slots_.size() * 7) Grow();
+  const uint32_t h = Hash(key);
+  const size_t mask = slots_.size() - 1;
+  size_t i = h & mask;
+  while (slots_[i].block != kNone) i = (i + 1) & mask;
+  Slot s;
+  s.hash = h;
+  Append(&s, key, value);
+  slots_[i] = s;
+  ++size_;
+  return static_cast<uint32_t>(i);
+}
+
+void ArenaMap::Assign(uint32_t s, std::string_view value) {
+  std::string_view old = Value(s);
+  if (old.size() == value.size()) {
+    if (!value.empty()) std::memmove(MutableValue(s), value.data(), value.size());
+    return;
+  }
+  // The new record is built from a copy: key (and maybe value) may point into the arena, and
+  // appending can start a new block but never moves the old one.
+  std::string_view key = Key(s);
+  const size_t old_size = RecordSize(Record(slots_[s]));
+  Slot moved = slots_[s];
+  Append(&moved, key, value);
+  slots_[s] = moved;
+  live_ -= old_size;
+  garbage_ += old_size;
+  MaybeCompact();
+}
+
+void ArenaMap::Erase(uint32_t s) {
+  const size_t rec = RecordSize(Record(slots_[s]));
+  live_ -= rec;
+  garbage_ += rec;
+  --size_;
+  const size_t mask = slots_.size() - 1;
+  size_t i = s;
+  slots_[i].block = kNone;
+  for (size_t j = (i + 1) & mask; slots_[j].block != kNone; j = (j + 1) & mask) {
+    const size_t home = slots_[j].hash & mask;
+    // The entry at j may move back to i unless its home lies cyclically in (i, j].
+    const bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+    if (stays) continue;
+    slots_[i] = slots_[j];
+    slots_[j].block = kNone;
+    i = j;
+  }
+  if (size_ == 0) {
+    Clear();
+    return;
+  }
+  MaybeCompact();
+}
+
+void ArenaMap::MaybeCompact() {
+  if (garbage_ < kBlockSize || garbage_ < live_) return;
+  std::vector<Block> old = std::move(blocks_);
+  blocks_.clear();
+  live_ = garbage_ = 0;
+  for (Slot& s : slots_) {
+    if (s.block == kNone) continue;
+    const char* p = old[s.block].data.get() + s.offset;
+    const char* q = p;
+    uint64_t k = GetVarint(&q);
+    uint64_t v = GetVarint(&q);
+    Append(&s, {q, k}, {q + k, v});
+  }
+}
+
+void ArenaMap::Clear() {
+  slots_.clear();
+  slots_.shrink_to_fit();
+  blocks_.clear();
+  size_ = live_ = garbage_ = 0;
+}
+
+size_t ArenaMap::MemoryBytes() const {
+  size_t n = slots_.capacity() * sizeof(Slot);
+  for (const Block& b : blocks_) n += b.size;
+  return n;
+}
+
+std::vector<std::pair<std::string_view, int64_t>> SortedWeights(const ArenaMap& m) {
+  std::vector<std::pair<std::string_view, int64_t>> out;
+  out.reserve(m.size());
+  m.ForEachSlot([&](uint32_t s) {
+    int64_t w;
+    std::memcpy(&w, m.Value(s).data(), 8);
+    out.emplace_back(m.Key(s), w);
+  });
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void SaveWeights(StateWriter& w, const ArenaMap& m) {
+  auto sorted = SortedWeights(m);
+  w.U64(sorted.size());
+  for (const auto& [k, wt] : sorted) {
+    w.Str(k);
+    w.I64(wt);
+  }
+}
+
+}  // namespace fld

@@ -1,0 +1,122 @@
+// ArenaMap: a hash map from byte-string keys to byte-string values built for operator state with
+// millions of entries: no heap node per entry and no std::string per key.
+//
+// Records [varint key length][varint value length][key][value] are appended to an arena of
+// 1 MiB blocks (a larger record gets a block of its own); an open-addressing table (linear
+// probing, at most 7/8 full) of 12-byte slots holds each record's 32-bit key hash and location.
+// A value rewritten at its own size stays in place; otherwise the record is appended again and
+// the old bytes become garbage. Once garbage exceeds the live bytes (and 1 MiB), the live records
+// are copied into fresh blocks. Erasing shifts the following slots back (no tombstones).
+//
+// Slot numbers (Find, Insert) stay valid until the next Insert or Erase; pointers into a record
+// (Key, Value) until the next non-const call. Iteration order is the table's, not the keys':
+// callers that need a stable order (checkpoints) sort.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "core/common/serialize.h"
+
+namespace fld {
+
+// LEB128 varints, as the records use them for lengths.
+inline size_t PutVarint(char* p, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    p[n++] = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  p[n++] = static_cast<char>(v);
+  return n;
+}
+inline size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+inline uint64_t GetVarint(const char** p) {
+  uint64_t v = 0;
+  int shift = 0;
+  for (;;) {
+    uint8_t b = static_cast<uint8_t>(*(*p)++);
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+    shift += 7;
+  }
+}
+
+class ArenaMap {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  ArenaMap() = default;
+  ArenaMap(ArenaMap&&) = default;
+  ArenaMap& operator=(ArenaMap&&) = default;
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  // The slot holding key, or kNone.
+  uint32_t Find(std::string_view key) const;
+  // Adds key (which must be absent) with value; returns its slot.
+  uint32_t Insert(std::string_view key, std::string_view value);
+  // Replaces the value of the record in slot s.
+  void Assign(uint32_t s, std::string_view value);
+  void Erase(uint32_t s);
+  void Clear();
+
+  std::string_view Key(uint32_t s) const;
+  std::string_view Value(uint32_t s) const;
+  // The value's bytes, writable in place (its size cannot change this way).
+  char* MutableValue(uint32_t s);
+
+  // Every slot in use, in table order: f(slot).
+  template <typename F>
+  void ForEachSlot(F f) const {
+    for (uint32_t s = 0; s < slots_.size(); ++s)
+      if (slots_[s].block != kNone) f(s);
+  }
+  // Bytes held: table, arena blocks (garbage included).
+  size_t MemoryBytes() const;
+  // Bytes of records no longer referenced (reclaimed by the next compaction).
+  size_t GarbageBytes() const { return garbage_; }
+
+  static uint32_t Hash(std::string_view key);
+
+ private:
+  struct Slot {
+    uint32_t hash = 0;
+    uint32_t block = kNone;  // kNone: empty
+    uint32_t offset = 0;
+  };
+  struct Block {
+    std::unique_ptr<char[]> data;
+    size_t size = 0, used = 0;
+  };
+  static constexpr size_t kBlockSize = size_t{1} << 20;
+
+  const char* Record(const Slot& s) const { return blocks_[s.block].data.get() + s.offset; }
+  // Appends a record; sets slot's location.
+  void Append(Slot* slot, std::string_view key, std::string_view value);
+  static size_t RecordSize(const char* rec);
+  void Grow();
+  void MaybeCompact();
+
+  std::vector<Slot> slots_;  // capacity a power of two, or empty
+  std::vector<Block> blocks_;
+  size_t size_ = 0;
+  size_t live_ = 0;     // bytes of live records
+  size_t garbage_ = 0;  // bytes of dead records in the blocks
+};
+
+// A map of int64 weights (8-byte values) as (key, weight) pairs sorted by key.
+std::vector<std::pair<std::string_view, int64_t>> SortedWeights(const ArenaMap& m);
+// Saves such a map as a checkpoint does: count, then (key, weight) in key order.
+void SaveWeights(StateWriter& w, const ArenaMap& m);
+
+}  // namespace fld

@@ -1,0 +1,99 @@
+// Tests of ArenaMap (core/zset/arena_map.h) against a std::map model: random inserts, value
+// rewrites of the same and other sizes, erases (backward shift), growth, compaction and clear.
+#include "core/zset/arena_map.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <map>
+#include <random>
+#include <string>
+
+namespace fld {
+namespace {
+
+void CheckSame(const ArenaMap& m, const std::map<std::string, std::string>& model) {
+  REQUIRE(m.size() == model.size());
+  std::map<std::string, std::string> seen;
+  m.ForEachSlot([&](uint32_t s) { seen.emplace(std::string(m.Key(s)), std::string(m.Value(s))); });
+  REQUIRE(seen == model);
+  for (const auto& [k, v] : model) {
+    uint32_t s = m.Find(k);
+    REQUIRE(s != ArenaMap::kNone);
+    REQUIRE(m.Value(s) == v);
+  }
+}
+
+TEST_CASE("ArenaMap matches a std::map model over random operations", "[arena_map]") {
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    std::mt19937 rng(seed);
+    ArenaMap m;
+    std::map<std::string, std::string> model;
+    // Few distinct keys for some seeds (many collisions of the same keys), many for others.
+    const int keyspace = seed % 2 ? 300 : 30000;
+    auto rand_str = [&](size_t max_len) {
+      std::string s(rng() % (max_len + 1), '\0');
+      for (char& c : s) c = static_cast<char>(rng() % 4);  // small alphabet: shared prefixes, NULs
+      return s;
+    };
+    for (int step = 0; step < 60000; ++step) {
+      std::string key = std::to_string(rng() % keyspace) + rand_str(seed == 3 ? 40 : 2);
+      int op = static_cast<int>(rng() % 10);
+      uint32_t s = m.Find(key);
+      auto it = model.find(key);
+      REQUIRE((s == ArenaMap::kNone) == (it == model.end()));
+      if (op < 5) {
+        std::string v = rand_str(seed == 5 ? 3000 : 24);
+        if (s == ArenaMap::kNone) {
+          uint32_t t = m.Insert(key, v);
+          REQUIRE(m.Key(t) == key);
+        } else {
+          m.Assign(s, v);
+        }
+        model[key] = v;
+      } else if (op < 7 && s != ArenaMap::kNone) {
+        // Same-size rewrite in place.
+        std::string v(m.Value(s));
+        for (char& c : v) c = static_cast<char>(c + 1);
+        if (!v.empty()) m.MutableValue(s)[0] = v[0];
+        if (v.size() > 1) m.Assign(s, v);
+        model[key] = v;
+      } else if (s != ArenaMap::kNone) {
+        m.Erase(s);
+        model.erase(it);
+      }
+      if (step % 5000 == 0) CheckSame(m, model);
+    }
+    CheckSame(m, model);
+    // Erase everything: the arena is released.
+    while (!model.empty()) {
+      m.Erase(m.Find(model.begin()->first));
+      model.erase(model.begin());
+    }
+    CheckSame(m, model);
+    REQUIRE(m.MemoryBytes() == 0);
+  }
+}
+
+TEST_CASE("ArenaMap reclaims garbage and stays compact", "[arena_map]") {
+  ArenaMap m;
+  std::string v(16, 'x');
+  for (int i = 0; i < 200000; ++i) m.Insert("k" + std::to_string(i), v);
+  const size_t full = m.MemoryBytes();
+  // ~26-byte records plus 12-byte slots at most 7/8 full (and at least 7/16).
+  REQUIRE(full < 200000 * (26 + 28) + (size_t{1} << 20));
+  // Rewriting every value at another size many times must not grow memory without bound.
+  for (int round = 0; round < 10; ++round)
+    for (int i = 0; i < 200000; ++i) m.Assign(m.Find("k" + std::to_string(i)), std::string(16 + round % 2, 'y'));
+  REQUIRE(m.MemoryBytes() < 3 * full);
+  for (int i = 0; i < 200000; ++i) REQUIRE(m.Value(m.Find("k" + std::to_string(i))).size() == 17);
+  // Erasing most entries lets compaction give the blocks back.
+  for (int i = 0; i < 190000; ++i) m.Erase(m.Find("k" + std::to_string(i)));
+  REQUIRE(m.size() == 10000);
+  REQUIRE(m.GarbageBytes() <= std::max<size_t>(size_t{1} << 20, 10000 * 40));
+  m.Insert("", "");
+  REQUIRE(m.Find("") != ArenaMap::kNone);
+  REQUIRE(m.Value(m.Find("")).empty());
+}
+
+}  // namespace
+}  // namespace fld
