@@ -1105,7 +1105,7 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
     }
     case ExprKind::kLambda:
       ctx_.Error(e.pos, fmt::format("a lambda ({} -> ...) is allowed only as the second argument of ARRAY_EXISTS "
-                                    "or TRANSFORM, after an ARRAY",
+                                    "or TRANSFORM, after an ARRAY, or of the VARIANT_FILTER and VARIANT_MAP functions",
                                     e.name));
     case ExprKind::kFunction: {
       if (e.over) {
@@ -1125,9 +1125,19 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
         // A lambda's parameter is the element of the array before it (functions.h). Its body sees
         // the parameter as column 0 and each outer column it reads as one more column, whose
         // value the call receives as an extra argument (bound here like any argument).
-        if (a->kind == ExprKind::kLambda && !args.empty() && args.back()->type.id == TypeId::kArray) {
+        // The VARIANT functions' (k, x) -> lambdas see the key (a VARIANT, or for the DEEP ones
+        // the VARCHAR path) as column 0 and the value (a VARIANT) as column 1.
+        const bool on_array = !args.empty() && args.back()->type.id == TypeId::kArray;
+        const bool on_variant = !args.empty() && args.back()->type.id == TypeId::kVariant && !a->text.empty();
+        if (a->kind == ExprKind::kLambda && (on_array || on_variant)) {
           Scope lambda;
-          lambda.cols.push_back({"", a->name, (*args.back()->type.fields)[0]});
+          if (on_variant) {
+            const bool deep = e.name.find("DEEP") != std::string::npos;
+            lambda.cols.push_back({"", a->name, SqlType::Of(deep ? TypeId::kVarchar : TypeId::kVariant, true)});
+            lambda.cols.push_back({"", a->text, SqlType::Of(TypeId::kVariant, true)});
+          } else {
+            lambda.cols.push_back({"", a->name, (*args.back()->type.fields)[0]});
+          }
           std::vector<const Expr*> refs;
           OuterReferences(*a->args[0], {a->name}, &refs);
           for (const Expr* r : refs) {

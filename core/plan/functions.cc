@@ -1051,6 +1051,105 @@ Value EvVariantMerge(std::span<const Value> a, const BoundExpr&) {
   return Value::String(VariantMerge(a[0].s, a[1].s));
 }
 
+// The (k, x) -> lambda of a VARIANT_FILTER / VARIANT_MAP call (and the DEEP ones) on one item:
+// its key k (a VARIANT encoding, or a VARCHAR path for the DEEP ones; NULL when there is none)
+// is column 0, its value x column 1, and the outer values the lambda reads, a[1...], columns 2...
+Value EvalItemLambda(std::span<const Value> a, const BoundExpr& call, const Value& key, std::string_view x) {
+  Batch batch;
+  for (size_t c = 0; c <= a.size(); ++c) {
+    auto col = std::make_shared<Column>(c < 2 ? SqlType::Of(TypeId::kVarchar).phys() : ArgType(call, c - 1).phys());
+    col->Append(c == 0 ? key : c == 1 ? Value::String(std::string(x)) : a[c - 1]);
+    batch.cols.push_back(std::move(col));
+  }
+  batch.weights.assign(1, 1);
+  return Evaluate(*call.lambda, batch)->Get(0);
+}
+bool IsTrue(const Value& v) {
+  return !v.IsNull() && v.i != 0;
+}
+// VARIANT_FILTER(v, (k, x) -> p): an object's fields for which p is TRUE; anything else is one
+// item with a NULL key, kept whole or dropped to NULL (Feldera's json.md).
+Value EvVariantFilter(std::span<const Value> a, const BoundExpr& call) {
+  if (a[0].IsNull()) return Value::Null();
+  auto entries = VariantMapEntries(a[0].s);
+  if (!entries) return IsTrue(EvalItemLambda(a, call, Value::Null(), a[0].s)) ? a[0] : Value::Null();
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& [k, v] : *entries)
+    if (IsTrue(EvalItemLambda(a, call, Value::String(k), v))) out.emplace_back(std::move(k), std::move(v));
+  return Value::String(VariantMapOf(std::move(out)));
+}
+// The path of element i (0-based) of the array at `prefix`: 1-based brackets, e.g. e[1].
+std::string ElementPath(const std::string& prefix, size_t i) {
+  return fmt::format("{}[{}]", prefix, i + 1);
+}
+// The children of the object or array v (at `path`) that VARIANT_DEEP_FILTER keeps, each itself
+// filtered; the predicate sees each item's original value, and never the contents of a dropped
+// one. Fields with non-string keys are kept untouched. Anything else is returned unchanged.
+std::string DeepFilter(std::span<const Value> a, const BoundExpr& call, std::string_view v, const std::string& path) {
+  if (auto entries = VariantMapEntries(v)) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (auto& [k, val] : *entries) {
+      auto key = VariantString(k);
+      if (!key) {
+        out.emplace_back(std::move(k), std::move(val));
+        continue;
+      }
+      std::string p = PathComponent(path, *key);
+      if (IsTrue(EvalItemLambda(a, call, Value::String(p), val)))
+        out.emplace_back(std::move(k), DeepFilter(a, call, val, p));
+    }
+    return VariantMapOf(std::move(out));
+  }
+  if (auto elements = VariantArrayElements(v)) {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < elements->size(); ++i) {
+      std::string p = ElementPath(path, i);
+      if (IsTrue(EvalItemLambda(a, call, Value::String(p), (*elements)[i])))
+        out.push_back(DeepFilter(a, call, (*elements)[i], p));
+    }
+    return VariantArrayOf(out);
+  }
+  return std::string(v);
+}
+Value EvVariantDeepFilter(std::span<const Value> a, const BoundExpr& call) {
+  if (a[0].IsNull()) return Value::Null();
+  if (VariantMapEntries(a[0].s) || VariantArrayElements(a[0].s)) return Value::String(DeepFilter(a, call, a[0].s, ""));
+  return IsTrue(EvalItemLambda(a, call, Value::Null(), a[0].s)) ? a[0] : Value::Null();
+}
+// A lambda's VARIANT result inside an object or array: SQL NULL becomes VARIANT null.
+std::string InPlace(const Value& r) {
+  return r.IsNull() ? VariantNull() : r.s;
+}
+// VARIANT_MAP(v, (k, x) -> e): an object's values replaced by e; anything else is one item with
+// a NULL key, whose e is the result.
+Value EvVariantMap(std::span<const Value> a, const BoundExpr& call) {
+  if (a[0].IsNull()) return Value::Null();
+  auto entries = VariantMapEntries(a[0].s);
+  if (!entries) return EvalItemLambda(a, call, Value::Null(), a[0].s);
+  for (auto& [k, v] : *entries) v = InPlace(EvalItemLambda(a, call, Value::String(k), v));
+  return Value::String(VariantMapOf(std::move(*entries)));
+}
+// VARIANT_DEEP_MAP's transformation of v at `path`: objects and arrays keep their structure (and
+// fields with non-string keys stay untouched); the lambda replaces each leaf.
+std::string DeepMap(std::span<const Value> a, const BoundExpr& call, std::string_view v, const std::string& path) {
+  if (auto entries = VariantMapEntries(v)) {
+    for (auto& [k, val] : *entries)
+      if (auto key = VariantString(k)) val = DeepMap(a, call, val, PathComponent(path, *key));
+    return VariantMapOf(std::move(*entries));
+  }
+  if (auto elements = VariantArrayElements(v)) {
+    for (size_t i = 0; i < elements->size(); ++i)
+      (*elements)[i] = DeepMap(a, call, (*elements)[i], ElementPath(path, i));
+    return VariantArrayOf(*elements);
+  }
+  return InPlace(EvalItemLambda(a, call, Value::String(path), v));
+}
+Value EvVariantDeepMap(std::span<const Value> a, const BoundExpr& call) {
+  if (a[0].IsNull()) return Value::Null();
+  if (VariantMapEntries(a[0].s) || VariantArrayElements(a[0].s)) return Value::String(DeepMap(a, call, a[0].s, ""));
+  return EvalItemLambda(a, call, Value::Null(), a[0].s);
+}
+
 // ---------------------------------------------------------------- period predicates
 
 enum class PeriodOp { kContains, kOverlaps, kEquals, kPrecedes, kImmediatelyPrecedes, kSucceeds, kImmediatelySucceeds };
@@ -1395,6 +1494,26 @@ BoundExprPtr RuleLambda(const Binder& b, const FunctionDef& d, const sql::Expr& 
   e->lambda = std::move(body);
   return e;
 }
+// VARIANT_FILTER / VARIANT_MAP (and the DEEP ones)(variant, (k, x) -> ...): the binder has bound
+// the lambda's body with k and x as columns 0 and 1 (binder.cc); it moves to the call's lambda.
+// A filter's body is a BOOLEAN predicate; a map's any value, converted to VARIANT.
+BoundExprPtr RuleVariantLambda(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
+  if (c.args[0]->kind == sql::ExprKind::kLambda || c.args[1]->kind != sql::ExprKind::kLambda ||
+      a[0]->type.id != TypeId::kVariant || c.args[1]->text.empty())
+    Refuse(b, c, fmt::format("{} needs a VARIANT and a lambda of two parameters ((k, x) -> ...) as arguments", d.name));
+  BoundExprPtr body = std::move(a[1]);
+  a.pop_back();
+  if (d.name.find("FILTER") != std::string_view::npos) {
+    if (body->type.id != TypeId::kNull && body->type.id != TypeId::kBoolean)
+      Refuse(b, c, fmt::format("{} needs a BOOLEAN lambda, not {}", d.name, TypeName(body->type)));
+    body = b.Coerce(std::move(body), kBoolean.WithNullable(true), ArgPos(c, 1));
+  } else {
+    body = b.Coerce(std::move(body), SqlType::Of(TypeId::kVariant, true), ArgPos(c, 1));
+  }
+  auto e = Call(d, SqlType::Of(TypeId::kVariant, true), std::move(a));
+  e->lambda = std::move(body);
+  return e;
+}
 // MD5: a string or a binary string; the result VARCHAR.
 BoundExprPtr RuleMd5(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
   if (a[0]->type.IsBinary())
@@ -1714,10 +1833,10 @@ const FunctionDef kFunctions[] = {
     {"JSON_EACH_TIME", 1, 1, RuleJsonEach, {"JSON_EACH_TIME", true, EvJsonEach}},
     {"JSON_EACH_TIMESTAMP", 1, 1, RuleJsonEach, {"JSON_EACH_TIMESTAMP", true, EvJsonEach}},
     {"VARIANT_MERGE", 2, 2, RuleVariantMerge, {"VARIANT_MERGE", true, EvVariantMerge}},
-    {"VARIANT_FILTER", 2, 2, RuleRefuse, {"VARIANT_FILTER", true, nullptr}},
-    {"VARIANT_DEEP_FILTER", 2, 2, RuleRefuse, {"VARIANT_DEEP_FILTER", true, nullptr}},
-    {"VARIANT_MAP", 2, 2, RuleRefuse, {"VARIANT_MAP", true, nullptr}},
-    {"VARIANT_DEEP_MAP", 2, 2, RuleRefuse, {"VARIANT_DEEP_MAP", true, nullptr}},
+    {"VARIANT_FILTER", 2, 2, RuleVariantLambda, {"VARIANT_FILTER", false, EvVariantFilter}},
+    {"VARIANT_DEEP_FILTER", 2, 2, RuleVariantLambda, {"VARIANT_DEEP_FILTER", false, EvVariantDeepFilter}},
+    {"VARIANT_MAP", 2, 2, RuleVariantLambda, {"VARIANT_MAP", false, EvVariantMap}},
+    {"VARIANT_DEEP_MAP", 2, 2, RuleVariantLambda, {"VARIANT_DEEP_MAP", false, EvVariantDeepMap}},
 };
 
 const ScalarFunction kFieldFn{"$FIELD", true, EvField};

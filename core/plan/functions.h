@@ -45,8 +45,8 @@ BoundExprPtr BindLibraryCall(const Binder& b, const FunctionDef& def, const sql:
                              std::vector<BoundExprPtr> args);
 
 // Refuses a call of a library function that is not supported yet ("X is not supported yet"),
-// before its arguments are bound (they may be syntax only those functions take, such as the
-// two-parameter lambdas of VARIANT_FILTER); returns for any other call.
+// before its arguments are bound (they may be syntax only those functions take); returns for
+// any other call.
 void RefuseUnsupported(const Binder& b, const sql::Expr& call);
 
 // Field `field` of a ROW-typed expression (x.field), or an error at pos.

@@ -461,6 +461,16 @@ std::string VariantMapOf(std::vector<std::pair<std::string, std::string>> entrie
   return MapEncoding(std::move(entries));
 }
 
+std::string VariantArrayOf(const std::vector<std::string>& elements) {
+  std::string out(1, static_cast<char>(kArrayTag));
+  for (const std::string& e : elements) {
+    out.push_back('\1');
+    out += e;
+  }
+  out.push_back('\0');
+  return out;
+}
+
 // ---------------------------------------------------------------- JSON
 
 namespace {

@@ -61,5 +61,7 @@ std::optional<std::vector<std::pair<std::string, std::string>>> VariantMapEntrie
 std::optional<std::vector<std::string>> VariantArrayElements(std::string_view v);
 // the VARIANT map of (key, value) encodings (sorted here; the last of equal keys wins).
 std::string VariantMapOf(std::vector<std::pair<std::string, std::string>> entries);
+// the VARIANT array of element encodings.
+std::string VariantArrayOf(const std::vector<std::string>& elements);
 
 }  // namespace fld
