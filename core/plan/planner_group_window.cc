@@ -58,8 +58,7 @@ Planner::Plan Planner::PlanGroupWindow(const sql::Select& s, Plan from, bool cor
       keys.push_back(column(binder_.Bind(*g, from.scope)));
     }
   }
-  if (pre.size() > width)
-    from.node = AddMap(nullptr, std::move(pre), from.node, Types(from.scope));
+  if (pre.size() > width) from.node = AddMap(nullptr, std::move(pre), from.node, Types(from.scope));
 
   std::vector<PhysType> in_types = Types(from.scope);
   const SqlType wt = SqlType::Of(TypeId::kTimestamp, false);

@@ -407,9 +407,7 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from, AggContext* 
   std::vector<PhysType> types = Types(scope);
   Plan out;
   out.scope = scope;
-  out.node = pre.size() == width
-                 ? from.node
-                 : AddMap(nullptr, std::move(pre), from.node, types);
+  out.node = pre.size() == width ? from.node : AddMap(nullptr, std::move(pre), from.node, types);
   for (Group& g : groups) {
     // `rn <= N` over the only window call: a per-partition top-K.
     auto limit = rank_limits_.find(g.calls[0]);
