@@ -212,6 +212,8 @@ int StatusOnce(const StatusOptions& o) {
     lj["checkpoints"] = ls.checkpoints;
     lj["checkpoint_in_progress"] = ls.checkpoint_in_progress != 0;
     lj["last_checkpoint_ms"] = ls.last_checkpoint_ms;
+    lj["last_checkpoint_step"] = ls.last_checkpoint_step;
+    lj["last_checkpoint_bytes"] = ls.last_checkpoint_bytes;
     nlohmann::json conns = nlohmann::json::array();
     for (size_t i = 0; i < ls.num_connectors && i < LiveStatus::kMaxConnectors; ++i) {
       const LiveConnector& c = ls.connectors[i];
@@ -254,7 +256,7 @@ int StatusOnce(const StatusOptions& o) {
     std::cout << fmt::format("throughput  {} records/s now, {:.0f} average\n            |{}| last 60 s\n",
                              lj["throughput_now"].get<uint64_t>(), lj["throughput_avg"].get<double>(), Sparkline(ls));
     std::cout << fmt::format("memory      {:.1f} MiB resident\n", static_cast<double>(ls.rss_bytes) / (1 << 20));
-    std::cout << fmt::format("checkpoints {}{}, last at step {} took {} ms ({} bytes of state)\n", ls.checkpoints,
+    std::cout << fmt::format("checkpoints {}{}, last at step {} took {} ms ({} bytes written)\n", ls.checkpoints,
                              ls.checkpoint_in_progress ? " (one in progress)" : "", ls.last_checkpoint_step,
                              ls.last_checkpoint_ms, ls.last_checkpoint_bytes);
     for (const auto& c : lj["connectors"])

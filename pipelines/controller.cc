@@ -153,6 +153,7 @@ std::optional<std::pair<int64_t, int64_t>> TestClock() {
 class Controller::Impl {
  public:
   Impl(Pipeline* p, ControllerOptions o) : p_(p), opts_(o) {}
+  ~Impl();
   RunSummary Run(const std::atomic<bool>* stop);
   void SetCheckpointFlag(std::atomic<bool>* flag) { checkpoint_flag_ = flag; }
 
@@ -172,7 +173,15 @@ class Controller::Impl {
   // `force` or when the loop is `idle` (nothing read: a trickle of input gets its output after
   // one fsync), else at most every kGroupCommit (busy: one fsync covers many steps).
   void ReleaseOutputs(bool force, bool idle = false);
-  void Checkpoint(const char* state, bool complete);
+  // Writes a checkpoint of the state after the last step. With `background` the step thread only
+  // gathers what changed (proportional to the changes) and a writer thread stores it while steps
+  // go on; otherwise it is stored before returning. At most one checkpoint is being written.
+  void Checkpoint(const char* state, bool complete, bool background = false);
+  // Waits for the checkpoint being written, if any, and finishes it (stats, log clean-up); a
+  // failed write is rethrown here. With `only_if_done`, returns at once while it still runs.
+  void FinishCheckpoint(bool only_if_done = false);
+  struct Written;                    // a checkpoint being written
+  void WriteCheckpoint(Written* w);  // on the writer thread: one LMDB write transaction
   void AccumulateMaterialized();
   void Publish(const char* state, bool force);
   std::vector<std::vector<PhysType>> InputTypes() const;
@@ -184,6 +193,9 @@ class Controller::Impl {
   std::unique_ptr<wal::LogWriter> log_;
   std::map<int, std::vector<Batch>> pending_rel_;  // materialized relation -> changes since the checkpoint
   std::map<std::string, uint64_t> rel_hash_;       // materialized relation -> content hash (StateStore)
+  uint64_t state_hash_ = 0;                        // content hash of the operators' stored keyed state
+  bool state_stored_ = false;                      // the store holds the keyed state as of the last checkpoint
+  std::unique_ptr<Written> writing_;
   Clock::time_point last_sync_ = Clock::now(), last_checkpoint_ = Clock::now();
   bool unreleased_ = false;
   bool logged_unsynced_ = false;            // a step holds rows that exist only in the log: sync it soon
@@ -272,35 +284,64 @@ void Controller::Impl::ReleaseOutputs(bool force, bool idle) {
   logged_unsynced_ = false;
 }
 
-void Controller::Impl::Checkpoint(const char* state, bool complete) {
-  auto t0 = Clock::now();
+struct Controller::Impl::Written {
+  // Gathered on the step thread.
+  const char* state = "";
+  uint64_t step = 0;
+  std::string blob;                                             // circuit state: headers and unkeyed operators
+  std::vector<std::pair<int, StateDelta>> deltas;               // keyed entries changed since the last one
+  bool drop_state = false;                                      // the stored keyed state is stale: start it over
+  std::vector<std::pair<std::string, std::vector<Batch>>> rel;  // materialized relation -> changes
+  std::map<std::string, std::string> meta;                      // all but the hashes and the checksum
+  bool has_log = false;
+  std::string keep_segment;  // the log segment steps after this checkpoint go to
+  Clock::time_point t0;
+  // Written by the writer.
+  std::thread thread;
+  std::atomic<bool> done{false};
+  std::exception_ptr error;
+  size_t entries = 0, bytes = 0;
+};
+
+Controller::Impl::~Impl() {
+  if (writing_ && writing_->thread.joinable()) writing_->thread.join();
+}
+
+void Controller::Impl::Checkpoint(const char* state, bool complete, bool background) {
+  FinishCheckpoint();
+  auto w = std::make_unique<Written>();
+  w->t0 = Clock::now();
+  w->state = state;
   ReleaseOutputs(true);
   for (auto& out : p_->outputs()) out.connector->Flush(true);
-  const Circuit& c = p_->circuit();
+  Circuit& c = p_->circuit();
   const uint64_t step = c.steps();
-  std::string blob;
+  w->step = step;
   // Under fault_tolerance none a run never resumes (it starts afresh), so the operators' state
-  // would never be read back: it is not serialized (a quarter of a join-heavy run's time).
-  if (spec().ft_model != FtModel::kNone) c.SaveState(&blob);
+  // would never be read back: it is not saved (a quarter of a join-heavy run's time).
+  if (spec().ft_model != FtModel::kNone) {
+    c.SaveChanges(&w->blob, &w->deltas);
+    w->drop_state = !state_stored_;
+    state_stored_ = true;
+  }
   nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
   for (const auto& in : p_->inputs()) inputs.push_back(in.connector->CheckpointState());
   for (const auto& out : p_->outputs()) outputs.push_back(out.connector->Position());
-  auto txn = store_->Begin();
   for (size_t r = 0; r < c.relations().size(); ++r) {
     const Relation& rel = c.relations()[r];
     if (!rel.materialized) continue;
     auto it = pending_rel_.find(static_cast<int>(r));
-    Batch delta = it == pending_rel_.end() ? Batch{} : Consolidate(Concat(it->second));
-    rel_hash_[rel.name] += txn->ApplyDelta(rel.name, delta);  // creates the relation even when unchanged
+    w->rel.emplace_back(rel.name, it == pending_rel_.end() ? std::vector<Batch>{} : std::move(it->second));
   }
   pending_rel_.clear();
   const uint64_t total = base_records_ + s_.records;
-  std::map<std::string, std::string> meta;
+  auto& meta = w->meta;
   meta["name"] = spec().name;
   meta["fingerprint"] = p_->fingerprint();
   meta["sql"] = spec().sql;
   meta["ft_model"] = FtModelName(spec().ft_model);
-  meta["circuit_state"] = blob;
+  meta["state_format"] = "keyed";
+  meta["circuit_state"] = w->blob;
   meta["checkpoint_step"] = std::to_string(step);
   meta["step"] = std::to_string(step);
   meta["checkpoint_time"] = NowUtc();
@@ -309,32 +350,84 @@ void Controller::Impl::Checkpoint(const char* state, bool complete) {
   meta["total_processed_records"] = std::to_string(total);
   meta["pipeline_complete"] = complete ? "true" : "false";
   meta["state"] = state;
+  if (log_) {
+    // Steps after this checkpoint go to a new segment: once it is stored, the older ones can go.
+    log_->Rotate(step + 1);
+    w->keep_segment = log_->segment_path();
+  }
+  w->has_log = log_ != nullptr;
+  last_checkpoint_ = Clock::now();
+  writing_ = std::move(w);
+  Written* job = writing_.get();
+  auto write = [this, job] {
+    try {
+      WriteCheckpoint(job);
+    } catch (...) {
+      job->error = std::current_exception();
+    }
+    job->done = true;
+  };
+  if (background)
+    job->thread = std::thread(write);
+  else
+    write();
+  if (!background) FinishCheckpoint();
+}
+
+void Controller::Impl::WriteCheckpoint(Written* w) {
+  auto txn = store_->Begin();
+  if (w->drop_state) {
+    txn->DropState();
+    state_hash_ = 0;
+  }
+  std::vector<StateStore::Txn::StateChange> changes;
+  for (const auto& [node, d] : w->deltas) {
+    changes.clear();
+    changes.reserve(d.puts() + d.erases());
+    d.ForEach([&](std::string_view k, std::string_view v, bool put) { changes.push_back({k, v, put}); });
+    // In key order the B-tree's pages fill in order; an erase stays before a later put of its key.
+    std::stable_sort(changes.begin(), changes.end(), [](const auto& x, const auto& y) { return x.key < y.key; });
+    state_hash_ += txn->ApplyState(static_cast<uint32_t>(node), changes);
+    w->entries += changes.size();
+    w->bytes += d.bytes();
+  }
+  for (auto& [name, parts] : w->rel) {
+    Batch delta = parts.empty() ? Batch{} : Consolidate(Concat(parts));
+    parts.clear();
+    rel_hash_[name] += txn->ApplyDelta(name, delta);  // creates the relation even when unchanged
+  }
+  auto& meta = w->meta;
   for (const auto& [name, h] : rel_hash_) meta["rel_hash:" + name] = std::to_string(h);
+  meta["state_hash"] = std::to_string(state_hash_);
   meta["meta_crc"] = std::to_string(MetaChecksum(meta));
   for (const auto& [k, v] : meta) txn->PutMeta(k, v);
   txn->Commit();
-  if (log_) {
-    // The checkpoint is durable: the log it covers can go.
-    log_->Rotate(step + 1);
-    for (const auto& [first, path] : wal::ListSegments(WalDir(spec())))
-      if (first <= step && path != log_->segment_path()) RemoveFile(path);
-    wal::SyncDir(WalDir(spec()));
-  } else if (auto stale = wal::ListSegments(WalDir(spec())); !stale.empty()) {
-    // This model keeps no log; one left by an earlier exactly_once run on this storage is
-    // superseded by the checkpoint (kept, it would leave a gap before the next exactly_once
-    // run's segments, which reads as corruption).
-    for (const auto& [first, path] : stale)
-      if (first <= step) RemoveFile(path);
-    wal::SyncDir(WalDir(spec()));
-  }
-  last_checkpoint_ = Clock::now();
-  last_checkpoint_ms_ = std::chrono::duration<double, std::milli>(last_checkpoint_ - t0).count();
-  spdlog::debug("{}: checkpoint at step {} ({} bytes of state, {:.1f} ms)", spec().name, step, blob.size(),
-                last_checkpoint_ms_);
+  // The checkpoint is durable: the log it covers can go. Without a log (this model keeps none),
+  // one left by an earlier exactly_once run on this storage is superseded by the checkpoint
+  // (kept, it would leave a gap before the next exactly_once run's segments, which reads as
+  // corruption).
+  auto segments = wal::ListSegments(WalDir(spec()));
+  bool removed = false;
+  for (const auto& [first, path] : segments)
+    if (first <= w->step && path != w->keep_segment) {
+      RemoveFile(path);
+      removed = true;
+    }
+  if (w->has_log || removed) wal::SyncDir(WalDir(spec()));
+}
+
+void Controller::Impl::FinishCheckpoint(bool only_if_done) {
+  if (!writing_ || (only_if_done && !writing_->done)) return;
+  if (writing_->thread.joinable()) writing_->thread.join();
+  std::unique_ptr<Written> w = std::move(writing_);
+  if (w->error) std::rethrow_exception(w->error);
+  last_checkpoint_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - w->t0).count();
+  spdlog::debug("{}: checkpoint at step {} ({} bytes of circuit state, {} changed entries in {} bytes, {:.1f} ms)",
+                spec().name, w->step, w->blob.size(), w->entries, w->bytes, last_checkpoint_ms_);
   ++s_.checkpoints;
-  last_state_bytes_ = blob.size();
-  last_checkpoint_step_ = step;
-  Publish(state, true);
+  last_state_bytes_ = w->blob.size() + w->bytes;
+  last_checkpoint_step_ = w->step;
+  Publish(w->state, true);
 }
 
 void Controller::Impl::Replay(const wal::LogContents& log) {
@@ -448,7 +541,24 @@ bool Controller::Impl::Resume() {
     return true;
   }
   Circuit& c = p_->circuit();
-  c.RestoreState(meta["circuit_state"]);
+  if (meta["state_format"] == "keyed") {
+    uint64_t got = 0;
+    c.RestoreKeyed(meta["circuit_state"], [&](int node, const Circuit::EntrySink& put) {
+      got += store_->ForEachStateEntry(static_cast<uint32_t>(node), put);
+    });
+    const uint64_t want = meta.count("state_hash") ? std::stoull(meta["state_hash"]) : 0;
+    if (got != want)
+      Fail(ErrorKind::kCorruption,
+           "{}: the stored operator state does not match the checkpoint's checksum; refusing to resume (nothing was "
+           "deleted; `fld run --reset` starts over)",
+           state_dir);
+    state_hash_ = want;
+    state_stored_ = true;
+  } else {
+    // A checkpoint of an earlier version holds the whole state in one value; the next checkpoint
+    // stores it entry by entry.
+    c.RestoreState(meta["circuit_state"]);
+  }
   for (size_t r = 0; r < c.relations().size(); ++r) {
     const Relation& rel = c.relations()[r];
     if (!rel.materialized) continue;
@@ -511,6 +621,7 @@ void Controller::Impl::Publish(const char* state, bool force) {
     ls.last_checkpoint_step = last_checkpoint_step_;
     ls.last_checkpoint_ms = static_cast<uint64_t>(last_checkpoint_ms_);
     ls.last_checkpoint_bytes = last_state_bytes_;
+    ls.checkpoint_in_progress = writing_ != nullptr;
     size_t n = 0;
     for (const auto& in : p_->inputs()) {
       if (n == LiveStatus::kMaxConnectors) break;
@@ -563,6 +674,7 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
   if (opts_.reset || spec().ft_model == FtModel::kNone) RemoveStored(spec());
   store_ = StateStore::Open(StateDir(spec()), false, true);
   live_ = std::make_unique<LiveStatusWriter>(spec().storage_path);
+  if (spec().ft_model != FtModel::kNone) p_->circuit().TrackChanges();
   bool resumed = Resume();
   if (s_.no_new_input) return s_;  // the last published status stays as it was
   if (!resumed) {
@@ -689,13 +801,14 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
       }
       ReleaseOutputs(false, !ready && holding == 0);
       Publish("RUNNING", false);
-      const bool requested = checkpoint_flag_ && checkpoint_flag_->exchange(false);
+      FinishCheckpoint(true);  // one written in the background has finished: account for it
+      const bool requested = !writing_ && checkpoint_flag_ && checkpoint_flag_->exchange(false);
       const bool due =
-          spec().ft_model != FtModel::kNone && spec().checkpoint_interval_secs > 0 &&
+          !writing_ && spec().ft_model != FtModel::kNone && spec().checkpoint_interval_secs > 0 &&
           Clock::now() - last_checkpoint_ >= std::chrono::duration<double>(spec().checkpoint_interval_secs);
       if (requested || due) {
         if (holding > 0) step();
-        Checkpoint("RUNNING", false);
+        Checkpoint("RUNNING", false, true);
         if (requested) spdlog::info("{}: checkpoint at step {} (requested)", spec().name, c.steps());
       }
       if (!ready) std::this_thread::sleep_for(std::chrono::microseconds(500));

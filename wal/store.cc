@@ -149,10 +149,15 @@ auto GuardSigbus(const std::string& dir, F&& f) -> decltype(f()) {
          dir);
   }
   g_sigbus_jump = &jump;
-  auto result = f();
-  g_sigbus_jump = outer;
-  sigaction(SIGBUS, &old, nullptr);
-  return result;
+  struct Restore {  // also when f throws
+    sigjmp_buf* outer;
+    struct sigaction old;
+    ~Restore() {
+      g_sigbus_jump = outer;
+      sigaction(SIGBUS, &old, nullptr);
+    }
+  } restore{outer, old};
+  return f();
 }
 }  // namespace
 
@@ -264,6 +269,145 @@ uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta
     }
     if ((rc = put(0))) LmdbFail("write " + name, rc, store_->dir_);
   }
+  return hash;
+}
+
+namespace {
+void NodePrefix(uint32_t node, std::string* out) {
+  for (int i = 3; i >= 0; --i) out->push_back(static_cast<char>((node >> (8 * i)) & 0xFF));
+}
+
+// The content-hash term of a keyed-state entry.
+uint64_t EntryHash(std::string_view full_key, std::string_view value) {
+  const uint32_t a = Crc32c(Crc32c(0, full_key.data(), full_key.size()), value.data(), value.size());
+  const uint32_t b = Crc32c(Crc32c(0x9E3779B9u, full_key.data(), full_key.size()), value.data(), value.size());
+  return (static_cast<uint64_t>(a) << 32) | b;
+}
+
+// A stored keyed-state value: flag 0 + value, or flag 1 + varint key length + key + value.
+// Returns false when malformed.
+bool SplitStateValue(std::string_view stored, std::string_view* full_key, std::string_view* value) {
+  if (stored.empty()) return false;
+  if (stored[0] == 0) {
+    *value = stored.substr(1);
+    return true;
+  }
+  if (stored[0] != 1) return false;
+  uint64_t n = 0;
+  size_t i = 1;
+  for (int shift = 0; i < stored.size() && shift < 64; shift += 7) {
+    const uint8_t b = static_cast<uint8_t>(stored[i++]);
+    n |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) break;
+  }
+  if (n > stored.size() - i) return false;
+  *full_key = stored.substr(i, n);
+  *value = stored.substr(i + n);
+  return true;
+}
+}  // namespace
+
+uint64_t StateStore::Txn::ApplyState(uint32_t node, const std::vector<StateChange>& changes) {
+  MDB_txn* t = static_cast<MDB_txn*>(txn_);
+  MDB_dbi dbi = store_->Dbi(txn_, "state", true);
+  const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(static_cast<MDB_env*>(store_->env_)));
+  std::string full, key, value;
+  uint64_t hash = 0;
+  for (const StateChange& c : changes) {
+    full.clear();
+    NodePrefix(node, &full);
+    full.append(c.key);
+    const bool long_key = full.size() >= max_key;
+    if (long_key)
+      RowKey(full, max_key, &key);
+    else
+      key = full;
+    MDB_val k = Val(key), v;
+    int rc = mdb_get(t, dbi, &k, &v);
+    if (rc == 0) {
+      std::string_view old_key = full, old_value;
+      if (!SplitStateValue({static_cast<const char*>(v.mv_data), v.mv_size}, &old_key, &old_value))
+        Fail(ErrorKind::kCorruption, "{}: state store: a stored operator entry is malformed", store_->dir_);
+      if (old_key != full)
+        Fail(ErrorKind::kIo, "{}: state store: two operator entries have the same key (a 64-bit hash collision)",
+             store_->dir_);
+      hash -= EntryHash(full, old_value);
+    } else if (rc != MDB_NOTFOUND) {
+      LmdbFail("read operator state", rc, store_->dir_);
+    }
+    if (!c.put) {
+      if (rc == 0 && (rc = mdb_del(t, dbi, &k, nullptr))) LmdbFail("delete operator state", rc, store_->dir_);
+      continue;
+    }
+    value.assign(1, long_key ? 1 : 0);
+    if (long_key) {
+      char len[10];
+      size_t n = 0;
+      for (uint64_t x = full.size();; x >>= 7) {
+        len[n++] = static_cast<char>((x & 0x7f) | (x >= 0x80 ? 0x80 : 0));
+        if (x < 0x80) break;
+      }
+      value.append(len, n).append(full);
+    }
+    value.append(c.value);
+    MDB_val nv = Val(value);
+    if ((rc = mdb_put(t, dbi, &k, &nv, 0))) LmdbFail("write operator state", rc, store_->dir_);
+    hash += EntryHash(full, c.value);
+  }
+  return hash;
+}
+
+void StateStore::Txn::DropState() {
+  MDB_dbi dbi = store_->Dbi(txn_, "state", true);
+  int rc = mdb_drop(static_cast<MDB_txn*>(txn_), dbi, 0);
+  if (rc) LmdbFail("clear operator state", rc, store_->dir_);
+}
+
+uint64_t StateStore::ForEachStateEntry(uint32_t node,
+                                       const std::function<void(std::string_view, std::string_view)>& f) const {
+  return GuardSigbus(dir_, [&] { return ForEachStateEntryUnguarded(node, f); });
+}
+
+uint64_t StateStore::ForEachStateEntryUnguarded(
+    uint32_t node, const std::function<void(std::string_view, std::string_view)>& f) const {
+  MDB_txn* t = nullptr;
+  int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
+  if (rc) LmdbFail("begin read transaction", rc, dir_);
+  struct Abort {
+    MDB_txn* t;
+    MDB_cursor* c = nullptr;
+    ~Abort() {
+      if (c) mdb_cursor_close(c);
+      mdb_txn_abort(t);
+    }
+  } guard{t};
+  MDB_dbi dbi = Dbi(t, "state", false);
+  if (dbi == UINT32_MAX) return 0;
+  std::string prefix;
+  NodePrefix(node, &prefix);
+  const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(static_cast<MDB_env*>(env_)));
+  if ((rc = mdb_cursor_open(t, dbi, &guard.c))) LmdbFail("open a cursor", rc, dir_);
+  MDB_val k = Val(prefix), v;
+  uint64_t hash = 0;
+  std::string rebuilt;
+  for (rc = mdb_cursor_get(guard.c, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(guard.c, &k, &v, MDB_NEXT)) {
+    std::string_view key(static_cast<const char*>(k.mv_data), k.mv_size);
+    if (key.size() < 4 || key.substr(0, 4) != prefix) break;
+    std::string_view full = key, value;
+    bool ok = SplitStateValue({static_cast<const char*>(v.mv_data), v.mv_size}, &full, &value);
+    if (ok && full.data() != key.data()) {
+      RowKey(full, max_key, &rebuilt);
+      ok = rebuilt == key && full.substr(0, 4) == prefix;
+    }
+    if (!ok)
+      Fail(ErrorKind::kCorruption,
+           "{}: state store: a stored operator entry is malformed (the file is damaged); refusing to use it (nothing "
+           "was deleted; `fld run --reset` starts over)",
+           dir_);
+    hash += EntryHash(full, value);
+    f(full.substr(4), value);
+  }
+  if (rc != 0 && rc != MDB_NOTFOUND) LmdbFail("read operator state", rc, dir_);
   return hash;
 }
 

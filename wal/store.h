@@ -4,6 +4,11 @@
 // Layout (named databases):
 //   "meta"          key (text) -> value (bytes): pipeline name, program fingerprint, step,
 //                   completion flag, checkpoint bookkeeping
+//   "state"         the operators' keyed state (incremental checkpoints): key = the operator's
+//                   node number (4 bytes, big-endian) + the entry's key -> a flag byte (0, or
+//                   1 for a key at LMDB's limit: then the key's length and bytes follow) + the
+//                   entry's value. A key at the limit is stored as its prefix + a 64-bit hash,
+//                   as long rows are below.
 //   "rel:<name>"    one per materialized table/view: row encoding (core/zset/batch.h) ->
 //                   weight (int64, 8 bytes little-endian). LMDB keys are at most
 //                   mdb_env_get_maxkeysize() bytes (511), so a row whose encoding is that long or
@@ -17,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -45,6 +51,16 @@ class StateStore {
     // Applies a change batch to relation `name` (adds weights; rows reaching 0 are removed).
     // Returns the change of the relation's content hash (see ReadRelation).
     uint64_t ApplyDelta(const std::string& name, const Batch& delta);
+    // Applies changes to the keyed state of operator `node`, in the order given (callers sort
+    // them by key, so pages fill in order). Returns the change of the state's content hash
+    // (see ForEachStateEntry).
+    struct StateChange {
+      std::string_view key, value;
+      bool put;  // false: erase (absent keys are ignored)
+    };
+    uint64_t ApplyState(uint32_t node, const std::vector<StateChange>& changes);
+    // Removes every stored keyed-state entry.
+    void DropState();
     void Commit();
 
    private:
@@ -64,6 +80,11 @@ class StateStore {
   // from ApplyDelta's results and a reader checks the stored rows against it.
   std::optional<Batch> ReadRelation(const std::string& name, const std::vector<PhysType>& types,
                                     uint64_t* content_hash = nullptr) const;
+  // f(key, value) for every keyed-state entry of operator `node`, in key order (long keys in
+  // the order of their stored prefix). Returns the content hash of those entries: the sum of a
+  // 64-bit hash of each (key, value).
+  uint64_t ForEachStateEntry(uint32_t node,
+                             const std::function<void(std::string_view key, std::string_view value)>& f) const;
   // Size of the data file in bytes.
   uint64_t SizeBytes() const;
 
@@ -72,6 +93,8 @@ class StateStore {
   unsigned Dbi(void* txn, const std::string& name, bool create) const;
   std::optional<std::string> GetMetaUnguarded(const std::string& key) const;
   std::map<std::string, std::string> AllMetaUnguarded() const;
+  uint64_t ForEachStateEntryUnguarded(uint32_t node,
+                                      const std::function<void(std::string_view, std::string_view)>& f) const;
   std::optional<Batch> ReadRelationUnguarded(const std::string& name, const std::vector<PhysType>& types,
                                              uint64_t* content_hash) const;
   std::string dir_;

@@ -120,6 +120,53 @@ void Circuit::RestoreState(std::string_view in) {
   }
 }
 
+void Circuit::TrackChanges() {
+  for (auto& n : nodes_)
+    if (n.op->HasKeyedState() && !IsIntegrate(n)) n.op->TrackChanges();
+}
+
+void Circuit::SaveChanges(std::string* out, std::vector<std::pair<int, StateDelta>>* deltas) {
+  StateWriter w(out);
+  w.U64(steps_);
+  w.U64(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    Node& n = nodes_[i];
+    std::string s;
+    if (n.op->HasState() && !IsIntegrate(n)) {
+      StateWriter nw(&s);
+      if (n.op->HasKeyedState()) {
+        StateDelta d;
+        n.op->SaveChanges(nw, d);
+        if (!d.empty()) deltas->emplace_back(static_cast<int>(i), std::move(d));
+      } else {
+        n.op->SaveState(nw);
+      }
+    }
+    w.Str(s);
+  }
+}
+
+void Circuit::RestoreKeyed(std::string_view in, const std::function<void(int, const EntrySink&)>& entries) {
+  StateReader r(in);
+  steps_ = r.U64();
+  uint64_t n = r.U64();
+  if (n != nodes_.size())
+    Fail(ErrorKind::kCorruption, "saved state has {} operators but the circuit has {}", n, nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    Node& node = nodes_[i];
+    std::string s = r.Str();
+    if (!node.op->HasState() || IsIntegrate(node)) continue;
+    StateReader nr(s);
+    if (!node.op->HasKeyedState()) {
+      node.op->RestoreState(nr);
+      continue;
+    }
+    node.op->BeginRestore(nr);
+    entries(static_cast<int>(i), [&](std::string_view k, std::string_view v) { node.op->RestoreEntry(k, v); });
+    node.op->EndRestore();
+  }
+}
+
 uint64_t Circuit::LateRecords() const {
   uint64_t n = 0;
   for (const auto& node : nodes_)

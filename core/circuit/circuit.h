@@ -7,6 +7,7 @@
 // controller); operators may use the circuit's ThreadPool inside a step.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -86,6 +87,16 @@ class Circuit {
   // relations; restore them with LoadContents).
   void SaveState(std::string* out) const;
   void RestoreState(std::string_view in);
+  // Incremental form (see operator.h): `out` gets the whole state of operators without keyed
+  // state and the headers of those with it, `deltas` the keyed entries changed since the
+  // previous SaveChanges (all of them the first time), as (node index, changes).
+  // TrackChanges, once before the first step, makes operators remember erased keys.
+  void TrackChanges();
+  void SaveChanges(std::string* out, std::vector<std::pair<int, StateDelta>>* deltas);
+  // Restores SaveChanges's `in`; entries(node, put) must call put(key, value) for every entry
+  // stored for that node, in key order.
+  using EntrySink = std::function<void(std::string_view key, std::string_view value)>;
+  void RestoreKeyed(std::string_view in, const std::function<void(int node, const EntrySink& put)>& entries);
   void LoadContents(int relation, const Batch& contents);
   // Rows dropped so far for lying behind a LATENESS waterline (core/operators/lateness.h).
   uint64_t LateRecords() const;

@@ -68,6 +68,14 @@ class StateReader {
     pos_ += n;
     return s;
   }
+  // A length-prefixed string as a view into the buffer (valid while the buffer is).
+  std::string_view View() {
+    uint64_t n = U64();
+    Need(n);
+    std::string_view s = in_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
   bool AtEnd() const { return pos_ == in_.size(); }
 
  private:

@@ -860,106 +860,136 @@ void AggregateOp::SaveState(StateWriter& w) const {
   groups_.ForEachSlot([&](uint32_t s) { entries.emplace_back(groups_.Key(s), groups_.Value(s).data()); });
   std::sort(entries.begin(), entries.end());
   w.U64(entries.size());
-  Acc tmp;
   for (const auto& [key, rec] : entries) {
-    int64_t rows;
-    std::memcpy(&rows, rec, 8);
     w.Str(key);
-    w.I64(rows);
-    for (size_t a = 0; a < aggs_.size(); ++a) {
-      const Acc& acc = AccIn(rec, a, &tmp);
-      w.I64(acc.count);
-      w.I64(acc.isum);
-      w.F64(acc.dsum);
-      w.U64(acc.values.size());
-      for (const auto& [v, wt] : acc.values) {
+    WriteGroup(w, rec);
+  }
+}
+
+void AggregateOp::WriteGroup(StateWriter& w, const char* rec) const {
+  Acc tmp;
+  int64_t rows;
+  std::memcpy(&rows, rec, 8);
+  w.I64(rows);
+  for (size_t a = 0; a < aggs_.size(); ++a) {
+    const Acc& acc = AccIn(rec, a, &tmp);
+    w.I64(acc.count);
+    w.I64(acc.isum);
+    w.F64(acc.dsum);
+    w.U64(acc.values.size());
+    for (const auto& [v, wt] : acc.values) {
+      std::string enc;
+      EncodeValue(&enc, v);
+      w.Str(enc);
+      w.I64(wt);
+    }
+    // Only the newer aggregates write more, so older checkpoints still read.
+    if (IsMoment(aggs_[a])) {
+      w.I64(static_cast<int64_t>(static_cast<unsigned __int128>(acc.isumsq) >> 64));
+      w.I64(static_cast<int64_t>(static_cast<uint64_t>(acc.isumsq)));
+      w.F64(acc.dsumsq);
+    }
+    if (IsWideSum(aggs_[a])) {
+      w.I64(static_cast<int64_t>(static_cast<unsigned __int128>(acc.wsum) >> 64));
+      w.I64(static_cast<int64_t>(static_cast<uint64_t>(acc.wsum)));
+    }
+    if (IsBits(aggs_[a])) {
+      w.U64(acc.bits.size());
+      for (int64_t b : acc.bits) w.I64(b);
+    }
+    if (IsPairs(aggs_[a])) {
+      w.U64(acc.pairs.size());
+      for (const auto& [kv, wt] : acc.pairs) {
         std::string enc;
-        EncodeValue(&enc, v);
+        EncodeValue(&enc, kv.first);
+        EncodeValue(&enc, kv.second);
         w.Str(enc);
         w.I64(wt);
-      }
-      // Only the newer aggregates write more, so older checkpoints still read.
-      if (IsMoment(aggs_[a])) {
-        w.I64(static_cast<int64_t>(static_cast<unsigned __int128>(acc.isumsq) >> 64));
-        w.I64(static_cast<int64_t>(static_cast<uint64_t>(acc.isumsq)));
-        w.F64(acc.dsumsq);
-      }
-      if (IsWideSum(aggs_[a])) {
-        w.I64(static_cast<int64_t>(static_cast<unsigned __int128>(acc.wsum) >> 64));
-        w.I64(static_cast<int64_t>(static_cast<uint64_t>(acc.wsum)));
-      }
-      if (IsBits(aggs_[a])) {
-        w.U64(acc.bits.size());
-        for (int64_t b : acc.bits) w.I64(b);
-      }
-      if (IsPairs(aggs_[a])) {
-        w.U64(acc.pairs.size());
-        for (const auto& [kv, wt] : acc.pairs) {
-          std::string enc;
-          EncodeValue(&enc, kv.first);
-          EncodeValue(&enc, kv.second);
-          w.Str(enc);
-          w.I64(wt);
-        }
       }
     }
   }
 }
 
 void AggregateOp::RestoreState(StateReader& r) {
+  BeginRestore(r);
+  uint64_t n = r.U64();
+  for (uint64_t i = 0; i < n; ++i) ReadGroup(r, r.Str());
+  // Every group stays changed: the next SaveChanges writes them all.
+}
+
+void AggregateOp::ReadGroup(StateReader& r, const std::string& key) {
+  Group g;
+  g.rows = r.I64();
+  g.accs.resize(aggs_.size());
+  for (size_t a = 0; a < g.accs.size(); ++a) {
+    Acc& acc = g.accs[a];
+    acc.count = r.I64();
+    acc.isum = r.I64();
+    acc.dsum = r.F64();
+    uint64_t nv = r.U64();
+    for (uint64_t j = 0; j < nv; ++j) {
+      std::string enc = r.Str();
+      size_t pos = 0;
+      Value v = DecodeValue(enc, &pos);
+      acc.values[v] = r.I64();
+    }
+    if (IsMoment(aggs_[a])) {
+      uint64_t hi = static_cast<uint64_t>(r.I64()), lo = static_cast<uint64_t>(r.I64());
+      acc.isumsq = static_cast<__int128>((static_cast<unsigned __int128>(hi) << 64) | lo);
+      acc.dsumsq = r.F64();
+    }
+    if (IsWideSum(aggs_[a])) {
+      uint64_t hi = static_cast<uint64_t>(r.I64()), lo = static_cast<uint64_t>(r.I64());
+      acc.wsum = static_cast<Int128>((static_cast<unsigned __int128>(hi) << 64) | lo);
+    }
+    if (IsBits(aggs_[a])) {
+      uint64_t nb = r.U64();
+      acc.bits.resize(nb);
+      for (uint64_t b = 0; b < nb; ++b) acc.bits[b] = r.I64();
+    }
+    if (IsPairs(aggs_[a])) {
+      uint64_t np = r.U64();
+      for (uint64_t j = 0; j < np; ++j) {
+        std::string enc = r.Str();
+        size_t pos = 0;
+        Value k = DecodeValue(enc, &pos);
+        Value v = DecodeValue(enc, &pos);
+        acc.pairs[{std::move(k), std::move(v)}] = r.I64();
+      }
+    }
+  }
+  gc_.Added(key);
+  std::string rec;
+  StoreGroup(&g, nullptr, &rec);
+  groups_.Insert(key, rec);
+}
+
+// Keyed state: group key -> WriteGroup's bytes; the header is the initialized flag.
+void AggregateOp::SaveChanges(StateWriter& w, StateDelta& d) {
+  w.U64(initialized_);
+  groups_.ForEachErased([&](std::string_view k) { d.Erase(k); });
+  std::string buf;
+  groups_.ForEachDirty([&](uint32_t s) {
+    buf.clear();
+    StateWriter gw(&buf);
+    WriteGroup(gw, groups_.Value(s).data());
+    d.Put(groups_.Key(s), buf);
+  });
+  groups_.ClearChanges();
+}
+
+void AggregateOp::BeginRestore(StateReader& r) {
   groups_.Clear();
   boxes_.clear();
   free_boxes_.clear();
   gc_.Clear();
-  std::string rec;
   initialized_ = r.U64() != 0;
-  uint64_t n = r.U64();
-  for (uint64_t i = 0; i < n; ++i) {
-    std::string key = r.Str();
-    Group g;
-    g.rows = r.I64();
-    g.accs.resize(aggs_.size());
-    for (size_t a = 0; a < g.accs.size(); ++a) {
-      Acc& acc = g.accs[a];
-      acc.count = r.I64();
-      acc.isum = r.I64();
-      acc.dsum = r.F64();
-      uint64_t nv = r.U64();
-      for (uint64_t j = 0; j < nv; ++j) {
-        std::string enc = r.Str();
-        size_t pos = 0;
-        Value v = DecodeValue(enc, &pos);
-        acc.values[v] = r.I64();
-      }
-      if (IsMoment(aggs_[a])) {
-        uint64_t hi = static_cast<uint64_t>(r.I64()), lo = static_cast<uint64_t>(r.I64());
-        acc.isumsq = static_cast<__int128>((static_cast<unsigned __int128>(hi) << 64) | lo);
-        acc.dsumsq = r.F64();
-      }
-      if (IsWideSum(aggs_[a])) {
-        uint64_t hi = static_cast<uint64_t>(r.I64()), lo = static_cast<uint64_t>(r.I64());
-        acc.wsum = static_cast<Int128>((static_cast<unsigned __int128>(hi) << 64) | lo);
-      }
-      if (IsBits(aggs_[a])) {
-        uint64_t nb = r.U64();
-        acc.bits.resize(nb);
-        for (uint64_t b = 0; b < nb; ++b) acc.bits[b] = r.I64();
-      }
-      if (IsPairs(aggs_[a])) {
-        uint64_t np = r.U64();
-        for (uint64_t j = 0; j < np; ++j) {
-          std::string enc = r.Str();
-          size_t pos = 0;
-          Value k = DecodeValue(enc, &pos);
-          Value v = DecodeValue(enc, &pos);
-          acc.pairs[{std::move(k), std::move(v)}] = r.I64();
-        }
-      }
-    }
-    gc_.Added(key);
-    StoreGroup(&g, nullptr, &rec);
-    groups_.Insert(key, rec);
-  }
+}
+
+void AggregateOp::RestoreEntry(std::string_view key, std::string_view value) {
+  StateReader r(value);
+  ReadGroup(r, std::string(key));
+  if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "an aggregate's stored group has {} bytes too many", value.size());
 }
 
 }  // namespace fld

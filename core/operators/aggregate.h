@@ -109,6 +109,12 @@ class AggregateOp : public Operator {
   bool HasState() const override { return true; }
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
+  bool HasKeyedState() const override { return true; }
+  void TrackChanges() override { groups_.TrackErasures(true); }
+  void SaveChanges(StateWriter& w, StateDelta& d) override;
+  void BeginRestore(StateReader& r) override;
+  void RestoreEntry(std::string_view key, std::string_view value) override;
+  void EndRestore() override { groups_.ClearChanges(); }
   int num_keys() const { return num_keys_; }
   void SetWaterline(int key_col, WaterlineRef w) { gc_ = WaterlineIndex(key_col, std::move(w)); }
 
@@ -187,6 +193,9 @@ class AggregateOp : public Operator {
   std::vector<uint32_t> free_boxes_;  // indexes of unused boxes
   bool initialized_ = false;          // global: the initial row was emitted
   WaterlineIndex gc_;                 // groups by a key column with a waterline
+  // One group's rows and accumulators as checkpoints write them (record: its groups_ value).
+  void WriteGroup(StateWriter& w, const char* rec) const;
+  void ReadGroup(StateReader& r, const std::string& key);
 };
 
 }  // namespace fld

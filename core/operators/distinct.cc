@@ -55,15 +55,32 @@ void DistinctOp::SaveState(StateWriter& w) const {
 }
 
 void DistinctOp::RestoreState(StateReader& r) {
-  weights_.Clear();
-  gc_.Clear();
+  BeginRestore(r);
   uint64_t n = r.U64();
   for (uint64_t i = 0; i < n; ++i) {
     std::string k = r.Str();
     const int64_t w = r.I64();
-    weights_.Insert(k, std::string_view(reinterpret_cast<const char*>(&w), 8));
-    gc_.Added(k);
+    RestoreEntry(k, std::string_view(reinterpret_cast<const char*>(&w), 8));
   }
+  // Every entry stays changed: the next SaveChanges writes them all.
+}
+
+// Keyed state: row encoding -> 8-byte weight, no header.
+void DistinctOp::SaveChanges(StateWriter&, StateDelta& d) {
+  weights_.ForEachErased([&](std::string_view k) { d.Erase(k); });
+  weights_.ForEachDirty([&](uint32_t s) { d.Put(weights_.Key(s), weights_.Value(s)); });
+  weights_.ClearChanges();
+}
+
+void DistinctOp::BeginRestore(StateReader&) {
+  weights_.Clear();
+  gc_.Clear();
+}
+
+void DistinctOp::RestoreEntry(std::string_view key, std::string_view value) {
+  if (value.size() != 8) Fail(ErrorKind::kCorruption, "a distinct operator's stored weight has {} bytes", value.size());
+  weights_.Insert(key, value);
+  gc_.Added(std::string(key));
 }
 
 }  // namespace fld

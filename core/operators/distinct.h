@@ -18,6 +18,12 @@ class DistinctOp : public Operator {
   bool HasState() const override { return true; }
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
+  bool HasKeyedState() const override { return true; }
+  void TrackChanges() override { weights_.TrackErasures(true); }
+  void SaveChanges(StateWriter& w, StateDelta& d) override;
+  void BeginRestore(StateReader& r) override;
+  void RestoreEntry(std::string_view key, std::string_view value) override;
+  void EndRestore() override { weights_.ClearChanges(); }
   void SetWaterline(int col, WaterlineRef w) { gc_ = WaterlineIndex(col, std::move(w)); }
 
  private:

@@ -151,6 +151,7 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
     if (it == rows.end()) it = rows.emplace(std::string(row), 0).first;
     it->second += w;
     if (it->second == 0) rows.erase(it);
+    side->trace.MarkDirty(s);  // the record stays; its rows changed
     if (rows.empty()) {
       side->gc.Removed(key);
       EraseKey(side, s);
@@ -358,30 +359,39 @@ void JoinOp::SaveTrace(StateWriter& w, const Side& side) {
   w.U64(keys.size());
   for (const auto& [key, s] : keys) {
     w.Str(key);
-    uint64_t n = 0;
-    ForEachRow(side, s, [&](std::string_view, int64_t) { ++n; });
-    w.U64(n);
-    ForEachRow(side, s, [&](std::string_view row, int64_t wt) {
-      w.Str(row);
-      w.I64(wt);
-    });
+    WriteKeyRows(w, side, s);
   }
 }
 
-void JoinOp::LoadTrace(StateReader& r, Side* side) const {
+void JoinOp::WriteKeyRows(StateWriter& w, const Side& side, uint32_t s) {
+  uint64_t n = 0;
+  ForEachRow(side, s, [&](std::string_view, int64_t) { ++n; });
+  w.U64(n);
+  ForEachRow(side, s, [&](std::string_view row, int64_t wt) {
+    w.Str(row);
+    w.I64(wt);
+  });
+}
+
+void JoinOp::ClearSide(Side* side) {
   side->trace.Clear();
   side->big.clear();
   side->free_big.clear();
   side->gc.Clear();
-  uint64_t nk = r.U64();
-  for (uint64_t i = 0; i < nk; ++i) {
-    std::string k = r.Str();
-    uint64_t nr = r.U64();
-    for (uint64_t j = 0; j < nr; ++j) {
-      std::string row = r.Str();
-      Add(side, k, row, r.I64());
-    }
+}
+
+void JoinOp::ReadKeyRows(StateReader& r, Side* side, const std::string& key) const {
+  uint64_t nr = r.U64();
+  for (uint64_t j = 0; j < nr; ++j) {
+    std::string row = r.Str();
+    Add(side, key, row, r.I64());
   }
+}
+
+void JoinOp::LoadTrace(StateReader& r, Side* side) const {
+  ClearSide(side);
+  uint64_t nk = r.U64();
+  for (uint64_t i = 0; i < nk; ++i) ReadKeyRows(r, side, r.Str());
 }
 
 void JoinOp::SaveState(StateWriter& w) const {
@@ -392,6 +402,50 @@ void JoinOp::SaveState(StateWriter& w) const {
 void JoinOp::RestoreState(StateReader& r) {
   LoadTrace(r, &left_);
   LoadTrace(r, &right_);
+  // Every key stays changed: the next SaveChanges writes them all.
+}
+
+// Keyed state: 'L' or 'R' followed by the join key -> WriteKeyRows's bytes; no header.
+void JoinOp::TrackChanges() {
+  left_.trace.TrackErasures(true);
+  right_.trace.TrackErasures(true);
+}
+
+void JoinOp::SaveChanges(StateWriter&, StateDelta& d) {
+  std::string key, buf;
+  for (Side* side : {&left_, &right_}) {
+    const char tag = side == &left_ ? 'L' : 'R';
+    side->trace.ForEachErased([&](std::string_view k) {
+      key.assign(1, tag).append(k);
+      d.Erase(key);
+    });
+    side->trace.ForEachDirty([&](uint32_t s) {
+      key.assign(1, tag).append(side->trace.Key(s));
+      buf.clear();
+      StateWriter w(&buf);
+      WriteKeyRows(w, *side, s);
+      d.Put(key, buf);
+    });
+    side->trace.ClearChanges();
+  }
+}
+
+void JoinOp::BeginRestore(StateReader&) {
+  ClearSide(&left_);
+  ClearSide(&right_);
+}
+
+void JoinOp::RestoreEntry(std::string_view key, std::string_view value) {
+  if (key.empty() || (key[0] != 'L' && key[0] != 'R'))
+    Fail(ErrorKind::kCorruption, "a join's stored entry has no side tag");
+  StateReader r(value);
+  ReadKeyRows(r, key[0] == 'L' ? &left_ : &right_, std::string(key.substr(1)));
+  if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "a join's stored entry has {} bytes too many", value.size());
+}
+
+void JoinOp::EndRestore() {
+  left_.trace.ClearChanges();
+  right_.trace.ClearChanges();
 }
 
 }  // namespace fld

@@ -44,6 +44,12 @@ class JoinOp : public Operator {
   bool HasState() const override { return true; }
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
+  bool HasKeyedState() const override { return true; }
+  void TrackChanges() override;
+  void SaveChanges(StateWriter& w, StateDelta& d) override;
+  void BeginRestore(StateReader& r) override;
+  void RestoreEntry(std::string_view key, std::string_view value) override;
+  void EndRestore() override;
   const std::vector<int>& left_keys() const { return left_.keys; }
   const std::vector<int>& right_keys() const { return right_.keys; }
   // Key column `key` (an index into the key lists) has waterline `w` on both sides (their minimum).
@@ -83,6 +89,10 @@ class JoinOp : public Operator {
   static void EraseKey(Side* side, uint32_t s);
   static void SaveTrace(StateWriter& w, const Side& side);
   void LoadTrace(StateReader& r, Side* side) const;
+  static void ClearSide(Side* side);
+  // One key's rows as checkpoints write them: row count, then (row, weight) in row order.
+  static void WriteKeyRows(StateWriter& w, const Side& side, uint32_t s);
+  void ReadKeyRows(StateReader& r, Side* side, const std::string& key) const;
   void CollectGarbage();
   static int64_t Count(const Side& s, const std::string& key);
   void EmitPadded(const Side& side, bool side_is_left, const std::string& key, int64_t sign, BatchBuilder* out) const;

@@ -36,6 +36,7 @@ std::string_view ArenaMap::Value(uint32_t s) const {
 }
 
 char* ArenaMap::MutableValue(uint32_t s) {
+  slots_[s].offset |= kDirty;
   return const_cast<char*>(Value(s).data());
 }
 
@@ -69,7 +70,7 @@ void ArenaMap::Append(Slot* slot, std::string_view key, std::string_view value) 
   if (!key.empty()) std::memcpy(p + n, key.data(), key.size());
   if (!value.empty()) std::memcpy(p + n + key.size(), value.data(), value.size());
   slot->block = static_cast<uint32_t>(blocks_.size() - 1);
-  slot->offset = static_cast<uint32_t>(b.used);
+  slot->offset = static_cast<uint32_t>(b.used) | (slot->offset & kDirty);
   b.used += need;
   live_ += need;
 }
@@ -94,6 +95,7 @@ uint32_t ArenaMap::Insert(std::string_view key, std::string_view value) {
   while (slots_[i].block != kNone) i = (i + 1) & mask;
   Slot s;
   s.hash = h;
+  s.offset = kDirty;
   Append(&s, key, value);
   slots_[i] = s;
   ++size_;
@@ -102,6 +104,7 @@ uint32_t ArenaMap::Insert(std::string_view key, std::string_view value) {
 
 void ArenaMap::Assign(uint32_t s, std::string_view value) {
   std::string_view old = Value(s);
+  slots_[s].offset |= kDirty;
   if (old.size() == value.size()) {
     if (!value.empty()) std::memmove(MutableValue(s), value.data(), value.size());
     return;
@@ -119,6 +122,12 @@ void ArenaMap::Assign(uint32_t s, std::string_view value) {
 }
 
 void ArenaMap::Erase(uint32_t s) {
+  if (track_erasures_) {
+    std::string_view key = Key(s);
+    char len[10];
+    erased_.append(len, PutVarint(len, key.size()));
+    erased_.append(key);
+  }
   const size_t rec = RecordSize(Record(slots_[s]));
   live_ -= rec;
   garbage_ += rec;
@@ -136,7 +145,11 @@ void ArenaMap::Erase(uint32_t s) {
     i = j;
   }
   if (size_ == 0) {
-    Clear();
+    // Dropping the storage keeps the erased keys: they are changes still to be checkpointed.
+    slots_.clear();
+    slots_.shrink_to_fit();
+    blocks_.clear();
+    live_ = garbage_ = 0;
     return;
   }
   MaybeCompact();
@@ -149,7 +162,7 @@ void ArenaMap::MaybeCompact() {
   live_ = garbage_ = 0;
   for (Slot& s : slots_) {
     if (s.block == kNone) continue;
-    const char* p = old[s.block].data.get() + s.offset;
+    const char* p = old[s.block].data.get() + (s.offset & ~kDirty);
     const char* q = p;
     uint64_t k = GetVarint(&q);
     uint64_t v = GetVarint(&q);
@@ -162,6 +175,13 @@ void ArenaMap::Clear() {
   slots_.shrink_to_fit();
   blocks_.clear();
   size_ = live_ = garbage_ = 0;
+  erased_.clear();
+}
+
+void ArenaMap::ClearChanges() {
+  for (Slot& s : slots_) s.offset &= ~kDirty;
+  erased_.clear();
+  erased_.shrink_to_fit();
 }
 
 size_t ArenaMap::MemoryBytes() const {

@@ -11,10 +11,16 @@
 // Slot numbers (Find, Insert) stay valid until the next Insert or Erase; pointers into a record
 // (Key, Value) until the next non-const call. Iteration order is the table's, not the keys':
 // callers that need a stable order (checkpoints) sort.
+//
+// Change tracking, for incremental checkpoints: a record inserted, assigned or written through
+// MutableValue since the last ClearChanges is dirty (one bit in its slot, so tracking costs no
+// memory); with TrackErasures(true) the keys erased since then are kept too (their bytes, in one
+// buffer). A checkpoint writes the dirty records and deletes the erased keys, then clears.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -81,6 +87,29 @@ class ArenaMap {
     for (uint32_t s = 0; s < slots_.size(); ++s)
       if (slots_[s].block != kNone) f(s);
   }
+
+  // Change tracking (see the top of this file).
+  void TrackErasures(bool on) { track_erasures_ = on; }
+  void MarkDirty(uint32_t s) { slots_[s].offset |= kDirty; }
+  // f(slot) for every record changed since the last ClearChanges.
+  template <typename F>
+  void ForEachDirty(F f) const {
+    for (uint32_t s = 0; s < slots_.size(); ++s)
+      if (slots_[s].block != kNone && (slots_[s].offset & kDirty)) f(s);
+  }
+  // f(key) for every key erased since the last ClearChanges (when tracking erasures); a key may
+  // be listed more than once, and may have been inserted again since.
+  template <typename F>
+  void ForEachErased(F f) const {
+    const char* p = erased_.data();
+    const char* end = p + erased_.size();
+    while (p < end) {
+      uint64_t n = GetVarint(&p);
+      f(std::string_view(p, n));
+      p += n;
+    }
+  }
+  void ClearChanges();
   // Bytes held: table, arena blocks (garbage included).
   size_t MemoryBytes() const;
   // Bytes of records no longer referenced (reclaimed by the next compaction).
@@ -92,15 +121,17 @@ class ArenaMap {
   struct Slot {
     uint32_t hash = 0;
     uint32_t block = kNone;  // kNone: empty
-    uint32_t offset = 0;
+    uint32_t offset = 0;     // within the block; the top bit is the dirty flag
   };
+  // Blocks are 1 MiB, or hold one larger record at offset 0, so offsets never reach this bit.
+  static constexpr uint32_t kDirty = 1u << 31;
   struct Block {
     std::unique_ptr<char[]> data;
     size_t size = 0, used = 0;
   };
   static constexpr size_t kBlockSize = size_t{1} << 20;
 
-  const char* Record(const Slot& s) const { return blocks_[s.block].data.get() + s.offset; }
+  const char* Record(const Slot& s) const { return blocks_[s.block].data.get() + (s.offset & ~kDirty); }
   // Appends a record; sets slot's location.
   void Append(Slot* slot, std::string_view key, std::string_view value);
   static size_t RecordSize(const char* rec);
@@ -112,6 +143,8 @@ class ArenaMap {
   size_t size_ = 0;
   size_t live_ = 0;     // bytes of live records
   size_t garbage_ = 0;  // bytes of dead records in the blocks
+  bool track_erasures_ = false;
+  std::string erased_;  // varint length + key, per erased key
 };
 
 // A map of int64 weights (8-byte values) as (key, weight) pairs sorted by key.

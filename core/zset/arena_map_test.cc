@@ -95,5 +95,60 @@ TEST_CASE("ArenaMap reclaims garbage and stays compact", "[arena_map]") {
   REQUIRE(m.Value(m.Find("")).empty());
 }
 
+// Change tracking: a store that applies, after each round, the erased keys and then the dirty
+// records must end equal to the map (what an incremental checkpoint relies on), and a round
+// that touches few keys must report few.
+TEST_CASE("ArenaMap reports exactly the records changed since the last ClearChanges", "[arena_map]") {
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    std::mt19937 rng(seed);
+    ArenaMap m;
+    m.TrackErasures(true);
+    std::map<std::string, std::string> model, stored;
+    const int keyspace = seed % 2 ? 200 : 20000;
+    for (int round = 0; round < 40; ++round) {
+      const int ops = round % 4 == 3 ? 5 : 3000;  // some rounds change only a handful of keys
+      std::map<std::string, bool> touched;
+      for (int i = 0; i < ops; ++i) {
+        std::string key = "k" + std::to_string(rng() % keyspace);
+        std::string v(rng() % (seed == 3 ? 2000 : 20), static_cast<char>('a' + rng() % 26));
+        uint32_t s = m.Find(key);
+        const int op = static_cast<int>(rng() % 10);
+        if (op < 5) {
+          if (s == ArenaMap::kNone)
+            m.Insert(key, v);
+          else
+            m.Assign(s, v);
+          model[key] = v;
+        } else if (op < 7 && s != ArenaMap::kNone && !m.Value(s).empty()) {
+          m.MutableValue(s)[0] = 'Z';
+          model[key][0] = 'Z';
+        } else if (s != ArenaMap::kNone) {
+          m.Erase(s);
+          model.erase(key);
+        } else {
+          continue;
+        }
+        touched[key] = true;
+      }
+      size_t reported = 0;
+      m.ForEachErased([&](std::string_view k) {
+        stored.erase(std::string(k));
+        REQUIRE(touched.count(std::string(k)));
+      });
+      m.ForEachDirty([&](uint32_t s) {
+        stored[std::string(m.Key(s))] = std::string(m.Value(s));
+        REQUIRE(touched.count(std::string(m.Key(s))));
+        ++reported;
+      });
+      m.ClearChanges();
+      REQUIRE(stored == model);
+      REQUIRE(reported <= touched.size());
+      size_t after = 0;
+      m.ForEachDirty([&](uint32_t) { ++after; });
+      REQUIRE(after == 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fld
