@@ -7,6 +7,8 @@
 #include <cstring>
 
 #include "core/common/error.h"
+#include "core/common/int512.h"
+#include "core/operators/moment.h"
 
 namespace fld {
 
@@ -187,92 +189,6 @@ Value Moment(AggKind kind, int64_t n, __int128 isum, __int128 isumsq, double dsu
   return InArgType(stddev ? std::sqrt(var) : var, t);
 }
 
-// A signed integer of 512 bits (two's complement, little-endian 64-bit limbs): wide enough for
-// n * sum of squares - sum^2 over DECIMAL(38) values (each square below 2^254, weights and counts
-// below 2^63). Only what the variance needs.
-struct Int512 {
-  uint64_t w[8] = {};
-
-  static Int512 Of(__int128 v) {
-    Int512 r;
-    r.w[0] = static_cast<uint64_t>(v);
-    r.w[1] = static_cast<uint64_t>(static_cast<unsigned __int128>(v) >> 64);
-    const uint64_t ext = v < 0 ? ~uint64_t{0} : 0;
-    for (int i = 2; i < 8; ++i) r.w[i] = ext;
-    return r;
-  }
-  bool Negative() const { return (w[7] >> 63) != 0; }
-  Int512 operator+(const Int512& o) const {
-    Int512 r;
-    unsigned __int128 carry = 0;
-    for (int i = 0; i < 8; ++i) {
-      carry += static_cast<unsigned __int128>(w[i]) + o.w[i];
-      r.w[i] = static_cast<uint64_t>(carry);
-      carry >>= 64;
-    }
-    return r;
-  }
-  Int512 operator-() const {
-    Int512 r;
-    for (int i = 0; i < 8; ++i) r.w[i] = ~w[i];
-    return r + Of(1);
-  }
-  Int512 operator-(const Int512& o) const { return *this + -o; }
-  // The product modulo 2^512 (exact whenever it fits, which the callers ensure).
-  Int512 operator*(const Int512& o) const {
-    const bool neg = Negative() != o.Negative();
-    const Int512 a = Negative() ? -*this : *this, b = o.Negative() ? -o : o;
-    Int512 r;
-    for (int i = 0; i < 8; ++i) {
-      unsigned __int128 carry = 0;
-      for (int j = 0; i + j < 8; ++j) {
-        carry += static_cast<unsigned __int128>(a.w[i]) * b.w[j] + r.w[i + j];
-        r.w[i + j] = static_cast<uint64_t>(carry);
-        carry >>= 64;
-      }
-    }
-    return neg ? -r : r;
-  }
-  // Unsigned comparison (both operands non-negative).
-  bool operator<(const Int512& o) const {
-    for (int i = 7; i >= 0; --i)
-      if (w[i] != o.w[i]) return w[i] < o.w[i];
-    return false;
-  }
-  // Quotient of non-negative a by positive d, truncated (shift and subtract).
-  static Int512 Div(const Int512& a, const Int512& d) {
-    Int512 q, rem;
-    for (int bit = 511; bit >= 0; --bit) {
-      for (int i = 7; i > 0; --i) rem.w[i] = (rem.w[i] << 1) | (rem.w[i - 1] >> 63);
-      rem.w[0] = (rem.w[0] << 1) | ((a.w[bit / 64] >> (bit % 64)) & 1);
-      if (!(rem < d)) {
-        rem = rem - d;
-        q.w[bit / 64] |= uint64_t{1} << (bit % 64);
-      }
-    }
-    return q;
-  }
-  // floor(sqrt(a)) of a non-negative a below 2^256 (bit by bit).
-  static Int512 Sqrt(const Int512& a) {
-    Int512 r;
-    for (int bit = 127; bit >= 0; --bit) {
-      Int512 t = r;
-      t.w[bit / 64] |= uint64_t{1} << (bit % 64);
-      if (!(a < t * t)) r = t;
-    }
-    return r;
-  }
-  // The value when it fits in 127 bits and a sign; false otherwise.
-  bool ToInt128(Int128* out) const {
-    const uint64_t ext = Negative() ? ~uint64_t{0} : 0;
-    for (int i = 2; i < 8; ++i)
-      if (w[i] != ext) return false;
-    if (((w[1] >> 63) != 0) != Negative()) return false;
-    *out = static_cast<Int128>((static_cast<unsigned __int128>(w[1]) << 64) | w[0]);
-    return true;
-  }
-};
-
 // STDDEV / VARIANCE of DECIMAL(p > 18, s) values (value -> weight; each live value once when
 // `distinct`), exact: with n values, sum S and sum of squares Q in units of 10^-s, the variance
 // is (n Q - S^2) / (n (n - 1) or n^2) units^2, truncated to s digits, and STDDEV the square root,
@@ -286,6 +202,18 @@ Value WideMoment(AggKind kind, const std::map<Value, int64_t>& values, bool dist
     sum = sum + x * w;
     sumsq = sumsq + x * x * w;
   }
+  return WideMomentOf(kind, n, sum, sumsq, t);
+}
+
+}  // namespace
+
+Value MomentOf(AggKind kind, int64_t n, const Value& sum, const Value& sumsq, const SqlType& t) {
+  if (n <= 0 || sum.IsNull() || sumsq.IsNull()) return Moment(kind, 0, 0, 0, 0, 0, false, t);
+  if (t.IsFloat()) return Moment(kind, n, 0, 0, sum.d, sumsq.d, false, t);
+  return Moment(kind, n, sum.i, sumsq.i, 0, 0, true, t);
+}
+
+Value WideMomentOf(AggKind kind, const Int512& n, const Int512& sum, const Int512& sumsq, const SqlType& t) {
   const bool samp = kind == AggKind::kStddevSamp || kind == AggKind::kVarSamp;
   const Int512 one = Int512::Of(1);
   if (n < one || (samp && n < Int512::Of(2))) return Value::Null();
@@ -305,12 +233,8 @@ Value WideMoment(AggKind kind, const std::map<Value, int64_t>& values, bool dist
   return DecimalValue(units, t);
 }
 
-}  // namespace
-
-Value MomentOf(AggKind kind, int64_t n, const Value& sum, const Value& sumsq, const SqlType& t) {
-  if (n <= 0 || sum.IsNull() || sumsq.IsNull()) return Moment(kind, 0, 0, 0, 0, 0, false, t);
-  if (t.IsFloat()) return Moment(kind, n, 0, 0, sum.d, sumsq.d, false, t);
-  return Moment(kind, n, sum.i, sumsq.i, 0, 0, true, t);
+Value MomentOfSums(AggKind kind, int64_t n, __int128 sum, __int128 sumsq, const SqlType& t) {
+  return Moment(kind, n, sum, sumsq, 0, 0, true, t);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/circuit/operator.h"
+#include "core/common/int512.h"
 #include "core/operators/aggregate.h"
 
 namespace fld {
@@ -17,6 +18,12 @@ struct MomentSpec {
   int count = -1, sum = -1, sumsq = -1;  // input columns
   SqlType arg_type;                      // an integer or floating type: the result's
 };
+
+// STDDEV/VARIANCE from exact sums, as GROUP BY aggregation computes them (defined in
+// aggregate.cc): integers and DECIMAL(p <= 18) from 128-bit sums (in units of the scale);
+// DECIMAL(p > 18) exactly from 512-bit ones. n values, their sum and sum of squares.
+Value MomentOfSums(AggKind kind, int64_t n, __int128 sum, __int128 sumsq, const SqlType& t);
+Value WideMomentOf(AggKind kind, const Int512& n, const Int512& sum, const Int512& sumsq, const SqlType& t);
 
 class MomentOp : public Operator {
  public:

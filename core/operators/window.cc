@@ -7,7 +7,9 @@
 #include <unordered_map>
 
 #include "core/common/error.h"
+#include "core/common/int512.h"
 #include "core/expr/time.h"
+#include "core/operators/moment.h"
 
 namespace fld {
 
@@ -112,6 +114,105 @@ Value RangeTarget(const Value& v, const WindowBound& b, bool date_key, bool minu
   return v;
 }
 
+bool IsMomentKind(AggKind k) {
+  return k == AggKind::kStddevPop || k == AggKind::kStddevSamp || k == AggKind::kVarPop || k == AggKind::kVarSamp;
+}
+
+// Aggregates computed from the values of each frame rather than from prefix sums: the DISTINCT
+// ones, ARRAY_AGG, MAP_AGG, and STDDEV/VARIANCE over DECIMAL (exactly, as GROUP BY does).
+bool ByValues(const AggSpec& a) {
+  return a.distinct || a.kind == AggKind::kArrayAgg || a.kind == AggKind::kMapAgg ||
+         (IsMomentKind(a.kind) && a.arg_type.id == TypeId::kDecimal);
+}
+
+// The values of a frame as a multiset (value -> copies), with exact running sums over integers
+// and decimals (in units of the scale): of every copy, and of each distinct value once.
+struct FrameValues {
+  const AggSpec* agg;
+  bool exact;
+  bool keep_nulls;  // ARRAY_AGG(DISTINCT x) lists NULL too
+  std::map<Value, int64_t> values;
+  int64_t n = 0;  // copies
+  Int512 sum, sumsq, dsum, dsumsq;
+
+  explicit FrameValues(const AggSpec* a)
+      : agg(a),
+        exact(a->arg_type.phys() == PhysType::kI64 || a->arg_type.IsWideDecimal()),
+        keep_nulls(a->kind == AggKind::kArrayAgg) {}
+  void Add(const Value& v, int64_t w) {
+    if (v.IsNull() && !keep_nulls) return;
+    auto it = values.try_emplace(v, 0).first;
+    const bool was = it->second > 0;
+    it->second += w;
+    const bool is = it->second > 0;
+    if (it->second == 0) values.erase(it);
+    if (v.IsNull()) return;
+    n += w;
+    if (!exact) return;
+    const Int512 x = Int512::Of(UnscaledDecimal(v, agg->arg_type));
+    const Int512 xw = x * Int512::Of(w), xxw = x * xw;
+    sum = sum + xw;
+    sumsq = sumsq + xxw;
+    if (was != is) {
+      dsum = is ? dsum + x : dsum - x;
+      dsumsq = is ? dsumsq + x * x : dsumsq - x * x;
+    }
+  }
+  // The non-NULL distinct values.
+  int64_t Distinct() const {
+    const int64_t k = static_cast<int64_t>(values.size());
+    return !values.empty() && values.begin()->first.IsNull() ? k - 1 : k;
+  }
+
+  Value Result() const {
+    const AggSpec& a = *agg;
+    const bool d = a.distinct;
+    const int64_t c = d ? Distinct() : n;
+    if (a.kind == AggKind::kCount) return Value::Int(c);
+    if (a.kind == AggKind::kArrayAgg) {  // DISTINCT: the values in order
+      if (values.empty()) return Value::Null();
+      std::vector<Value> elements;
+      for (const auto& [v, w] : values) elements.push_back(v);
+      return Value::String(EncodeArrayValue(elements, a.arg_type));
+    }
+    if (c == 0) return Value::Null();
+    if (!exact) {
+      // DOUBLE: added in value order, so the result does not depend on the order rows came in.
+      double s = 0, sq = 0;
+      for (const auto& [v, w] : values) {
+        if (v.IsNull()) continue;
+        const double k = d ? 1.0 : static_cast<double>(w);
+        s += v.d * k;
+        sq += v.d * v.d * k;
+      }
+      if (a.kind == AggKind::kSum) return Value::Double(s);
+      if (a.kind == AggKind::kAvg) return AverageOf(a.arg_type, c, 0, s);
+      return MomentOf(a.kind, c, Value::Double(s), Value::Double(sq), a.arg_type);
+    }
+    const Int512& s512 = d ? dsum : sum;
+    const Int512& sq512 = d ? dsumsq : sumsq;
+    if (IsMomentKind(a.kind)) {
+      if (a.arg_type.IsWideDecimal()) return WideMomentOf(a.kind, Int512::Of(c), s512, sq512, a.arg_type);
+      Int128 s, sq;
+      if (!s512.ToInt128(&s) || !sq512.ToInt128(&sq))
+        Fail(ErrorKind::kRuntime, "numeric overflow in {}", AggName(a.kind));
+      return MomentOfSums(a.kind, c, s, sq, a.arg_type);
+    }
+    Int128 s;
+    if (!s512.ToInt128(&s)) Fail(ErrorKind::kRuntime, "DECIMAL overflow in SUM");
+    if (a.kind == AggKind::kSum && a.result_type.IsWideDecimal()) {
+      if (!DecimalFits(s, a.result_type.precision))
+        Fail(ErrorKind::kRuntime, "DECIMAL overflow in SUM: the sum does not fit {}",
+             a.result_type.WithNullable(true).ToString());
+      return DecimalValue(s, a.result_type);
+    }
+    if (a.kind == AggKind::kAvg && a.arg_type.IsWideDecimal()) return DecimalValue(s / c, a.arg_type);
+    if (s > INT64_MAX || s < INT64_MIN) Fail(ErrorKind::kRuntime, "integer overflow in SUM");
+    if (a.kind == AggKind::kSum) return Value::Int(static_cast<int64_t>(s));
+    return AverageOf(a.arg_type, c, static_cast<int64_t>(s), 0);
+  }
+};
+
 }  // namespace
 
 WindowOp::WindowOp(std::vector<PhysType> in_types, std::vector<int> partition, std::vector<SortKey> order,
@@ -138,7 +239,12 @@ std::string WindowOp::Describe() const {
   }
   for (const WindowFn& f : fns_) {
     s += fmt::format(" {}(", FnName(f));
-    if (f.kind == WindowFnKind::kAggregate && f.agg.kind != AggKind::kCountStar) s += fmt::format("${}", f.agg.arg);
+    if (f.kind == WindowFnKind::kAggregate && f.agg.kind != AggKind::kCountStar) {
+      if (f.agg.distinct) s += "DISTINCT ";
+      if (f.agg.kind == AggKind::kMapAgg) s += fmt::format("${}, ", f.agg.key);
+      s += fmt::format("${}", f.agg.arg);
+      if (f.agg.filter >= 0) s += fmt::format(" FILTER ${}", f.agg.filter);
+    }
     if (f.arg >= 0) s += fmt::format("${}", f.arg);
     if (f.kind == WindowFnKind::kNtile) s += fmt::format("{}", f.offset);
     if (f.kind == WindowFnKind::kNthValue) s += fmt::format(", {}", f.offset);
@@ -327,6 +433,70 @@ std::vector<WindowOp::Out> WindowOp::Compute(const std::vector<const Row*>& rows
       continue;
     }
     const AggSpec& agg = fn.agg;
+    if (ByValues(agg)) {
+      // A row counts unless FILTER (ARRAY_AGG, MAP_AGG) says no.
+      auto counts = [&](int64_t j) {
+        if (agg.filter < 0) return true;
+        const Value& f = (*rows[j])[agg.filter];
+        return !f.IsNull() && f.i != 0;
+      };
+      if (agg.kind == AggKind::kArrayAgg && !agg.distinct) {
+        // The values in frame order, NULL included; NULL over an empty frame.
+        for (int64_t i = L; i < H; ++i) {
+          std::vector<Value> elements;
+          bool any = false;
+          for (int k = 0, ks = segments(i, seg); k < ks; ++k)
+            for (int64_t j = seg[k].s; j < seg[k].e; ++j)
+              if (counts(j)) {
+                any = true;
+                elements.push_back((*rows[j])[agg.arg]);
+              }
+          if (any) out[i] = Value::String(EncodeArrayValue(elements, agg.arg_type));
+        }
+        continue;
+      }
+      if (agg.kind == AggKind::kMapAgg) {
+        // One entry per non-NULL key, the largest value of a key winning (as in GROUP BY); NULL
+        // over an empty frame.
+        for (int64_t i = L; i < H; ++i) {
+          std::map<Value, Value> entries;
+          bool any = false;
+          for (int k = 0, ks = segments(i, seg); k < ks; ++k)
+            for (int64_t j = seg[k].s; j < seg[k].e; ++j) {
+              if (!counts(j)) continue;
+              any = true;
+              const Value& key = (*rows[j])[agg.key];
+              if (key.IsNull()) continue;
+              const Value& v = (*rows[j])[agg.arg];
+              auto [it, fresh] = entries.try_emplace(key, v);
+              if (!fresh && it->second < v) it->second = v;
+            }
+          if (any) out[i] = Value::String(EncodeMapValue({entries.begin(), entries.end()}, agg.result_type));
+        }
+        continue;
+      }
+      if (fn.exclude != WindowFn::Exclude::kNoOthers) {
+        for (int64_t i = L; i < H; ++i) {
+          FrameValues fv(&agg);
+          for (int k = 0, ks = segments(i, seg); k < ks; ++k)
+            for (int64_t j = seg[k].s; j < seg[k].e; ++j)
+              if (counts(j)) fv.Add((*rows[j])[agg.arg], 1);
+          out[i] = fv.Result();
+        }
+        continue;
+      }
+      // A sliding multiset: both ends of the frame only move forward.
+      FrameValues fv(&agg);
+      int64_t wlo = L < H ? fs[L] : 0, whi = wlo;
+      for (int64_t i = L; i < H; ++i) {
+        for (; whi < fe[i]; ++whi)
+          if (whi >= wlo && counts(whi)) fv.Add((*rows[whi])[agg.arg], 1);
+        for (; wlo < fs[i]; ++wlo)
+          if (wlo < whi && counts(wlo)) fv.Add((*rows[wlo])[agg.arg], -1);
+        out[i] = fv.Result();
+      }
+      continue;
+    }
     if (agg.kind == AggKind::kCountStar) {
       for (int64_t i = L; i < H; ++i) {
         int64_t c = 0;

@@ -17,7 +17,16 @@
 //   - COUNT(*), COUNT, SUM, AVG, MIN, MAX over the frame, with the types and rules of GROUP BY
 //     aggregation (core/operators/aggregate.h): SUM of integers BIGINT (overflow an error), of
 //     DECIMALs DECIMAL(38, s) (exact), AVG in the argument's type; NULL over a frame holding no
-//     non-NULL value (COUNT 0).
+//     non-NULL value (COUNT 0); STDDEV/VARIANCE over DECIMALs exactly as GROUP BY computes them
+//     (the window's STDDEV/VARIANCE over integers and floats is a MomentOp, core/operators/moment.h);
+//   - DISTINCT aggregates (COUNT, SUM, AVG, STDDEV/VARIANCE over each distinct value once);
+//   - ARRAY_AGG(x): x of the frame's rows in frame order, NULLs included (ARRAY_AGG(DISTINCT x):
+//     the distinct values in order); MAP_AGG(k, v): an entry per non-NULL k, the largest v of a
+//     key winning, as in GROUP BY; both NULL over a frame with no rows, both skip the rows whose
+//     FILTER column (agg.filter) is not TRUE.
+//     These are computed from each frame's values: a sliding multiset with exact running sums
+//     (integers, decimals) where the frame's ends only move forward, the frame's rows one by one
+//     under EXCLUDE and for ARRAY_AGG / MAP_AGG.
 // Frames (PostgreSQL's semantics): ROWS between UNBOUNDED PRECEDING, n PRECEDING, CURRENT ROW,
 // n FOLLOWING, UNBOUNDED FOLLOWING (positions); GROUPS with the same bounds counted in peer
 // groups (n PRECEDING starts at the first row of the peer group n groups back, n FOLLOWING ends
@@ -70,7 +79,7 @@ enum class WindowFnKind : uint8_t {
   kLead,
   kFirstValue,
   kLastValue,
-  kAggregate,  // agg.kind: COUNT(*), COUNT, SUM, AVG, MIN, MAX
+  kAggregate,  // agg.kind: COUNT(*), COUNT, SUM, AVG, MIN, MAX, STDDEV/VARIANCE, ARRAY_AGG, MAP_AGG
   kNtile,
   kPercentRank,
   kCumeDist,

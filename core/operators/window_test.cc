@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <random>
 #include <string>
@@ -356,7 +357,8 @@ std::vector<std::pair<std::string, int64_t>> Encoded(const Batch& b) {
 // Random valid changes, step by step; after every step I(output) == naive(I(input)); a copy
 // restored from a checkpoint taken at a random step produces the same changes from then on.
 void Check(const std::function<std::unique_ptr<Operator>()>& make, const std::function<ZSet(const ZSet&)>& naive,
-           uint64_t seed, int sequences, const std::function<Row(std::mt19937_64&)>& random_row = RandomRow) {
+           uint64_t seed, int sequences, const std::function<Row(std::mt19937_64&)>& random_row = RandomRow,
+           const std::vector<PhysType>& types = kTypes) {
   std::mt19937_64 rng(seed);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (int s = 0; s < sequences; ++s) {
@@ -380,7 +382,7 @@ void Check(const std::function<std::unique_ptr<Operator>()>& make, const std::fu
           AddInto(&in, r, w);
         }
       }
-      Batch b = MakeBatch(kTypes, ch);
+      Batch b = MakeBatch(types, ch);
       const Batch* ptr[] = {&b};
       Batch d = op->Step(ptr);
       if (restored) {
@@ -431,6 +433,189 @@ TEST_CASE("window: I(output) equals the window functions recomputed from scratch
       Agg(AggKind::kMin, 2, false, false, B(K::kUnboundedPreceding), B(K::kUnboundedFollowing))};
   Check([&] { return std::make_unique<WindowOp>(kTypes, std::vector<int>{0}, std::vector<SortKey>{}, unordered); },
         [&](const ZSet& in) { return NaiveWindow(in, {0}, {}, unordered); }, seed++, 100);
+}
+
+// ---- aggregates computed from the frame's values: DISTINCT, ARRAY_AGG, MAP_AGG, STDDEV and
+// VARIANCE over DECIMALs. Input: kTypes and a DECIMAL(30, 2) column (5) beyond 64 bits.
+const SqlType kWide = SqlType::Decimal(30, 2);
+const SqlType kNarrow = SqlType::Decimal(10, 2);  // column 2 read as DECIMAL(10, 2)
+const std::vector<PhysType> kValueTypes = {PhysType::kI64, PhysType::kI64, PhysType::kI64,
+                                           PhysType::kF64, PhysType::kI64, PhysType::kStr};
+
+Row RandomValueRow(std::mt19937_64& rng) {
+  Row r = RandomRow(rng);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const __int128 big = static_cast<__int128>(pick(-5, 9)) * 1000000000000000LL + pick(0, 3);
+  r.push_back(pick(0, 6) == 0 ? Value::Null() : DecimalValue(big, kWide));
+  return r;
+}
+
+WindowFn ValueAgg(AggKind kind, int arg, SqlType arg_type, SqlType result_type, bool distinct, bool rows,
+                  WindowBound start, WindowBound end) {
+  WindowFn f;
+  f.kind = WindowFnKind::kAggregate;
+  f.agg.kind = kind;
+  f.agg.arg = arg;
+  f.agg.distinct = distinct;
+  f.agg.arg_type = arg_type;
+  f.agg.result_type = result_type;
+  f.result = result_type.phys();
+  f.rows = rows;
+  f.start = start;
+  f.end = end;
+  return f;
+}
+
+__int128 ISqrt(__int128 x) {
+  __int128 r = static_cast<__int128>(std::sqrt(static_cast<long double>(x)));
+  while (r > 0 && r * r > x) --r;
+  while ((r + 1) * (r + 1) <= x) ++r;
+  return r;
+}
+
+// The value of one of these aggregates over the frame rows[frame], by the definitions.
+Value NaiveByValues(const WindowFn& f, const std::vector<Row>& rows, const std::vector<int64_t>& frame) {
+  const AggSpec& a = f.agg;
+  std::vector<Value> xs;  // the values of the rows that count, in frame order
+  for (int64_t j : frame)
+    if (a.filter < 0 || (!rows[j][a.filter].IsNull() && rows[j][a.filter].i != 0)) xs.push_back(rows[j][a.arg]);
+  if (a.kind == AggKind::kArrayAgg) {
+    if (xs.empty()) return Value::Null();
+    if (a.distinct) {
+      std::sort(xs.begin(), xs.end());
+      xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+    }
+    return Value::String(EncodeArrayValue(xs, a.arg_type));
+  }
+  if (a.kind == AggKind::kMapAgg) {
+    bool any = false;
+    std::map<Value, Value> m;
+    for (int64_t j : frame) {
+      if (a.filter >= 0 && (rows[j][a.filter].IsNull() || rows[j][a.filter].i == 0)) continue;
+      any = true;
+      const Value &k = rows[j][a.key], &v = rows[j][a.arg];
+      if (k.IsNull()) continue;
+      if (!m.contains(k) || m[k] < v) m[k] = v;
+    }
+    if (!any) return Value::Null();
+    return Value::String(EncodeMapValue({m.begin(), m.end()}, a.result_type));
+  }
+  std::vector<Value> vals;
+  for (const Value& x : xs)
+    if (!x.IsNull()) vals.push_back(x);
+  if (a.distinct) {
+    std::sort(vals.begin(), vals.end());
+    vals.erase(std::unique(vals.begin(), vals.end()), vals.end());
+  }
+  const int64_t n = static_cast<int64_t>(vals.size());
+  if (a.kind == AggKind::kCount) return Value::Int(n);
+  if (n == 0) return Value::Null();
+  if (a.arg_type.IsFloat()) {
+    std::sort(vals.begin(), vals.end());
+    double sum = 0;
+    for (const Value& x : vals) sum += x.d;
+    return a.kind == AggKind::kSum ? Value::Double(sum) : Value::Double(sum / static_cast<double>(n));
+  }
+  __int128 sum = 0, sumsq = 0;
+  for (const Value& x : vals) {
+    const __int128 u = UnscaledDecimal(x, a.arg_type);
+    sum += u;
+    sumsq += u * u;
+  }
+  if (a.kind == AggKind::kSum) return Value::Int(static_cast<int64_t>(sum));
+  if (a.kind == AggKind::kAvg) return Value::Int(static_cast<int64_t>(sum / n));
+  const bool samp = a.kind == AggKind::kStddevSamp || a.kind == AggKind::kVarSamp;
+  const bool sd = a.kind == AggKind::kStddevSamp || a.kind == AggKind::kStddevPop;
+  if (samp && n < 2) return Value::Null();
+  const __int128 denom = static_cast<__int128>(n) * (samp ? n - 1 : n);
+  if (a.arg_type.IsInteger()) {  // Feldera's integer formula
+    const __int128 var = (sumsq - sum * sum / n) / (samp ? n - 1 : n);
+    return Value::Int(static_cast<int64_t>(sd ? ISqrt(var) : var));
+  }
+  const __int128 num = static_cast<__int128>(n) * sumsq - sum * sum;
+  const __int128 unit = a.arg_type.scale == 2 ? 100 : 1;
+  if (a.arg_type.IsWideDecimal()) return DecimalValue(sd ? ISqrt(num / denom) : num / denom / unit, a.arg_type);
+  // DECIMAL(p <= 18): in floating point, truncated to the scale (as GROUP BY computes it).
+  const double var = static_cast<double>(num) / static_cast<double>(denom) / static_cast<double>(unit * unit);
+  return Value::Int(static_cast<int64_t>(std::trunc((sd ? std::sqrt(var) : var) * static_cast<double>(unit))));
+}
+
+ZSet NaiveValueWindow(const ZSet& in, const std::vector<int>& partition, const std::vector<SortKey>& keys,
+                      const std::vector<WindowFn>& fns) {
+  ZSet out;
+  for (const auto& [key, rows] : NaivePartitions(in, partition, keys)) {
+    const int64_t n = static_cast<int64_t>(rows.size());
+    for (int64_t i = 0; i < n; ++i) {
+      Row r = rows[i];
+      for (const WindowFn& f : fns) {
+        std::vector<int64_t> frame;
+        for (int64_t j = 0; j < n; ++j)
+          if (InFrame(f, keys, rows, i, j)) frame.push_back(j);
+        r.push_back(NaiveByValues(f, rows, frame));
+      }
+      AddInto(&out, r, 1);
+    }
+  }
+  return out;
+}
+
+std::vector<WindowFn> ValueFunctions() {
+  const SqlType big = SqlType::Of(TypeId::kBigInt), dbl = SqlType::Of(TypeId::kDouble);
+  using X = WindowFn::Exclude;
+  std::vector<WindowFn> fns;
+  fns.push_back(ValueAgg(AggKind::kCount, 2, big, big, true, false, B(K::kUnboundedPreceding), B(K::kCurrentRow)));
+  fns.push_back(ValueAgg(AggKind::kSum, 2, big, big, true, true, B(K::kPreceding, 2), B(K::kFollowing, 1)));
+  fns.push_back(ValueAgg(AggKind::kAvg, 2, big, big, true, true, B(K::kPreceding, 1), B(K::kFollowing, 1)));
+  fns.back().exclude = X::kCurrentRow;
+  fns.push_back(ValueAgg(AggKind::kSum, 3, dbl, dbl, true, false, B(K::kPreceding, 1), B(K::kFollowing, 1)));
+  fns.push_back(ValueAgg(AggKind::kCount, 3, dbl, big, true, false, B(K::kPreceding, 1), B(K::kFollowing, 1)));
+  fns.back().groups = true;
+  fns.back().exclude = X::kGroup;
+  fns.push_back(
+      ValueAgg(AggKind::kArrayAgg, 2, big, SqlType::Array(big), false, true, B(K::kPreceding, 1), B(K::kFollowing, 1)));
+  fns.push_back(ValueAgg(AggKind::kArrayAgg, 2, big, SqlType::Array(big), true, false, B(K::kUnboundedPreceding),
+                         B(K::kCurrentRow)));
+  fns.push_back(
+      ValueAgg(AggKind::kArrayAgg, 3, dbl, SqlType::Array(dbl), false, true, B(K::kPreceding, 1), B(K::kCurrentRow)));
+  fns.back().agg.filter = 2;  // FILTER (WHERE v <> 0), v read as a BOOLEAN
+  WindowFn map = ValueAgg(AggKind::kMapAgg, 2, big, SqlType::Map(big.WithNullable(false), big), false, true,
+                          B(K::kUnboundedPreceding), B(K::kCurrentRow));
+  map.agg.key = 4;
+  map.agg.key_type = big;
+  fns.push_back(map);
+  map.rows = false;
+  map.start = B(K::kPreceding, 2);
+  map.end = B(K::kFollowing, 2);
+  map.exclude = X::kTies;
+  fns.push_back(map);
+  fns.push_back(ValueAgg(AggKind::kStddevSamp, 5, kWide, kWide, false, true, B(K::kPreceding, 2), B(K::kFollowing, 2)));
+  fns.push_back(
+      ValueAgg(AggKind::kVarPop, 5, kWide, kWide, false, false, B(K::kUnboundedPreceding), B(K::kCurrentRow)));
+  fns.push_back(ValueAgg(AggKind::kVarSamp, 5, kWide, kWide, true, true, B(K::kPreceding, 3), B(K::kCurrentRow)));
+  fns.push_back(ValueAgg(AggKind::kStddevPop, 5, kWide, kWide, false, true, B(K::kPreceding, 1), B(K::kFollowing, 1)));
+  fns.back().exclude = X::kCurrentRow;
+  fns.push_back(ValueAgg(AggKind::kVarSamp, 2, kNarrow, kNarrow, false, true, B(K::kPreceding, 3), B(K::kCurrentRow)));
+  fns.push_back(ValueAgg(AggKind::kStddevPop, 2, big, big, true, false, B(K::kUnboundedPreceding), B(K::kCurrentRow)));
+  return fns;
+}
+
+TEST_CASE("window: DISTINCT aggregates, ARRAY_AGG, MAP_AGG, STDDEV over DECIMAL, recomputed from scratch",
+          "[operators][window]") {
+  const std::vector<WindowFn> fns = ValueFunctions();
+  const std::vector<SortKey> shapes[] = {{{1, false, true}}, {{1, true, false}}, {{1, false, false}, {2, false, true}}};
+  uint64_t seed = 12100;
+  for (const std::vector<SortKey>& keys : shapes) {
+    Check([&] { return std::make_unique<WindowOp>(kValueTypes, std::vector<int>{0}, keys, fns); },
+          [&](const ZSet& in) { return NaiveValueWindow(in, {0}, keys, fns); }, seed++, 120, RandomValueRow,
+          kValueTypes);
+    // Each alone: a change recomputes only the rows it reaches.
+    for (const WindowFn& f : fns) {
+      const std::vector<WindowFn> one = {f};
+      Check([&] { return std::make_unique<WindowOp>(kValueTypes, std::vector<int>{0}, keys, one); },
+            [&](const ZSet& in) { return NaiveValueWindow(in, {0}, keys, one); }, seed++, 40, RandomValueRow,
+            kValueTypes);
+    }
+  }
 }
 
 // GROUPS frames and EXCLUDE variants (with the functions of AllFunctions, one set).

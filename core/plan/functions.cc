@@ -18,6 +18,7 @@
 #include "core/common/md5.h"
 #include "core/common/utf8.h"
 #include "core/common/xxh64.h"
+#include "core/expr/tz.h"
 #include "core/plan/binder.h"
 #include "core/types/schema.h"
 #include "core/types/variant.h"
@@ -891,6 +892,16 @@ Value EvMakeTimestamp(std::span<const Value> a, const BoundExpr&) {
   return Value::Int(days * kMicrosPerDay + us);
 }
 
+// CONVERT_TIMEZONE(from, to, ts): NULL when a zone is unknown or ts is no single local time of
+// `from` (core/expr/tz.h).
+Value EvConvertTimezone(std::span<const Value> a, const BoundExpr&) {
+  const TimeZone* from = FindTimeZone(a[0].s);
+  const TimeZone* to = FindTimeZone(a[1].s);
+  if (!from || !to) return Value::Null();
+  std::optional<int64_t> r = ConvertTimeZone(*from, *to, a[2].i);
+  return r ? Value::Int(*r) : Value::Null();
+}
+
 // ---------------------------------------------------------------- maps
 
 // MAP_CONCAT(m1, m2, ...): the entries of all maps; a key of a later map wins.
@@ -1615,6 +1626,18 @@ BoundExprPtr RuleMake(const Binder& b, const FunctionDef& d, const sql::Expr& c,
   const TypeId r = date ? TypeId::kDate : d.name == "MAKE_TIME" ? TypeId::kTime : TypeId::kTimestamp;
   return Call(d, SqlType::Of(r, true), std::move(a));
 }
+// CONVERT_TIMEZONE(from, to, ts): two strings and a TIMESTAMP (a DATE is its midnight); a
+// nullable TIMESTAMP, as an unknown zone or a local time a transition skips or repeats gives
+// NULL (Feldera's rule).
+BoundExprPtr RuleConvertTimezone(const Binder& b, const FunctionDef& d, const sql::Expr& c,
+                                 std::vector<BoundExprPtr> a) {
+  Strings(b, d, c, a, 0, 2);
+  Convert(
+      b, d, c, a, 2, SqlType::Of(TypeId::kTimestamp),
+      [](const SqlType& t) { return t.id == TypeId::kTimestamp || t.id == TypeId::kDate || t.IsString(); },
+      "a TIMESTAMP");
+  return Call(d, SqlType::Of(TypeId::kTimestamp, true), std::move(a));
+}
 // MAP_CONCAT(m1, m2, ...): maps of one common type.
 BoundExprPtr RuleMapConcat(const Binder& b, const FunctionDef& d, const sql::Expr& c, std::vector<BoundExprPtr> a) {
   for (size_t i = 0; i < a.size(); ++i)
@@ -1775,7 +1798,7 @@ const FunctionDef kFunctions[] = {
     {"MAKE_DATE", 3, 3, RuleMake, {"MAKE_DATE", true, EvMakeDate}},
     {"MAKE_TIME", 3, 3, RuleMake, {"MAKE_TIME", true, EvMakeTime}},
     {"MAKE_TIMESTAMP", 6, 6, RuleMake, {"MAKE_TIMESTAMP", true, EvMakeTimestamp}},
-    {"CONVERT_TIMEZONE", 3, 3, RuleRefuse, {"CONVERT_TIMEZONE", true, nullptr}},
+    {"CONVERT_TIMEZONE", 3, 3, RuleConvertTimezone, {"CONVERT_TIMEZONE", true, EvConvertTimezone}},
     {"$PERIOD_CONTAINS", 3, 4, RulePeriod, {"CONTAINS", true, EvPeriod<PeriodOp::kContains>}},
     {"$PERIOD_OVERLAPS", 4, 4, RulePeriod, {"OVERLAPS", true, EvPeriod<PeriodOp::kOverlaps>}},
     {"$PERIOD_EQUALS", 4, 4, RulePeriod, {"EQUALS", true, EvPeriod<PeriodOp::kEquals>}},

@@ -193,7 +193,8 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from, AggContext* 
     AggSpec moment_sum, moment_sq;
     MomentSpec moment_spec;
     const std::string& name = e.name;
-    if (e.distinct) ctx_.Error(e.pos, fmt::format("DISTINCT in the window function {} is not supported", name));
+    if (e.distinct && !IsAggregateName(name))
+      ctx_.Error(e.pos, fmt::format("DISTINCT is only for aggregate functions, not {}", name));
     if (e.filter && !IsAggregateName(name))
       ctx_.Error(e.filter->pos, fmt::format("FILTER is only for aggregate functions, not {}", name));
     auto nargs = [&](size_t lo, size_t hi) {
@@ -233,14 +234,23 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from, AggContext* 
       fn.kind = WindowFnKind::kAggregate;
       fn.agg = agg.aggs[0];
       AggKind& k = fn.agg.kind;
-      if (fn.agg.distinct) ctx_.Error(e.pos, fmt::format("DISTINCT in the window function {} is not supported", name));
-      moment = k == AggKind::kStddevPop || k == AggKind::kStddevSamp || k == AggKind::kVarPop || k == AggKind::kVarSamp;
+      const bool is_moment =
+          k == AggKind::kStddevPop || k == AggKind::kStddevSamp || k == AggKind::kVarPop || k == AggKind::kVarSamp;
+      const bool collects = k == AggKind::kArrayAgg || k == AggKind::kMapAgg;
       if (k != AggKind::kCountStar && k != AggKind::kCount && k != AggKind::kSum && k != AggKind::kAvg &&
-          k != AggKind::kMin && k != AggKind::kMax && !moment)
+          k != AggKind::kMin && k != AggKind::kMax && !is_moment && !collects)
         ctx_.Error(e.pos, fmt::format("{} as a window function is not supported yet", name));
-      if (moment && !fn.agg.arg_type.IsInteger() && !fn.agg.arg_type.IsFloat())
-        ctx_.Error(e.pos, fmt::format("{} over {} as a window function is not supported yet", name,
-                                      fn.agg.arg_type.WithNullable(true).ToString()));
+      // STDDEV/VARIANCE of integers and floats (not DISTINCT): from COUNT, SUM and SUM of squares
+      // (a MomentOp after the window); over DECIMALs and with DISTINCT the window operator
+      // computes them from each frame's values, exactly.
+      moment = is_moment && !fn.agg.distinct && (fn.agg.arg_type.IsInteger() || fn.agg.arg_type.IsFloat());
+      if (collects) {
+        // ARRAY_AGG / MAP_AGG: NULL over a frame with no rows (as PostgreSQL's array_agg); FILTER
+        // as a column, since NULL elements count.
+        fn.agg.result_type = fn.agg.result_type.WithNullable(true);
+        if (agg.filters[0]) fn.agg.filter = column(std::move(agg.filters[0]));
+        if (k == AggKind::kMapAgg) fn.agg.key = column(std::move(agg.keys[0]));
+      }
       if (agg.filters[0]) {
         // f(x) FILTER (WHERE c): f over CASE WHEN c THEN x END (COUNT(*): COUNT of CASE WHEN c
         // THEN 0 END), as every one of these skips NULLs.
