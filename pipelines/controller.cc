@@ -386,8 +386,25 @@ void Controller::Impl::WriteCheckpoint(Written* w) {
     changes.reserve(d.puts() + d.erases());
     d.ForEach([&](std::string_view k, std::string_view v, bool put) { changes.push_back({k, v, put}); });
     // In key order the B-tree's pages fill in order; an erase stays before a later put of its key.
-    std::stable_sort(changes.begin(), changes.end(), [](const auto& x, const auto& y) { return x.key < y.key; });
-    state_hash_ += txn->ApplyState(static_cast<uint32_t>(node), changes);
+    // Sorted by the keys' first 8 bytes (one integer compare), then by the rest and the order given.
+    std::vector<std::pair<uint64_t, uint32_t>> order(changes.size());
+    for (size_t i = 0; i < changes.size(); ++i) {
+      uint64_t prefix = 0;
+      const std::string_view k = changes[i].key;
+      for (size_t b = 0; b < 8; ++b) prefix = (prefix << 8) | (b < k.size() ? static_cast<uint8_t>(k[b]) : 0);
+      order[i] = {prefix, static_cast<uint32_t>(i)};
+    }
+    std::sort(order.begin(), order.end(), [&](const auto& x, const auto& y) {
+      if (x.first != y.first) return x.first < y.first;
+      const int c = changes[x.second].key.compare(changes[y.second].key);
+      return c != 0 ? c < 0 : x.second < y.second;
+    });
+    std::vector<StateStore::Txn::StateChange> sorted;
+    sorted.reserve(changes.size());
+    for (const auto& [prefix, i] : order) sorted.push_back(changes[i]);
+    changes.swap(sorted);
+    // After DropState the database is empty and nodes come in increasing order: append.
+    state_hash_ += txn->ApplyState(static_cast<uint32_t>(node), changes, w->drop_state);
     w->entries += changes.size();
     w->bytes += d.bytes();
   }

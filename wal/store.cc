@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "core/common/error.h"
+#include "core/common/xxh64.h"
 #include "wal/crc32c.h"
 
 namespace fld {
@@ -277,11 +278,9 @@ void NodePrefix(uint32_t node, std::string* out) {
   for (int i = 3; i >= 0; --i) out->push_back(static_cast<char>((node >> (8 * i)) & 0xFF));
 }
 
-// The content-hash term of a keyed-state entry.
+// The content-hash term of a keyed-state entry (XXH64 of the value, seeded with the key's).
 uint64_t EntryHash(std::string_view full_key, std::string_view value) {
-  const uint32_t a = Crc32c(Crc32c(0, full_key.data(), full_key.size()), value.data(), value.size());
-  const uint32_t b = Crc32c(Crc32c(0x9E3779B9u, full_key.data(), full_key.size()), value.data(), value.size());
-  return (static_cast<uint64_t>(a) << 32) | b;
+  return Xxh64(value, Xxh64(full_key, 0x9E3779B97F4A7C15ULL));
 }
 
 // A stored keyed-state value: flag 0 + value, or flag 1 + varint key length + key + value.
@@ -307,7 +306,7 @@ bool SplitStateValue(std::string_view stored, std::string_view* full_key, std::s
 }
 }  // namespace
 
-uint64_t StateStore::Txn::ApplyState(uint32_t node, const std::vector<StateChange>& changes) {
+uint64_t StateStore::Txn::ApplyState(uint32_t node, const std::vector<StateChange>& changes, bool append) {
   MDB_txn* t = static_cast<MDB_txn*>(txn_);
   MDB_dbi dbi = store_->Dbi(txn_, "state", true);
   const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(static_cast<MDB_env*>(store_->env_)));
@@ -323,6 +322,30 @@ uint64_t StateStore::Txn::ApplyState(uint32_t node, const std::vector<StateChang
     else
       key = full;
     MDB_val k = Val(key), v;
+    auto encode = [&] {
+      value.assign(1, long_key ? 1 : 0);
+      if (long_key) {
+        char len[10];
+        size_t n = 0;
+        for (uint64_t x = full.size();; x >>= 7) {
+          len[n++] = static_cast<char>((x & 0x7f) | (x >= 0x80 ? 0x80 : 0));
+          if (x < 0x80) break;
+        }
+        value.append(len, n).append(full);
+      }
+      value.append(c.value);
+    };
+    if (append && c.put) {
+      encode();
+      MDB_val nv = Val(value);
+      int rc = mdb_put(t, dbi, &k, &nv, MDB_APPEND);
+      if (rc == 0) {
+        hash += EntryHash(full, c.value);
+        continue;
+      }
+      if (rc != MDB_KEYEXIST) LmdbFail("write operator state", rc, store_->dir_);
+      append = false;  // out of order (a long key's hash): the general path from here on
+    }
     int rc = mdb_get(t, dbi, &k, &v);
     if (rc == 0) {
       std::string_view old_key = full, old_value;
@@ -339,17 +362,7 @@ uint64_t StateStore::Txn::ApplyState(uint32_t node, const std::vector<StateChang
       if (rc == 0 && (rc = mdb_del(t, dbi, &k, nullptr))) LmdbFail("delete operator state", rc, store_->dir_);
       continue;
     }
-    value.assign(1, long_key ? 1 : 0);
-    if (long_key) {
-      char len[10];
-      size_t n = 0;
-      for (uint64_t x = full.size();; x >>= 7) {
-        len[n++] = static_cast<char>((x & 0x7f) | (x >= 0x80 ? 0x80 : 0));
-        if (x < 0x80) break;
-      }
-      value.append(len, n).append(full);
-    }
-    value.append(c.value);
+    encode();
     MDB_val nv = Val(value);
     if ((rc = mdb_put(t, dbi, &k, &nv, 0))) LmdbFail("write operator state", rc, store_->dir_);
     hash += EntryHash(full, c.value);

@@ -58,7 +58,9 @@ class StateStore {
       std::string_view key, value;
       bool put;  // false: erase (absent keys are ignored)
     };
-    uint64_t ApplyState(uint32_t node, const std::vector<StateChange>& changes);
+    // `append`: the database holds no entry of this node or a later one (after DropState,
+    // nodes in increasing order) and the changes are sorted puts: they go in with MDB_APPEND.
+    uint64_t ApplyState(uint32_t node, const std::vector<StateChange>& changes, bool append = false);
     // Removes every stored keyed-state entry.
     void DropState();
     void Commit();

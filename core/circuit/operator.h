@@ -14,17 +14,24 @@
 // the header, then every stored entry in key order.
 #pragma once
 
+#include <algorithm>
+#include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/common/serialize.h"
+#include "core/zset/arena_map.h"  // varints
 #include "core/zset/batch.h"
 
 namespace fld {
 
 // The entries an operator changed since its previous save: puts and erases, in the order they
-// must be applied (an erased key may be put again after its erase).
+// must be applied (an erased key may be put again after its erase). Entries are packed into
+// 1 MiB chunks ([kind][varint key length][varint value length][key][value]), so gathering
+// millions of them copies each byte once.
 class StateDelta {
  public:
   void Put(std::string_view key, std::string_view value) { Add(1, key, value); }
@@ -32,29 +39,50 @@ class StateDelta {
   // f(key, value, is_put) in order.
   template <typename F>
   void ForEach(F f) const {
-    StateReader r(bytes_);
-    while (!r.AtEnd()) {
-      const bool put = r.U64() != 0;
-      std::string_view key = r.View();
-      std::string_view value = r.View();
-      f(key, value, put);
+    for (const Chunk& c : chunks_) {
+      const char* p = c.data.get();
+      const char* end = p + c.used;
+      while (p < end) {
+        const bool put = *p++ != 0;
+        const uint64_t k = GetVarint(&p);
+        const uint64_t v = GetVarint(&p);
+        f(std::string_view(p, k), std::string_view(p + k, v), put);
+        p += k + v;
+      }
     }
   }
   size_t puts() const { return puts_; }
   size_t erases() const { return erases_; }
-  size_t bytes() const { return bytes_.size(); }
-  bool empty() const { return bytes_.empty(); }
+  size_t bytes() const { return bytes_; }
+  bool empty() const { return puts_ + erases_ == 0; }
 
  private:
-  void Add(uint64_t put, std::string_view key, std::string_view value) {
-    StateWriter w(&bytes_);
-    w.U64(put);
-    w.Str(key);
-    w.Str(value);
+  struct Chunk {
+    std::unique_ptr<char[]> data;
+    size_t size = 0, used = 0;
+  };
+  static constexpr size_t kChunk = size_t{1} << 20;
+  void Add(char put, std::string_view key, std::string_view value) {
+    const size_t need = 1 + VarintSize(key.size()) + VarintSize(value.size()) + key.size() + value.size();
+    if (chunks_.empty() || chunks_.back().size - chunks_.back().used < need) {
+      Chunk c;
+      c.size = std::max(kChunk, need);
+      c.data.reset(new char[c.size]);
+      chunks_.push_back(std::move(c));
+    }
+    Chunk& c = chunks_.back();
+    char* p = c.data.get() + c.used;
+    *p++ = put;
+    p += PutVarint(p, key.size());
+    p += PutVarint(p, value.size());
+    if (!key.empty()) std::memcpy(p, key.data(), key.size());
+    if (!value.empty()) std::memcpy(p + key.size(), value.data(), value.size());
+    c.used += need;
+    bytes_ += need;
     ++(put ? puts_ : erases_);
   }
-  std::string bytes_;
-  size_t puts_ = 0, erases_ = 0;
+  std::vector<Chunk> chunks_;
+  size_t puts_ = 0, erases_ = 0, bytes_ = 0;
 };
 
 class Operator {

@@ -888,15 +888,24 @@ void AggregateOp::ReadGroup(StateReader& r, const std::string& key) {
   groups_.Insert(key, rec);
 }
 
-// Keyed state: group key -> WriteGroup's bytes; the header is the initialized flag.
+// Keyed state: group key -> entry; the header is the initialized flag. A group whose
+// accumulators all sit in its record (COUNT, SUM, AVG of narrow types) is stored as 1 + the
+// record's bytes (copied, not encoded: a restore inserts them as they are); any other as
+// 0 + WriteGroup's bytes.
 void AggregateOp::SaveChanges(StateWriter& w, StateDelta& d) {
   w.U64(initialized_);
   groups_.ForEachErased([&](std::string_view k) { d.Erase(k); });
+  const bool raw = std::find(stored_.begin(), stored_.end(), Stored::kBox) == stored_.end();
   std::string buf;
   groups_.ForEachDirty([&](uint32_t s) {
-    buf.clear();
-    StateWriter gw(&buf);
-    WriteGroup(gw, groups_.Value(s).data());
+    std::string_view rec = groups_.Value(s);
+    buf.assign(1, raw ? 1 : 0);
+    if (raw) {
+      buf.append(rec);
+    } else {
+      StateWriter gw(&buf);
+      WriteGroup(gw, rec.data());
+    }
     d.Put(groups_.Key(s), buf);
   });
   groups_.ClearChanges();
@@ -911,7 +920,15 @@ void AggregateOp::BeginRestore(StateReader& r) {
 }
 
 void AggregateOp::RestoreEntry(std::string_view key, std::string_view value) {
-  StateReader r(value);
+  const bool raw = std::find(stored_.begin(), stored_.end(), Stored::kBox) == stored_.end();
+  if (value.empty() || value[0] != (raw ? 1 : 0) || (raw && value.size() != 1 + record_bytes_))
+    Fail(ErrorKind::kCorruption, "an aggregate's stored group is malformed ({} bytes)", value.size());
+  if (raw) {
+    groups_.Insert(key, value.substr(1));
+    gc_.Added(std::string(key));
+    return;
+  }
+  StateReader r(value.substr(1));
   ReadGroup(r, std::string(key));
   if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "an aggregate's stored group has {} bytes too many", value.size());
 }

@@ -421,7 +421,12 @@ void JoinOp::SaveChanges(StateWriter&, StateDelta& d) {
     });
     side->trace.ForEachDirty([&](uint32_t s) {
       key.assign(1, tag).append(side->trace.Key(s));
-      buf.clear();
+      std::string_view rec = side->trace.Value(s);
+      if (rec[0] == kPacked) {
+        d.Put(key, rec);  // the record as it is: kPacked, then the packed rows
+        return;
+      }
+      buf.assign(1, kBig);
       StateWriter w(&buf);
       WriteKeyRows(w, *side, s);
       d.Put(key, buf);
@@ -435,11 +440,36 @@ void JoinOp::BeginRestore(StateReader&) {
   ClearSide(&right_);
 }
 
+// An entry is a packed record (inserted as it is, after checking its framing) or kBig followed
+// by WriteKeyRows's bytes.
 void JoinOp::RestoreEntry(std::string_view key, std::string_view value) {
-  if (key.empty() || (key[0] != 'L' && key[0] != 'R'))
-    Fail(ErrorKind::kCorruption, "a join's stored entry has no side tag");
-  StateReader r(value);
-  ReadKeyRows(r, key[0] == 'L' ? &left_ : &right_, std::string(key.substr(1)));
+  if (key.empty() || (key[0] != 'L' && key[0] != 'R') || value.empty())
+    Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
+  Side* side = key[0] == 'L' ? &left_ : &right_;
+  std::string k(key.substr(1));
+  if (value[0] == kPacked) {
+    const char* p = value.data() + 1;
+    const char* end = value.data() + value.size();
+    while (p < end) {
+      const char* q = p;
+      uint64_t len = 0;
+      for (int shift = 0; q < end && shift < 64; shift += 7) {
+        const uint8_t b = static_cast<uint8_t>(*q++);
+        len |= static_cast<uint64_t>(b & 0x7f) << shift;
+        if (!(b & 0x80)) break;
+      }
+      if (len + 8 > static_cast<uint64_t>(end - q)) Fail(ErrorKind::kCorruption, "a join's stored entry is cut short");
+      p = q + len + 8;
+    }
+    if (value.size() == 1 || side->trace.Find(k) != ArenaMap::kNone)
+      Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
+    side->trace.Insert(k, value);
+    side->gc.Added(k);
+    return;
+  }
+  if (value[0] != kBig) Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
+  StateReader r(value.substr(1));
+  ReadKeyRows(r, side, k);
   if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "a join's stored entry has {} bytes too many", value.size());
 }
 
