@@ -1731,6 +1731,29 @@ Planner::Plan Planner::LimitPerDomain(Plan p, const sql::Query& q, size_t lead) 
   return p;
 }
 
+Planner::Plan Planner::PlanOverDomain(const sql::Query& q, const Plan& outer, const std::vector<int>& corr) {
+  std::vector<BoundExprPtr> proj;
+  std::vector<ScopeColumn> cols;
+  for (int c : corr) {
+    proj.push_back(MakeColumn(c, outer.scope.cols[c].type));
+    ScopeColumn col = outer.scope.cols[c];
+    col.correlated = true;
+    col.hidden = false;
+    cols.push_back(std::move(col));
+  }
+  Plan domain = Distinct(Project(outer, std::move(proj), std::move(cols)));
+  // PlanSelect takes domain_ on entry; it is reset however planning ends.
+  struct DomainGuard {
+    const Plan** slot;
+    ~DomainGuard() { *slot = nullptr; }
+  } guard{&domain_};
+  domain_ = &domain;
+  Plan body = PlanQueryBlock(q);
+  domain_ = nullptr;
+  if (q.limit || q.offset) body = LimitPerDomain(std::move(body), q, corr.size());
+  return body;
+}
+
 bool Planner::IsLateral(const sql::TableRef& t) const {
   return t.kind == sql::TableRef::Kind::kSubquery && t.lateral;
 }
@@ -1858,30 +1881,12 @@ Planner::Plan Planner::LateralJoin(Plan left, const sql::TableRef& t, bool pad_l
   if (k == 0) {
     body = PlanTableRef(t);
   } else {
-    std::vector<BoundExprPtr> proj;
-    std::vector<ScopeColumn> cols;
-    for (int c : corr) {
-      proj.push_back(MakeColumn(c, left.scope.cols[c].type));
-      ScopeColumn col = left.scope.cols[c];
-      col.correlated = true;
-      col.hidden = false;
-      cols.push_back(std::move(col));
-    }
-    Plan domain = Distinct(Project(left, std::move(proj), std::move(cols)));
     struct Enclosing {
       std::vector<const Scope*>* v;
       ~Enclosing() { v->pop_back(); }
     } enclosing{&enclosing_};
     enclosing_.push_back(&left.scope);
-    domain_ = &domain;
-    try {
-      body = PlanQueryBlock(q);
-    } catch (...) {
-      domain_ = nullptr;
-      throw;
-    }
-    domain_ = nullptr;
-    if (limited) body = LimitPerDomain(std::move(body), q, k);
+    body = PlanOverDomain(q, left, corr);
     // The domain's columns, then q's output (what the alias names).
     std::vector<BoundExprPtr> keep;
     std::vector<ScopeColumn> kept;
@@ -1966,24 +1971,7 @@ void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
     body.node = PlanViewQuery(q, &schema);
     for (const auto& f : schema.fields) body.scope.cols.push_back({"", f.name, f.type, false});
   } else {
-    std::vector<BoundExprPtr> proj;
-    std::vector<ScopeColumn> cols;
-    for (int c : corr) {
-      proj.push_back(MakeColumn(c, p->scope.cols[c].type));
-      ScopeColumn col = p->scope.cols[c];
-      col.correlated = true;
-      cols.push_back(std::move(col));
-    }
-    Plan domain = Distinct(Project(*p, std::move(proj), std::move(cols)));
-    domain_ = &domain;
-    try {
-      body = PlanQueryBlock(q);
-    } catch (...) {
-      domain_ = nullptr;
-      throw;
-    }
-    domain_ = nullptr;
-    if (limited) body = LimitPerDomain(std::move(body), q, k);
+    body = PlanOverDomain(q, *p, corr);
   }
   const size_t m = body.scope.cols.size() - k;
   std::vector<int> dom;

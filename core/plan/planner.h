@@ -101,6 +101,10 @@ class Planner {
                                             std::vector<const Scope*>* chain, std::vector<std::set<int>>* used);
   // The columns of s's FROM items; a LATERAL item's query is walked for FreeRefs on the way.
   Scope LocalScope(const sql::Select& s, std::vector<const Scope*>* chain, std::vector<std::set<int>>* used);
+  // q planned once over its correlation domain D = DISTINCT of the columns `corr` of `outer`
+  // (D is its first FROM item, its aggregates group by D, ORDER BY ... LIMIT is taken per D
+  // value): D's columns, then q's output.
+  Plan PlanOverDomain(const sql::Query& q, const Plan& outer, const std::vector<int>& corr);
   // ORDER BY ... LIMIT / OFFSET of q over p, per value of its first `lead` columns.
   Plan LimitPerDomain(Plan p, const sql::Query& q, size_t lead);
   // Plans the subqueries of e (not those nested in them) as columns of *p, registered with the
