@@ -59,8 +59,28 @@ bool ContainsSubquery(const Expr& e) {
   if (e.kind == ExprKind::kSubquery || e.kind == ExprKind::kExists || e.kind == ExprKind::kInQuery) return true;
   for (const auto& a : e.args)
     if (a && ContainsSubquery(*a)) return true;
-  return false;
+  return e.filter && ContainsSubquery(*e.filter);
 }
+
+void SubqueryNodes(const Expr& e, std::set<const Expr*>* out) {
+  if (e.kind == ExprKind::kSubquery || e.kind == ExprKind::kExists || e.kind == ExprKind::kInQuery) out->insert(&e);
+  for (const auto& a : e.args)
+    if (a) SubqueryNodes(*a, out);
+  if (e.filter) SubqueryNodes(*e.filter, out);
+}
+
+namespace {
+
+// Whether every subquery of e is one of `over_input` (vacuously so without subqueries).
+bool OnlyInputSubqueries(const Expr& e, const std::set<const Expr*>& over_input) {
+  std::set<const Expr*> nodes;
+  SubqueryNodes(e, &nodes);
+  for (const Expr* n : nodes)
+    if (!over_input.contains(n)) return false;
+  return true;
+}
+
+}  // namespace
 
 bool ScopeColumn::InStar(std::string_view q) const {
   if (hidden || correlated) return false;
@@ -818,7 +838,8 @@ BoundExprPtr Binder::BindAggregate(const Expr& e, AggContext* agg) {
   }
   if (e.kind == ExprKind::kFunction && IsAggregateName(e.name)) return AggregateCall(e, agg);
   if (BoundExprPtr w = GroupWindowBound(e, agg)) return w;
-  if (!ContainsAggregate(e) && !ContainsSubquery(e) && !ContainsWindow(e) && e.kind != ExprKind::kLiteral) {
+  if (!ContainsAggregate(e) && OnlyInputSubqueries(e, agg->input_subqueries) && !ContainsWindow(e) &&
+      e.kind != ExprKind::kLiteral) {
     BoundExprPtr b = Bind(e, *agg->input);
     for (size_t g = 0; g < agg->group_exprs.size(); ++g)
       if (b->Equals(*agg->group_exprs[g])) return MakeColumn(static_cast<int>(g), agg->group_exprs[g]->type);
@@ -827,6 +848,9 @@ BoundExprPtr Binder::BindAggregate(const Expr& e, AggContext* agg) {
       std::string full = e.qualifier.empty() ? e.name : e.qualifier + "." + e.name;
       ctx_.Error(e.pos, fmt::format("column '{}' must appear in GROUP BY or be used in an aggregate function", full));
     }
+    // A subquery computed per input row (a GROUP BY key's) is read only as that key.
+    if (agg->input_subqueries.contains(&e))
+      ctx_.Error(e.pos, "a subquery of GROUP BY must appear in the select list as written in GROUP BY");
   }
   if (BoundExprPtr c = CoalesceInAggregate(e, agg)) return c;
   if (e.kind == ExprKind::kCase) {
@@ -1307,8 +1331,8 @@ BoundExprPtr Binder::BindWith(const Expr& e, const Scope* scope, const ChildBind
     case ExprKind::kSubquery:
       for (const auto& [k, v] : subquery_columns_)
         if (k == &e) return MakeColumn(v.first, v.second);
-      ctx_.Error(e.pos, fmt::format("{} are not supported here yet (in GROUP BY, ORDER BY, a join's ON condition, an "
-                                    "aggregate's argument or a VALUES row)",
+      ctx_.Error(e.pos, fmt::format("{} are not supported here yet (in a window's PARTITION BY or ORDER BY, "
+                                    "an ASOF or UNNEST join's ON condition or a VALUES row)",
                                     e.kind == ExprKind::kExists    ? "EXISTS subqueries"
                                     : e.kind == ExprKind::kInQuery ? "IN (SELECT ...) subqueries"
                                                                    : "scalar subqueries"));

@@ -24,6 +24,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,6 +87,9 @@ struct AggContext {
   // A window aggregate (SUM(...) OVER ...) in an aggregate block: its arguments bind through
   // the block's GROUP BY keys and aggregates (BindAggregate(arg, outer)).
   AggContext* outer = nullptr;
+  // Subqueries planned over `input` (one value per input row: in GROUP BY keys and aggregate
+  // arguments), which bind over `input` like its columns.
+  std::set<const sql::Expr*> input_subqueries;
 };
 
 bool IsAggregateName(std::string_view upper_name);
@@ -96,6 +100,8 @@ bool IsWindowOnlyName(std::string_view upper_name);
 bool ContainsWindow(const sql::Expr& e);
 // Whether e holds a scalar subquery, [NOT] IN (SELECT ...) or [NOT] EXISTS.
 bool ContainsSubquery(const sql::Expr& e);
+// The subquery expressions of e (not those nested in a subquery's query).
+void SubqueryNodes(const sql::Expr& e, std::set<const sql::Expr*>* out);
 
 class Binder {
  public:

@@ -237,9 +237,12 @@ std::string ErrorOf(const std::string& program) {
 
 TEST_CASE("LATERAL errors name what is wrong", "[planner][lateral]") {
   const std::string tables = "CREATE TABLE t (a INT); CREATE TABLE u (x INT);";
-  REQUIRE(ErrorOf(tables + "CREATE VIEW v AS SELECT * FROM t RIGHT JOIN LATERAL (SELECT x FROM u WHERE x = a) s ON "
-                           "TRUE")
-              .find("a LATERAL subquery joins only with CROSS, INNER or LEFT JOIN") != std::string::npos);
+  REQUIRE(
+      ErrorOf(tables + "CREATE VIEW v AS SELECT * FROM t RIGHT JOIN LATERAL (SELECT x FROM u WHERE x = a) s ON "
+                       "TRUE")
+          .find(
+              "a LATERAL subquery that reads the columns of the left side joins only with CROSS, INNER or LEFT JOIN") !=
+      std::string::npos);
   // Without LATERAL a FROM subquery does not see the items before it.
   REQUIRE(ErrorOf(tables + "CREATE VIEW v AS SELECT * FROM t, (SELECT x FROM u WHERE x = t.a) s").find("t.a") !=
           std::string::npos);

@@ -65,6 +65,27 @@ bool IsTrueLiteral(const BoundExpr& e) {
   return e.op == ExprOp::kLiteral && !e.literal.IsNull() && e.literal.i == 1 && e.type.id == TypeId::kBoolean;
 }
 
+BoundExprPtr Call1(ExprOp op, SqlType type, BoundExprPtr a) {
+  std::vector<BoundExprPtr> args;
+  args.push_back(std::move(a));
+  return MakeCall(op, type, std::move(args));
+}
+
+BoundExprPtr Call2(ExprOp op, SqlType type, BoundExprPtr a, BoundExprPtr b) {
+  std::vector<BoundExprPtr> args;
+  args.push_back(std::move(a));
+  args.push_back(std::move(b));
+  return MakeCall(op, type, std::move(args));
+}
+
+SqlType BoolType(bool nullable) {
+  return SqlType::Of(TypeId::kBoolean, nullable);
+}
+
+BoundExprPtr BoolLiteral(bool v) {
+  return MakeLiteral(Value::Int(v ? 1 : 0), BoolType(false));
+}
+
 }  // namespace
 
 Planner::Planner(Circuit* circuit, std::string_view sql, sql::SourceInfo src)
@@ -1195,13 +1216,18 @@ Planner::Plan Planner::PlanWindowRef(const sql::TableRef& t) {
 }
 
 bool Planner::OuterOnReadsEnclosing(const sql::TableRef& t) {
-  if (t.kind != sql::TableRef::Kind::kJoin || t.join_type != sql::JoinType::kLeft || t.natural ||
-      !t.using_cols.empty() || t.match_condition || !t.on || t.right->kind == sql::TableRef::Kind::kUnnest ||
-      IsLateral(*t.right))
+  if (t.kind != sql::TableRef::Kind::kJoin ||
+      (t.join_type != sql::JoinType::kLeft && t.join_type != sql::JoinType::kRight &&
+       t.join_type != sql::JoinType::kFull) ||
+      t.natural || !t.using_cols.empty() || t.match_condition || !t.on ||
+      t.right->kind == sql::TableRef::Kind::kUnnest || IsLateral(*t.right))
     return false;
   std::vector<const Expr*> refs;
   CollectRefs(*t.on, &refs);
   bool outer = false;
+  std::set<const Expr*> subqueries;
+  SubqueryNodes(*t.on, &subqueries);
+  for (const Expr* q : subqueries) outer = outer || ReadsEnclosingQuery(*q->subquery);
   for (const Expr* r : refs) {
     if (!ReadsEnclosing(*r)) continue;
     outer = outer || (binder_.TryResolve(PlanTableRef(*t.left).scope, r->qualifier, r->name, r->pos) < 0 &&
@@ -1210,7 +1236,83 @@ bool Planner::OuterOnReadsEnclosing(const sql::TableRef& t) {
   return outer;
 }
 
-Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t, const Plan* left_plan) {
+Planner::Plan Planner::RightFullOverDomain(const Plan& domain, const sql::TableRef& t) {
+  const bool full = t.join_type == sql::JoinType::kFull;
+  const size_t k = domain.scope.cols.size();
+  Plan l = Join(domain, PlanTableRef(*t.left), {}, false, false, t.pos);
+  {
+    std::vector<BoundExprPtr> proj;
+    std::vector<ScopeColumn> cols = l.scope.cols;
+    for (size_t i = 0; i < cols.size(); ++i) proj.push_back(MakeColumn(static_cast<int>(i), cols[i].type));
+    proj.push_back(BoolLiteral(true));  // marks the rows that have a left side
+    cols.push_back({"", "", BoolType(false), true});
+    l = Project(l, std::move(proj), std::move(cols));
+  }
+  const size_t marker = l.scope.cols.size() - 1;
+  Plan r = Join(domain, PlanTableRef(*t.right), {}, false, false, t.pos);
+  for (size_t i = 0; i < k; ++i) r.scope.cols[i].hidden = true;  // the ON condition reads the left's
+  const size_t r_width = r.scope.cols.size();
+  std::vector<int> dc;
+  for (size_t i = 0; i < k; ++i) dc.push_back(static_cast<int>(i));
+  // The domain keys become hidden columns of each side first, so the join adds none and the
+  // right side's columns end its output.
+  std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys;
+  {
+    auto pairs = NullSafeKeys(l.scope, dc, r.scope, dc);
+    std::vector<BoundExprPtr> lk, rk;
+    for (auto& [a, b] : pairs) {
+      lk.push_back(std::move(a));
+      rk.push_back(std::move(b));
+    }
+    auto extend = [&](Plan& side, std::vector<BoundExprPtr> exprs) {
+      std::vector<BoundExprPtr> proj, refs;
+      std::vector<ScopeColumn> cols = side.scope.cols;
+      for (size_t i = 0; i < cols.size(); ++i) proj.push_back(MakeColumn(static_cast<int>(i), cols[i].type));
+      for (auto& e : exprs) {
+        refs.push_back(MakeColumn(static_cast<int>(cols.size()), e->type));
+        cols.push_back({"", "", e->type, true});
+        proj.push_back(std::move(e));
+      }
+      side = Project(side, std::move(proj), std::move(cols));
+      return refs;
+    };
+    auto lr = extend(l, std::move(lk));
+    auto rr = extend(r, std::move(rk));
+    for (size_t i = 0; i < lr.size(); ++i) keys.emplace_back(std::move(lr[i]), std::move(rr[i]));
+  }
+  const size_t nr = r.scope.cols.size();
+  Plan j = PlanJoinRef(t, &l, &r, std::move(keys));
+  const size_t rs = j.scope.cols.size() - nr;  // the right side's first column
+  std::vector<BoundExprPtr> proj;
+  std::vector<ScopeColumn> cols;
+  for (size_t i = 0; i < k; ++i) {
+    const int ri = static_cast<int>(rs + i);
+    BoundExprPtr d = MakeColumn(ri, j.scope.cols[ri].type);
+    if (full) {
+      std::vector<BoundExprPtr> args;
+      args.push_back(Call1(ExprOp::kIsNotNull, BoolType(false), MakeColumn(static_cast<int>(marker), BoolType(true))));
+      args.push_back(MakeColumn(static_cast<int>(i), j.scope.cols[i].type));
+      args.push_back(std::move(d));
+      d = MakeCall(ExprOp::kCase, domain.scope.cols[i].type.WithNullable(true), std::move(args));
+      d->has_else = true;
+    }
+    d->type.nullable = domain.scope.cols[i].type.nullable;
+    proj.push_back(std::move(d));
+    cols.push_back(domain.scope.cols[i]);
+  }
+  for (size_t i = k; i < marker; ++i) {
+    proj.push_back(MakeColumn(static_cast<int>(i), j.scope.cols[i].type));
+    cols.push_back(j.scope.cols[i]);
+  }
+  for (size_t i = rs + k; i < rs + r_width; ++i) {
+    proj.push_back(MakeColumn(static_cast<int>(i), j.scope.cols[i].type));
+    cols.push_back(j.scope.cols[i]);
+  }
+  return Project(j, std::move(proj), std::move(cols));
+}
+
+Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t, const Plan* left_plan, const Plan* right_plan,
+                                   std::vector<std::pair<BoundExprPtr, BoundExprPtr>> extra_keys) {
   if (t.right->kind == sql::TableRef::Kind::kUnnest) {
     // t [CROSS | INNER] JOIN UNNEST(t.a): a flat-map of the left side.
     if (t.join_type != sql::JoinType::kCross && t.join_type != sql::JoinType::kInner)
@@ -1224,23 +1326,38 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t, const Plan* left_plan
     }
     return p;
   }
-  if (IsLateral(*t.right)) {
+  // A LATERAL subquery that reads no column of its left side (nor of an enclosing query) is an
+  // ordinary one: it joins any way.
+  bool lateral = IsLateral(*t.right);
+  if (lateral) {
+    std::vector<const Scope*> chain = enclosing_;
+    Plan l = PlanTableRef(*t.left);
+    chain.push_back(&l.scope);
+    std::vector<std::set<int>> used(chain.size());
+    FreeRefs(*t.right->subquery, &chain, &used);
+    lateral = false;
+    for (const auto& u : used) lateral = lateral || !u.empty();
+  }
+  if (lateral) {
     if (t.join_type != sql::JoinType::kCross && t.join_type != sql::JoinType::kInner &&
         t.join_type != sql::JoinType::kLeft)
-      ctx_.Error(t.pos, "a LATERAL subquery joins only with CROSS, INNER or LEFT JOIN");
+      ctx_.Error(t.pos,
+                 "a LATERAL subquery that reads the columns of the left side joins only with CROSS, INNER or LEFT "
+                 "JOIN (as in PostgreSQL: the left side's rows are not all there for a RIGHT or FULL JOIN)");
     if (t.natural || !t.using_cols.empty())
-      ctx_.Error(t.pos, "NATURAL or USING joins with a LATERAL subquery are not supported yet");
+      ctx_.Error(t.pos,
+                 "NATURAL or USING joins with a LATERAL subquery that reads the left side are not supported yet");
     if (t.match_condition) ctx_.Error(t.asof_pos, "ASOF joins with a LATERAL subquery are not supported yet");
     return LateralJoin(PlanTableRef(*t.left), *t.right, t.join_type == sql::JoinType::kLeft, t.on.get(), t.pos);
   }
   Plan left = left_plan ? *left_plan : PlanTableRef(*t.left);
-  Plan right = PlanTableRef(*t.right);
+  Plan right = right_plan ? *right_plan : PlanTableRef(*t.right);
   if (t.match_condition) return AsofJoin(std::move(left), std::move(right), t);
   if (t.join_type == sql::JoinType::kCross) return Join(std::move(left), std::move(right), {}, false, false, t.pos);
   const bool pad_left = t.join_type == sql::JoinType::kLeft || t.join_type == sql::JoinType::kFull;
   const bool pad_right = t.join_type == sql::JoinType::kRight || t.join_type == sql::JoinType::kFull;
 
-  std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys;
+  std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys = std::move(extra_keys);
   std::vector<std::string> using_cols = t.using_cols;
   if (t.natural) {
     for (const auto& lc : left.scope.cols)
@@ -1258,9 +1375,13 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t, const Plan* left_plan
   std::vector<const Expr*> conj;
   SplitAnd(t.on.get(), &conj);
   std::vector<BoundExprPtr> after;
+  std::vector<const Expr*> after_subq;  // conjuncts with subqueries: planned over the matches
   std::vector<const Expr*> residual;
   for (const Expr* c : conj) {
-    if (ContainsSubquery(*c)) ctx_.Error(c->pos, "subqueries in a join's ON condition are not supported yet");
+    if (ContainsSubquery(*c)) {
+      (pad_left || pad_right ? residual : after_subq).push_back(c);
+      continue;
+    }
     std::vector<const Expr*> refs;
     CollectRefs(*c, &refs);
     auto side_of = [&](const Expr* e) {
@@ -1321,6 +1442,7 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t, const Plan* left_plan
     out = GeneralOuterJoin(std::move(left), std::move(right), std::move(keys), residual, pad_left, pad_right, t.pos);
   }
   for (auto& pred : after) out = Filter(std::move(out), std::move(pred));
+  for (const Expr* c : after_subq) out = FilterWithSubqueries(std::move(out), *c);
   if (using_idx.empty()) return out;
   // USING / NATURAL: the merged columns come first, then the left's other columns, then the
   // right's. A merged column is the left's value (inner, LEFT JOIN), the right's (RIGHT JOIN) or
@@ -1360,7 +1482,8 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t, const Plan* left_plan
 }
 
 Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>>& from,
-                                const std::vector<const Expr*>& conj, const Plan* domain) {
+                                const std::vector<const Expr*>& conj, const Plan* domain,
+                                std::vector<const Expr*>* subq_conj) {
   std::vector<Plan> items;
   std::vector<Pos> item_pos;
   bool domain_first = domain != nullptr;
@@ -1381,15 +1504,15 @@ Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>
       std::vector<const Expr*> rs;
       CollectRefs(*c, &rs);
       for (const Expr* r : rs) outer = outer || (domain && ReadsEnclosing(*r));
+      // (A subquery may read the enclosing query's columns: planned like WHERE's.)
+      outer = outer || (domain && ContainsSubquery(*c));
     }
     if (!outer) {
       refs.push_back(t.get());
       continue;
     }
-    for (const Expr* c : ons)
-      if (ContainsSubquery(*c)) ctx_.Error(c->pos, "subqueries in a join's ON condition are not supported yet");
     refs.insert(refs.end(), flat.begin(), flat.end());
-    rest.insert(rest.end(), ons.begin(), ons.end());
+    for (const Expr* c : ons) (ContainsSubquery(*c) ? *subq_conj : rest).push_back(c);
   }
   for (size_t ti = 0; ti < refs.size(); ++ti) {
     const sql::TableRef* t = refs[ti];
@@ -1405,6 +1528,17 @@ Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>
     // A LEFT JOIN whose ON condition reads the enclosing query's columns: its left side joined
     // with the items before it (the domain among them) first, so the condition sees them.
     const bool outer_on = domain && OuterOnReadsEnclosing(*t);
+    if (outer_on && t->join_type != sql::JoinType::kLeft) {
+      // A RIGHT or FULL JOIN: each side is joined with the domain (the ON condition reads the
+      // left's copy of it), and the result takes the domain's place.
+      if (!domain_first || items.size() != 1)
+        ctx_.Error(t->pos,
+                   "a RIGHT or FULL JOIN whose ON condition reads the columns of an enclosing query after other "
+                   "FROM items is not supported yet");
+      items[0] = RightFullOverDomain(items[0], *t);
+      domain_first = false;
+      continue;
+    }
     if (outer_on) {
       items.push_back(PlanTableRef(*t->left));
       item_pos.push_back(t->left->pos);
@@ -1625,31 +1759,6 @@ Planner::Plan Planner::Distinct(Plan p) {
   return p;
 }
 
-namespace {
-
-BoundExprPtr Call1(ExprOp op, SqlType type, BoundExprPtr a) {
-  std::vector<BoundExprPtr> args;
-  args.push_back(std::move(a));
-  return MakeCall(op, type, std::move(args));
-}
-
-BoundExprPtr Call2(ExprOp op, SqlType type, BoundExprPtr a, BoundExprPtr b) {
-  std::vector<BoundExprPtr> args;
-  args.push_back(std::move(a));
-  args.push_back(std::move(b));
-  return MakeCall(op, type, std::move(args));
-}
-
-SqlType BoolType(bool nullable) {
-  return SqlType::Of(TypeId::kBoolean, nullable);
-}
-
-BoundExprPtr BoolLiteral(bool v) {
-  return MakeLiteral(Value::Int(v ? 1 : 0), BoolType(false));
-}
-
-}  // namespace
-
 std::vector<std::pair<BoundExprPtr, BoundExprPtr>> Planner::NullSafeKeys(const Scope& l, const std::vector<int>& lc,
                                                                          const Scope& r,
                                                                          const std::vector<int>& rc) const {
@@ -1721,6 +1830,11 @@ void Planner::FreeRefsExpr(const Expr& e, const Scope& local, std::vector<const 
   }
   for (const auto& a : e.args)
     if (a) FreeRefsExpr(*a, local, chain, used);
+  if (e.filter) FreeRefsExpr(*e.filter, local, chain, used);
+  if (e.over) {
+    for (const auto& p : e.over->partition_by) FreeRefsExpr(*p, local, chain, used);
+    for (const auto& o : e.over->order_by) FreeRefsExpr(*o.expr, local, chain, used);
+  }
 }
 
 Planner::Plan Planner::LimitPerDomain(Plan p, const sql::Query& q, size_t lead) {
@@ -1875,8 +1989,6 @@ Planner::Plan Planner::LateralJoin(Plan left, const sql::TableRef& t, bool pad_l
   const size_t k = corr.size();
   std::vector<const Expr*> on_conj;
   SplitAnd(on, &on_conj);
-  for (const Expr* c : on_conj)
-    if (ContainsSubquery(*c)) ctx_.Error(c->pos, "subqueries in a join's ON condition are not supported yet");
   Plan body;
   if (k == 0) {
     body = PlanTableRef(t);
@@ -1914,7 +2026,7 @@ Planner::Plan Planner::LateralJoin(Plan left, const sql::TableRef& t, bool pad_l
   } else {
     j = Join(std::move(left), std::move(body), std::move(keys), pad_left, false, pos, &lw);
     if (!on_true)
-      for (const Expr* c : on_conj) j = Filter(std::move(j), binder_.BindPredicate(*c, j.scope));
+      for (const Expr* c : on_conj) j = FilterWithSubqueries(std::move(j), *c);
   }
   // The left's columns, then q's (not the domain's, nor hidden join keys).
   std::vector<BoundExprPtr> proj;
@@ -1931,6 +2043,7 @@ Planner::Plan Planner::LateralJoin(Plan left, const sql::TableRef& t, bool pad_l
 }
 
 void Planner::PlanSubqueries(const Expr& e, Plan* p, AggContext* agg) {
+  if (agg && agg->input_subqueries.contains(&e)) return;  // planned over the aggregate's input
   if (e.kind == ExprKind::kSubquery || e.kind == ExprKind::kExists || e.kind == ExprKind::kInQuery) {
     if (e.kind == ExprKind::kInQuery) PlanSubqueries(*e.args[0], p, agg);
     PlanSubquery(e, p, agg);
@@ -1938,6 +2051,21 @@ void Planner::PlanSubqueries(const Expr& e, Plan* p, AggContext* agg) {
   }
   for (const auto& a : e.args)
     if (a) PlanSubqueries(*a, p, agg);
+  if (e.filter) PlanSubqueries(*e.filter, p, agg);
+}
+
+Planner::Plan Planner::FilterWithSubqueries(Plan p, const Expr& c) {
+  if (!ContainsSubquery(c)) return Filter(std::move(p), binder_.BindPredicate(c, p.scope));
+  const size_t n = p.scope.cols.size();
+  PlanSubqueries(c, &p);
+  p = Filter(std::move(p), binder_.BindPredicate(c, p.scope));
+  std::vector<BoundExprPtr> proj;
+  std::vector<ScopeColumn> cols;
+  for (size_t i = 0; i < n; ++i) {
+    proj.push_back(MakeColumn(static_cast<int>(i), p.scope.cols[i].type));
+    cols.push_back(p.scope.cols[i]);
+  }
+  return Project(p, std::move(proj), std::move(cols));
 }
 
 bool Planner::ReadsEnclosing(const Expr& ref) const {
@@ -2051,9 +2179,10 @@ void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
     return;
   }
 
-  if (m != 1 && e.kind == ExprKind::kInQuery && !e.args.empty() && e.args[0]->kind == ExprKind::kFunction &&
-      e.args[0]->name == "ROW")
-    ctx_.Error(e.pos, "a row (a, b, ...) IN (SELECT ...) of several columns is not supported yet");
+  if (e.kind == ExprKind::kInQuery && e.args[0]->kind == ExprKind::kFunction && e.args[0]->name == "ROW") {
+    RowIn(e, p, agg, body, corr);
+    return;
+  }
   if (m != 1)
     ctx_.Error(e.pos, fmt::format("{} must return one column, not {}",
                                   e.kind == ExprKind::kSubquery ? "a scalar subquery" : "the subquery of IN", m));
@@ -2169,13 +2298,134 @@ void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
   result(std::move(in));
 }
 
+// (x1, ..., xn) [NOT] IN (subquery of n columns), by PostgreSQL's row comparison: a row r equals
+// x when every xi = ri; it is unknown when no pair differs (both non-NULL and unequal) but some
+// xi or ri is NULL. IN is TRUE when some row equals x; else NULL when some row is unknown; else
+// FALSE. The equal rows are found by an equi-join on every column (the rows without NULLs);
+// the unknown ones by one equi-join per way of being unknown: for X the positions where x is
+// NULL and R others where r is, a join on the remaining positions with the rows NULL at R
+// (what x holds at X does not matter), read where x is NULL at X. Each is a join on the domain
+// and values, so a change costs in proportion to the rows it touches.
+void Planner::RowIn(const Expr& e, Plan* p, AggContext* agg, const Plan& body, const std::vector<int>& corr) {
+  const Expr& row = *e.args[0];
+  const size_t k = corr.size(), n = row.args.size();
+  const size_t m = body.scope.cols.size() - k;
+  if (m != n)
+    ctx_.Error(e.pos,
+               fmt::format("the subquery of a row IN must return {} columns (as many as the row has), not {}", n, m));
+  std::vector<BoundExprPtr> xs;
+  std::vector<int> x_null, r_null;  // the positions where x, resp. a row, may be NULL
+  for (size_t i = 0; i < n; ++i) {
+    const Expr& a = *row.args[i];
+    BoundExprPtr b = agg ? binder_.BindAggregate(a, agg) : binder_.Bind(a, p->scope);
+    const SqlType& vt = body.scope.cols[k + i].type;
+    if (b->type.id == TypeId::kNull) b = binder_.Coerce(std::move(b), vt.WithNullable(true), a.pos);
+    binder_.CommonType(b->type, vt, a.pos);  // comparable
+    if (b->type.nullable) x_null.push_back(static_cast<int>(i));
+    if (vt.nullable) r_null.push_back(static_cast<int>(i));
+    xs.push_back(std::move(b));
+  }
+  std::vector<int> dom;
+  for (size_t i = 0; i < k; ++i) dom.push_back(static_cast<int>(i));
+  // DISTINCT(domain, the columns `keyed`, TRUE) of the rows NULL at `nulls` and not at `keyed`,
+  // LEFT JOINed to *p on the domain and x's values at `keyed`: the index of the TRUE column.
+  auto probe = [&](const std::vector<int>& keyed, const std::vector<int>& nulls) {
+    Plan rows = body;
+    auto test = [&](int i, ExprOp op) {
+      const int c = static_cast<int>(k) + i;
+      if (op == ExprOp::kIsNotNull && !rows.scope.cols[c].type.nullable) return;
+      rows = Filter(std::move(rows), Call1(op, BoolType(false), MakeColumn(c, rows.scope.cols[c].type)));
+    };
+    for (int i : keyed) test(i, ExprOp::kIsNotNull);
+    for (int i : nulls) test(i, ExprOp::kIsNull);
+    std::vector<BoundExprPtr> proj;
+    std::vector<ScopeColumn> cols;
+    for (size_t i = 0; i < k; ++i) {
+      proj.push_back(MakeColumn(static_cast<int>(i), rows.scope.cols[i].type));
+      cols.push_back(rows.scope.cols[i]);
+    }
+    for (int i : keyed) {
+      const int c = static_cast<int>(k) + i;
+      proj.push_back(MakeColumn(c, rows.scope.cols[c].type.WithNullable(false)));
+      cols.push_back({"", "", proj.back()->type, true});
+    }
+    proj.push_back(BoolLiteral(true));
+    cols.push_back({"", "", BoolType(false), true});
+    Plan values = Distinct(Project(rows, std::move(proj), std::move(cols)));
+    auto keys = NullSafeKeys(p->scope, corr, values.scope, dom);
+    for (size_t j = 0; j < keyed.size(); ++j)
+      keys.emplace_back(xs[keyed[j]]->Clone(), MakeColumn(static_cast<int>(k + j), values.scope.cols[k + j].type));
+    size_t lw = 0;
+    *p = Join(*p, values, std::move(keys), true, false, e.pos, &lw);
+    return static_cast<int>(lw + k + keyed.size());
+  };
+  std::vector<int> all;
+  for (size_t i = 0; i < n; ++i) all.push_back(static_cast<int>(i));
+  BoundExprPtr in = Call1(ExprOp::kIsNotNull, BoolType(false), MakeColumn(probe(all, {}), BoolType(true)));
+  // Each X (a subset of x_null) with each R (a subset of r_null, disjoint from X), not both empty.
+  const size_t ways_x = size_t{1} << x_null.size(), ways_r = size_t{1} << r_null.size();
+  if (ways_x * ways_r > 64)
+    ctx_.Error(e.pos, "a row IN (SELECT ...) with more than 6 columns that may be NULL is not supported yet");
+  BoundExprPtr unknown;
+  for (size_t xm = 0; xm < ways_x; ++xm)
+    for (size_t rm = 0; rm < ways_r; ++rm) {
+      if (xm == 0 && rm == 0) continue;
+      std::vector<bool> wild(n, false);
+      std::vector<int> xset, rset, keyed;
+      for (size_t j = 0; j < x_null.size(); ++j)
+        if (xm >> j & 1) xset.push_back(x_null[j]), wild[x_null[j]] = true;
+      bool overlap = false;
+      for (size_t j = 0; j < r_null.size(); ++j)
+        if (rm >> j & 1) {
+          overlap = overlap || wild[r_null[j]];
+          rset.push_back(r_null[j]);
+        }
+      if (overlap) continue;
+      for (int i : rset) wild[i] = true;
+      for (size_t i = 0; i < n; ++i)
+        if (!wild[i]) keyed.push_back(static_cast<int>(i));
+      BoundExprPtr flag = Call1(ExprOp::kIsNotNull, BoolType(false), MakeColumn(probe(keyed, rset), BoolType(true)));
+      for (int i : xset)
+        flag = Call2(ExprOp::kAnd, BoolType(false), std::move(flag),
+                     Call1(ExprOp::kIsNull, BoolType(false), xs[i]->Clone()));
+      unknown = unknown ? Call2(ExprOp::kOr, BoolType(false), std::move(unknown), std::move(flag)) : std::move(flag);
+    }
+  if (unknown) {
+    std::vector<BoundExprPtr> args;
+    args.push_back(std::move(in));
+    args.push_back(BoolLiteral(true));
+    args.push_back(std::move(unknown));
+    args.push_back(MakeLiteral(Value::Null(), BoolType(true)));
+    args.push_back(BoolLiteral(false));
+    in = MakeCall(ExprOp::kCase, BoolType(true), std::move(args));
+    in->has_else = true;
+  }
+  if (e.negated) {
+    SqlType t = in->type;
+    in = Call1(ExprOp::kNot, t, std::move(in));
+  }
+  // As PlanSubquery's result: a hidden column of *p that the expression reads.
+  std::vector<BoundExprPtr> proj;
+  std::vector<ScopeColumn> cols = p->scope.cols;
+  for (size_t i = 0; i < cols.size(); ++i) proj.push_back(MakeColumn(static_cast<int>(i), cols[i].type));
+  SqlType t = in->type;
+  proj.push_back(std::move(in));
+  cols.push_back({"", "", t, true});
+  *p = Project(*p, std::move(proj), std::move(cols));
+  binder_.SetSubqueryColumn(&e, static_cast<int>(p->scope.cols.size() - 1), t);
+}
+
 Planner::Plan Planner::GeneralOuterJoin(Plan left, Plan right, std::vector<std::pair<BoundExprPtr, BoundExprPtr>> keys,
                                         const std::vector<const Expr*>& residual, bool pad_left, bool pad_right,
                                         Pos pos) {
   const size_t nl = left.scope.cols.size(), nr = right.scope.cols.size();
   size_t lw = 0;
   Plan inner = Join(left, right, std::move(keys), false, false, pos, &lw);
-  for (const Expr* c : residual) inner = Filter(std::move(inner), binder_.BindPredicate(*c, inner.scope));
+  // (Subqueries of the condition are planned over the matches: their columns come last.)
+  for (const Expr* c : residual) {
+    if (ContainsSubquery(*c)) PlanSubqueries(*c, &inner);
+    inner = Filter(std::move(inner), binder_.BindPredicate(*c, inner.scope));
+  }
   std::vector<ScopeColumn> cols;
   std::vector<BoundExprPtr> proj;
   for (size_t i = 0; i < nl; ++i) {
@@ -2300,6 +2550,72 @@ int Planner::GroupingSets(int pre_node, const std::vector<PhysType>& pre_types, 
   return circuit_->AddNode(std::make_unique<UnionAllOp>(), parts, out_types);
 }
 
+// A grouping set that is empty but for a correlated subquery's domain keys has its row for every
+// domain value, also one that no input row has (as the empty set of an uncorrelated query has
+// its row over no input): for those values, the aggregates of no rows are added.
+int Planner::EmptySetsOverDomain(const Plan& agg_plan, const Plan& domain, const Plan& from,
+                                 const std::vector<PhysType>& pre_types, const std::vector<AggSpec>& specs,
+                                 const AggContext& agg, const std::vector<std::vector<int>>& sets) {
+  const size_t k = domain.scope.cols.size();
+  std::vector<size_t> empties;
+  for (size_t i = 0; i < sets.size(); ++i)
+    if (sets[i].size() == k) empties.push_back(i);
+  if (empties.empty()) return agg_plan.node;
+  // The domain values no input row has.
+  std::vector<BoundExprPtr> proj;
+  std::vector<ScopeColumn> cols;
+  std::vector<int> dc;
+  for (size_t i = 0; i < k; ++i) {
+    proj.push_back(MakeColumn(static_cast<int>(i), from.scope.cols[i].type));
+    cols.push_back(from.scope.cols[i]);
+    dc.push_back(static_cast<int>(i));
+  }
+  proj.push_back(BoolLiteral(true));
+  cols.push_back({"", "", BoolType(false), true});
+  Plan seen = Distinct(Project(from, std::move(proj), std::move(cols)));
+  size_t lw = 0;
+  Plan j = Join(domain, seen, NullSafeKeys(domain.scope, dc, seen.scope, dc), true, false, Pos{}, &lw);
+  j = Filter(std::move(j),
+             Call1(ExprOp::kIsNull, BoolType(false), MakeColumn(static_cast<int>(lw + k), BoolType(true))));
+  // The aggregates of no rows, as the aggregate operator computes them.
+  std::vector<AggSpec> real;
+  std::vector<size_t> real_of(specs.size(), 0);
+  for (size_t a = 0; a < specs.size(); ++a) {
+    if (agg.grouping_calls.contains(a)) continue;
+    real_of[a] = real.size();
+    real.push_back(specs[a]);
+  }
+  Batch none;
+  for (PhysType pt : pre_types) none.cols.push_back(std::make_shared<Column>(pt));
+  const Batch* none_in[] = {&none};
+  Batch empty = AggregateOp(pre_types, 0, real).Step(none_in);
+  const size_t num_keys = agg.group_exprs.size();
+  std::vector<int> parts{agg_plan.node};
+  for (size_t n = 0; n < empties.size(); ++n) {
+    std::vector<BoundExprPtr> out;
+    for (size_t g = 0; g < num_keys; ++g)
+      out.push_back(g < k ? MakeColumn(static_cast<int>(g), j.scope.cols[g].type)
+                          : MakeLiteral(Value::Null(), agg.group_exprs[g]->type.WithNullable(true)));
+    for (size_t a = 0; a < specs.size(); ++a) {
+      const SqlType& t = agg_plan.scope.cols[num_keys + a].type;
+      auto call = agg.grouping_calls.find(a);
+      if (call == agg.grouping_calls.end()) {
+        out.push_back(MakeLiteral(empty.size() == 1 ? empty.Get(real_of[a], 0) : Value::Null(), t));
+        continue;
+      }
+      int64_t mask = 0;
+      if (call->second == std::vector<int>{AggContext::kGroupId}) {
+        mask = static_cast<int64_t>(n);  // the empty sets before this one
+      } else {
+        for (int g : call->second) mask = mask << 1 | (g >= static_cast<int>(k) ? 1 : 0);
+      }
+      out.push_back(MakeLiteral(Value::Int(mask), t));
+    }
+    parts.push_back(AddMap(nullptr, std::move(out), j.node, Types(agg_plan.scope)));
+  }
+  return circuit_->AddNode(std::make_unique<UnionAllOp>(), parts, Types(agg_plan.scope));
+}
+
 // Calls f on the PARTITION BY and ORDER BY expressions of a window (and of the named window it
 // refers to, and so on).
 static void ForEachWindowSpecExpr(const sql::WindowSpec& w, const sql::Select& s,
@@ -2345,7 +2661,7 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
     }
     for (const Expr* c : conj) from = Filter(std::move(from), binder_.BindPredicate(*c, from.scope));
   } else {
-    from = PlanFrom(s.from, conj, domain);
+    from = PlanFrom(s.from, conj, domain, &conj_subq);
   }
   for (const Expr* c : conj_subq) {
     PlanSubqueries(*c, &from);
@@ -2363,11 +2679,20 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
   bool has_window = false;
   for (const auto& item : s.items) {
     if (item.expr->kind == ExprKind::kStar || !ContainsWindow(*item.expr)) continue;
-    if (domain) ctx_.Error(item.pos, "window functions in correlated subqueries are not supported yet");
     has_window = true;
     has_agg = has_agg || WindowSpecsAggregate(*item.expr, s);
   }
-  if (has_window && !has_agg) from = PlanWindows(s, std::move(from));
+  // In a correlated subquery the domain's columns (leading `from` and the aggregate's output)
+  // partition every window.
+  struct WindowLead {
+    size_t* v;
+    ~WindowLead() { *v = 0; }
+  } window_lead{&window_lead_};
+  if (has_window && !has_agg) {
+    window_lead_ = k;
+    from = PlanWindows(s, std::move(from));
+    window_lead_ = 0;
+  }
 
   Plan out;
   std::vector<BoundExprPtr> proj;
@@ -2435,6 +2760,11 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         if (found) ge = found;
       }
       if (ContainsAggregate(*ge)) ctx_.Error(g->pos, "aggregate functions are not allowed in GROUP BY");
+      if (ContainsSubquery(*ge) && !agg.input_subqueries.contains(ge)) {
+        // Computed per input row, like the key's other parts.
+        PlanSubqueries(*ge, &from);
+        SubqueryNodes(*ge, &agg.input_subqueries);
+      }
       BoundExprPtr b = ge == agg.window_call ? MakeColumn(agg.window_start, from.scope.cols[agg.window_start].type)
                                              : binder_.Bind(*ge, from.scope);
       int at = -1;
@@ -2453,9 +2783,10 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
     // missing from some set is NULL in that set's rows.
     std::vector<std::vector<int>> sets;
     if (!s.grouping_sets.empty()) {
-      if (domain) ctx_.Error(s.pos, "GROUPING SETS, ROLLUP and CUBE in a correlated subquery are not supported yet");
       for (const auto& set : s.grouping_sets) {
+        // In a correlated subquery the domain's keys are in every set.
         std::vector<int> keys;
+        for (size_t i = 0; i < k; ++i) keys.push_back(static_cast<int>(i));
         for (int i : set)
           if (std::find(keys.begin(), keys.end(), group_index[i]) == keys.end()) keys.push_back(group_index[i]);
         sets.push_back(std::move(keys));
@@ -2465,9 +2796,35 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
           if (std::find(set.begin(), set.end(), static_cast<int>(g)) == set.end())
             agg.group_exprs[g]->type.nullable = true;
     }
+    // Subqueries in aggregate arguments (and FILTER conditions) are computed per input row.
+    std::function<void(const Expr&)> plan_args = [&](const Expr& e) {
+      if (e.kind == ExprKind::kFunction && IsAggregateName(e.name) && !e.over) {
+        std::vector<const Expr*> parts;
+        for (const auto& a : e.args)
+          if (a) parts.push_back(a.get());
+        if (e.filter) parts.push_back(e.filter.get());
+        for (const Expr* a : parts) {
+          if (!ContainsSubquery(*a)) continue;
+          std::set<const Expr*> nodes;
+          SubqueryNodes(*a, &nodes);
+          bool done = true;
+          for (const Expr* n : nodes) done = done && agg.input_subqueries.contains(n);
+          if (done) continue;
+          PlanSubqueries(*a, &from);
+          agg.input_subqueries.insert(nodes.begin(), nodes.end());
+        }
+        return;
+      }
+      if (e.kind == ExprKind::kSubquery || e.kind == ExprKind::kExists) return;
+      for (const auto& a : e.args)
+        if (a) plan_args(*a);
+    };
+    for (const auto& item : s.items)
+      if (item.expr->kind != ExprKind::kStar) plan_args(*item.expr);
+    if (s.having) plan_args(*s.having);
     // A correlated global aggregate (no GROUP BY of its own) keeps one row per domain value even
     // where no row matches: a marker COUNT(*) tells the matched values after a LEFT JOIN.
-    const bool global_over_domain = domain && s.group_by.empty();
+    const bool global_over_domain = domain && s.group_by.empty() && s.grouping_sets.empty();
     Plan agg_plan;
     auto build = [&] {
       int marker = -1;
@@ -2526,12 +2883,12 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
       }
       for (const auto& a : agg.aggs) agg_plan.scope.cols.push_back({"", "", a.result_type, false});
       if (!sets.empty() || !agg.grouping_calls.empty()) {
-        if (domain) ctx_.Error(s.pos, "GROUPING in a correlated subquery is not supported yet");
         if (sets.empty()) {
           sets.emplace_back();
           for (size_t g = 0; g < agg.group_exprs.size(); ++g) sets.back().push_back(static_cast<int>(g));
         }
         agg_plan.node = GroupingSets(pre_node, pre_types, specs, agg, sets, Types(agg_plan.scope));
+        if (domain) agg_plan.node = EmptySetsOverDomain(agg_plan, *domain, from, pre_types, specs, agg, sets);
         return;
       }
       agg_plan.node = circuit_->AddNode(
@@ -2613,7 +2970,9 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
           agg_plan = Filter(std::move(agg_plan), BindHaving(*s.having, &agg));
           having_done = true;
         }
+        window_lead_ = k;
         agg_plan = PlanWindows(s, std::move(agg_plan), &agg);
+        window_lead_ = 0;
       }
     }
     const size_t num_aggs = agg.aggs.size();

@@ -77,8 +77,10 @@ class Planner {
   Plan PlanQueryBlock(const sql::Query& q);
   Plan PlanSelect(const sql::Select& s);
   // `domain`: the correlation domain of a subquery (joined as the first FROM item), or null.
+  // The ON conjuncts with subqueries of inner joins it plans as WHERE conjuncts (in a correlated
+  // subquery) go to *subq_conj, which the caller applies after.
   Plan PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>>& from, const std::vector<const sql::Expr*>& conj,
-                const Plan* domain);
+                const Plan* domain, std::vector<const sql::Expr*>* subq_conj);
   // Joins FROM items (each a plan) along the equalities of `conj` (see PlanFrom); the first is
   // a correlation domain when `domain_first`.
   Plan JoinItems(std::vector<Plan> items, std::vector<sql::Pos> item_pos, const std::vector<const sql::Expr*>& conj,
@@ -112,6 +114,12 @@ class Planner {
   // `agg`: set when *p is an aggregate's output, over which the left side of IN binds.
   void PlanSubqueries(const sql::Expr& e, Plan* p, AggContext* agg = nullptr);
   void PlanSubquery(const sql::Expr& e, Plan* p, AggContext* agg);
+  // e = (x1, ..., xn) [NOT] IN (subquery), the subquery planned as `body` ([domain columns (the
+  // columns `corr` of *p), its n columns]): its value as a hidden column of *p.
+  void RowIn(const sql::Expr& e, Plan* p, AggContext* agg, const Plan& body, const std::vector<int>& corr);
+  // p filtered by the condition c; c's subqueries are planned over p's rows (and their columns
+  // dropped after).
+  Plan FilterWithSubqueries(Plan p, const sql::Expr& c);
   // Adds to used[i] the columns of chain[i] that q reads (q's own FROM shadows them; the
   // innermost scope is last).
   void FreeRefs(const sql::Query& q, std::vector<const Scope*>* chain, std::vector<std::set<int>>* used);
@@ -131,6 +139,9 @@ class Planner {
   // `agg`: set when s has GROUP BY / aggregates; the window calls then read the aggregate's
   // output (`from`) through the block's keys and aggregates.
   Plan PlanWindows(const sql::Select& s, Plan from, AggContext* agg = nullptr);
+  // The first columns of PlanWindows' input that lead every window's PARTITION BY: a correlated
+  // subquery's domain (each outer row's window is over its own rows).
+  size_t window_lead_ = 0;
   // GROUP BY HOP(...) / SESSION(...) (planner_group_window.cc): `from` with each row's windows
   // appended as hidden columns (a HOP row once per window), noted in *agg; `from` itself when
   // s groups by neither.
@@ -143,13 +154,26 @@ class Planner {
   int GroupingSets(int pre_node, const std::vector<PhysType>& pre_types, const std::vector<AggSpec>& specs,
                    const AggContext& agg, const std::vector<std::vector<int>>& sets,
                    const std::vector<PhysType>& out_types);
+  // In a correlated subquery (`from` led by the domain's columns): agg_plan (the grouping sets'
+  // union) with the rows of the sets that hold only the domain's keys added for the domain values
+  // no row of `from` has (see planner.cc).
+  int EmptySetsOverDomain(const Plan& agg_plan, const Plan& domain, const Plan& from,
+                          const std::vector<PhysType>& pre_types, const std::vector<AggSpec>& specs,
+                          const AggContext& agg, const std::vector<std::vector<int>>& sets);
   Plan Distinct(Plan p);
   Plan Project(const Plan& p, std::vector<BoundExprPtr> proj, std::vector<ScopeColumn> cols);
   Plan PlanTableRef(const sql::TableRef& t);
   Plan PlanTableRefUncached(const sql::TableRef& t);
   // `left_plan`: t's left side as planned already (joined with more items), or null.
-  Plan PlanJoinRef(const sql::TableRef& t, const Plan* left_plan = nullptr);
-  // A LEFT JOIN whose ON condition reads a column of an enclosing query (not of its sides).
+  // `right_plan`: t's right side as planned already, or null; `extra_keys`: join keys beyond
+  // t's own (over left_plan, right_plan).
+  Plan PlanJoinRef(const sql::TableRef& t, const Plan* left_plan = nullptr, const Plan* right_plan = nullptr,
+                   std::vector<std::pair<BoundExprPtr, BoundExprPtr>> extra_keys = {});
+  // A RIGHT or FULL JOIN t whose ON condition reads the enclosing query's columns, over the
+  // correlation domain: the domain's columns (each output row's own), then t's.
+  Plan RightFullOverDomain(const Plan& domain, const sql::TableRef& t);
+  // A LEFT, RIGHT or FULL JOIN whose ON condition reads a column of an enclosing query (not of
+  // its sides).
   bool OuterOnReadsEnclosing(const sql::TableRef& t);
   Plan PlanWindowRef(const sql::TableRef& t);
   // A plan of one row and no column (SELECT without FROM, a leading UNNEST).

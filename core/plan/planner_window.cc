@@ -174,6 +174,7 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from, AggContext* 
       }
 
     Group g;
+    for (size_t i = 0; i < window_lead_; ++i) g.partition.push_back(static_cast<int>(i));
     for (const auto& p : partition_by) g.partition.push_back(column(bind(*p)));
     std::vector<SqlType> order_types;
     for (const auto& o : order_by) {
