@@ -91,3 +91,16 @@ Q II: SELECT a, (SELECT SUM(COALESCE(u.y, 0) + COALESCE(w.v, 0)) FROM u FULL JOI
 Q IIII: SELECT t.a, t.b, s.x, s.k FROM t, LATERAL (SELECT u.x, w.k FROM u FULL JOIN w ON w.k = u.x AND w.v IN (SELECT b FROM t AS t2 WHERE t2.a = t.a) WHERE COALESCE(u.x, w.k) = t.a) s
 Q II: SELECT t.a, s.m FROM t RIGHT JOIN LATERAL (SELECT MAX(y) AS m, x FROM u GROUP BY x) s ON s.x = t.a
 Q II: SELECT t.a, s.k FROM t FULL JOIN LATERAL (SELECT k FROM w WHERE v > 5) s ON s.k = t.a
+# Combinations: nested in aggregate arguments, rows IN in ON and HAVING, windows and ROLLUP with HAVING.
+Q II: SELECT a, (SELECT SUM((SELECT COUNT(*) FROM w WHERE w.k = t.a AND w.v < u.y)) FROM u WHERE u.x = t.a) FROM t
+Q II: SELECT a, (SELECT COUNT(*) FILTER (WHERE u.y IN (SELECT b FROM t AS t2 WHERE t2.a = t.a)) FROM u) FROM t
+Q II: SELECT (SELECT MAX(y) FROM u), COUNT(*) FROM t GROUP BY (SELECT MAX(y) FROM u)
+Q III: SELECT a, b, (a, b) IN (SELECT x, y FROM u WHERE u.y > t.b) FROM t
+Q TI: SELECT c, COUNT(*) FROM t GROUP BY c HAVING (c, COUNT(*)) NOT IN (SELECT 'p', COUNT(*) FROM u GROUP BY x)
+Q II: SELECT a, (SELECT COUNT(*) FROM (SELECT y, ROW_NUMBER() OVER (PARTITION BY y % 2 ORDER BY y NULLS LAST) AS r FROM u WHERE u.x = t.a) s WHERE r = 1) FROM t
+Q II: SELECT a, (SELECT COUNT(*) FROM u JOIN w ON w.k = u.x AND (w.v, u.y) IN (SELECT b, b FROM t AS t2 WHERE t2.a = t.a)) FROM t
+Q II: SELECT a, SUM(b) FROM t GROUP BY a HAVING SUM((SELECT COUNT(*) FROM u WHERE u.x = t.a)) > 2
+Q II: SELECT a, (SELECT COUNT(*) FROM u RIGHT JOIN w ON w.k = u.x AND u.y IN (SELECT b FROM t AS t2 WHERE t2.a = t.a)) FROM t
+Q III: SELECT t.a, s.g, s.n FROM t, LATERAL (SELECT y % 2 AS g, COUNT(*) AS n FROM u WHERE u.x = t.a GROUP BY ROLLUP(y % 2) HAVING COUNT(*) > 1) s
+Q II: SELECT a, (SELECT MAX(n) FROM (SELECT COUNT(*) OVER (PARTITION BY x) AS n FROM u WHERE u.y > t.b) s) FROM t
+Q II: SELECT a, (SELECT COUNT(*) FROM u WHERE (u.x, u.y) NOT IN (SELECT k, v FROM w WHERE w.k <> t.a)) FROM t
