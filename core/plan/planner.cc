@@ -1344,11 +1344,10 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t, const Plan* left_plan
       ctx_.Error(t.pos,
                  "a LATERAL subquery that reads the columns of the left side joins only with CROSS, INNER or LEFT "
                  "JOIN (as in PostgreSQL: the left side's rows are not all there for a RIGHT or FULL JOIN)");
-    if (t.natural || !t.using_cols.empty())
-      ctx_.Error(t.pos,
-                 "NATURAL or USING joins with a LATERAL subquery that reads the left side are not supported yet");
     if (t.match_condition) ctx_.Error(t.asof_pos, "ASOF joins with a LATERAL subquery are not supported yet");
-    return LateralJoin(PlanTableRef(*t.left), *t.right, t.join_type == sql::JoinType::kLeft, t.on.get(), t.pos);
+    if (t.natural || !t.using_cols.empty()) return LateralUsing(t, left_plan);
+    return LateralJoin(left_plan ? *left_plan : PlanTableRef(*t.left), *t.right, t.join_type == sql::JoinType::kLeft,
+                       t.on.get(), t.pos);
   }
   Plan left = left_plan ? *left_plan : PlanTableRef(*t.left);
   Plan right = right_plan ? *right_plan : PlanTableRef(*t.right);
@@ -1444,6 +1443,84 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t, const Plan* left_plan
   for (auto& pred : after) out = Filter(std::move(out), std::move(pred));
   for (const Expr* c : after_subq) out = FilterWithSubqueries(std::move(out), *c);
   if (using_idx.empty()) return out;
+  return MergeUsing(std::move(out), using_idx, left_types, right_types, left_width, pad_left, pad_right, t.pos);
+}
+
+// t = left [LEFT] JOIN LATERAL (q) s USING (c, ...) or NATURAL: the LATERAL join ON left.c = s.c
+// AND ..., then the merged columns as for tables.
+Planner::Plan Planner::LateralUsing(const sql::TableRef& t, const Plan* left_plan) {
+  Plan left = left_plan ? *left_plan : PlanTableRef(*t.left);
+  const std::string& alias = t.right->alias;
+  if (alias.empty()) ctx_.Error(t.right->pos, "a LATERAL subquery joined with USING or NATURAL needs an alias");
+  std::vector<std::string> names = t.using_cols;
+  if (t.natural) {
+    std::vector<const Scope*> chain = enclosing_;
+    chain.push_back(&left.scope);
+    std::vector<std::set<int>> used(chain.size());
+    Scope right;
+    for (auto& c : SyntacticColumns(*t.right->subquery, alias, &chain, &used)) right.cols.push_back(std::move(c));
+    for (const auto& lc : left.scope.cols)
+      if (lc.InStar("") && binder_.TryResolve(right, "", lc.name, t.pos) >= 0) names.push_back(lc.name);
+  }
+  auto node = [&](ExprKind kind) {
+    auto e = std::make_unique<Expr>();
+    e->kind = kind;
+    e->pos = t.pos;
+    return e;
+  };
+  auto ref = [&](const std::string& qualifier, const std::string& name) {
+    auto e = node(ExprKind::kColumnRef);
+    e->qualifier = qualifier;
+    e->name = name;
+    return e;
+  };
+  std::vector<int> lidx;
+  sql::ExprPtr on;
+  for (const auto& name : names) {
+    const int li = binder_.Resolve(left.scope, "", name, t.pos);
+    if (std::find(lidx.begin(), lidx.end(), li) != lidx.end())
+      ctx_.Error(t.pos, fmt::format("column '{}' appears twice in USING", name));
+    lidx.push_back(li);
+    const ScopeColumn& lc = left.scope.cols[li];
+    if (lc.qualifier.empty())
+      ctx_.Error(t.pos, fmt::format("USING or NATURAL with a LATERAL subquery over a merged USING column ('{}') of "
+                                    "its left side is not supported yet",
+                                    name));
+    auto eq = node(ExprKind::kBinary);
+    eq->op = sql::Op::kEq;
+    eq->args.push_back(ref(lc.qualifier, lc.name));
+    eq->args.push_back(ref(alias, name));
+    if (on) {
+      auto both = node(ExprKind::kBinary);
+      both->op = sql::Op::kAnd;
+      both->args.push_back(std::move(on));
+      both->args.push_back(std::move(eq));
+      on = std::move(both);
+    } else {
+      on = std::move(eq);
+    }
+  }
+  const bool pad_left = t.join_type == sql::JoinType::kLeft;
+  const size_t nl = left.scope.cols.size();
+  std::vector<SqlType> left_types;
+  for (int li : lidx) left_types.push_back(left.scope.cols[li].type);
+  Plan out = LateralJoin(std::move(left), *t.right, pad_left, on.get(), t.pos);
+  Scope right;
+  for (size_t i = nl; i < out.scope.cols.size(); ++i) right.cols.push_back(out.scope.cols[i]);
+  std::vector<std::pair<int, int>> using_idx;
+  std::vector<SqlType> right_types;
+  for (size_t n = 0; n < names.size(); ++n) {
+    const int ri = binder_.Resolve(right, "", names[n], t.pos);
+    using_idx.emplace_back(lidx[n], ri);
+    right_types.push_back(right.cols[ri].type);
+  }
+  if (using_idx.empty()) return out;
+  return MergeUsing(std::move(out), using_idx, left_types, right_types, nl, pad_left, false, t.pos);
+}
+
+Planner::Plan Planner::MergeUsing(Plan out, const std::vector<std::pair<int, int>>& using_idx,
+                                  const std::vector<SqlType>& left_types, const std::vector<SqlType>& right_types,
+                                  size_t left_width, bool pad_left, bool pad_right, Pos pos) {
   // USING / NATURAL: the merged columns come first, then the left's other columns, then the
   // right's. A merged column is the left's value (inner, LEFT JOIN), the right's (RIGHT JOIN) or
   // the one that is not NULL (FULL JOIN). `t.a` still names each side's own column.
@@ -1451,11 +1528,11 @@ Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t, const Plan* left_plan
   std::vector<BoundExprPtr> proj;
   for (size_t k = 0; k < using_idx.size(); ++k) {
     const int li = using_idx[k].first, ri = static_cast<int>(left_width) + using_idx[k].second;
-    SqlType common = binder_.CommonType(left_types[k], right_types[k], t.pos);
+    SqlType common = binder_.CommonType(left_types[k], right_types[k], pos);
     if (common.id == TypeId::kNull) common = SqlType::Of(TypeId::kInteger);
     auto side = [&](int i) {
       const SqlType& ty = out.scope.cols[i].type;
-      return binder_.Coerce(MakeColumn(i, ty), common.WithNullable(ty.nullable), t.pos);
+      return binder_.Coerce(MakeColumn(i, ty), common.WithNullable(ty.nullable), pos);
     };
     BoundExprPtr e;
     if (pad_left && pad_right) {
@@ -1527,8 +1604,12 @@ Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>
         !IsLateral(*t) && t->kind == sql::TableRef::Kind::kSubquery && domain && ReadsEnclosingQuery(*t->subquery);
     // A LEFT JOIN whose ON condition reads the enclosing query's columns: its left side joined
     // with the items before it (the domain among them) first, so the condition sees them.
-    const bool outer_on = domain && OuterOnReadsEnclosing(*t);
-    if (outer_on && t->join_type != sql::JoinType::kLeft) {
+    // So is a JOIN LATERAL (INNER, CROSS or LEFT) whose subquery reads the enclosing query.
+    const bool lateral_outer = domain && t->kind == sql::TableRef::Kind::kJoin && IsLateral(*t->right) &&
+                               t->join_type != sql::JoinType::kRight && t->join_type != sql::JoinType::kFull &&
+                               ReadsEnclosingQuery(*t->right->subquery);
+    const bool outer_on = domain && (OuterOnReadsEnclosing(*t) || lateral_outer);
+    if (outer_on && (t->join_type == sql::JoinType::kRight || t->join_type == sql::JoinType::kFull)) {
       // A RIGHT or FULL JOIN: each side is joined with the domain (the ON condition reads the
       // left's copy of it), and the result takes the domain's place.
       if (!domain_first || items.size() != 1)
@@ -1554,7 +1635,10 @@ Planner::Plan Planner::PlanFrom(const std::vector<std::unique_ptr<sql::TableRef>
         std::vector<const Scope*> chain = enclosing_;
         std::vector<std::set<int>> used(chain.size());
         for (size_t j = ti; j < refs.size(); ++j) {
-          if (j == ti && outer_on) {
+          if (j == ti && outer_on && IsLateral(*t->right)) {
+            for (auto& c : SyntacticColumns(*t->right->subquery, t->right->alias, &chain, &used))
+              later.cols.push_back(std::move(c));
+          } else if (j == ti && outer_on) {
             for (auto& c : PlanTableRef(*t->right).scope.cols) later.cols.push_back(std::move(c));
           } else if (refs[j]->kind == sql::TableRef::Kind::kSubquery) {
             for (auto& c : SyntacticColumns(*refs[j]->subquery, refs[j]->alias, &chain, &used))
@@ -1927,8 +2011,9 @@ Scope Planner::LocalScope(const sql::Select& s, std::vector<const Scope*>* chain
   std::vector<const sql::TableRef*> items;
   std::vector<const Expr*> ons;
   std::function<void(const sql::TableRef&)> flatten = [&](const sql::TableRef& t) {
+    // (A LATERAL subquery joined ON a condition counts as one more item, reading those before.)
     if (t.kind != sql::TableRef::Kind::kJoin || t.natural || !t.using_cols.empty() ||
-        t.right->kind == sql::TableRef::Kind::kUnnest || IsLateral(*t.right)) {
+        t.right->kind == sql::TableRef::Kind::kUnnest) {
       items.push_back(&t);
       return;
     }

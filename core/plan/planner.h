@@ -88,6 +88,14 @@ class Planner {
   // LATERAL (subquery) `t` joined to `left` (inner, or LEFT JOIN with pad_left; `on` may be
   // null): the subquery is decorrelated over the columns of `left` it reads.
   Plan LateralJoin(Plan left, const sql::TableRef& t, bool pad_left, const sql::Expr* on, sql::Pos pos);
+  // A LATERAL subquery joined with USING or NATURAL (INNER or LEFT JOIN).
+  Plan LateralUsing(const sql::TableRef& t, const Plan* left_plan);
+  // The merged columns of a USING / NATURAL join whose output `out` holds the left's columns
+  // (left_width of them, hidden keys included), then the right's: (left, right) column pairs
+  // and their types before the join.
+  Plan MergeUsing(Plan out, const std::vector<std::pair<int, int>>& using_idx, const std::vector<SqlType>& left_types,
+                  const std::vector<SqlType>& right_types, size_t left_width, bool pad_left, bool pad_right,
+                  sql::Pos pos);
   bool IsLateral(const sql::TableRef& t) const;
   // An inner or cross join (no USING, NATURAL, ASOF, UNNEST or LATERAL right side).
   bool IsInnerTree(const sql::TableRef& t) const;

@@ -260,6 +260,21 @@ std::vector<Case> Cases() {
          }
          return out;
        }});
+  // LEFT JOIN LATERAL ... USING: the merged column, then the others.
+  cs.push_back({"SELECT * FROM t LEFT JOIN LATERAL (SELECT x AS a, y FROM u WHERE u.y > t.b) s USING (a)",
+                [](const Table& t, const Table& u) {
+                  Rows out;
+                  for (const auto& r : t) {
+                    bool matched = false;
+                    for (const auto& s : u)
+                      if (IsTrue(And(Lt(r.q, s.q), Eq(s.p, r.p)))) {
+                        matched = true;
+                        out.push_back(Cat({Show(r.p), Show(r.q), Show(s.q)}));
+                      }
+                    if (!matched) out.push_back(Cat({Show(r.p), Show(r.q), "NULL"}));
+                  }
+                  return out;
+                }});
   return cs;
 }
 

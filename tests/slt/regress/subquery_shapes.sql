@@ -104,3 +104,12 @@ Q II: SELECT a, (SELECT COUNT(*) FROM u RIGHT JOIN w ON w.k = u.x AND u.y IN (SE
 Q III: SELECT t.a, s.g, s.n FROM t, LATERAL (SELECT y % 2 AS g, COUNT(*) AS n FROM u WHERE u.x = t.a GROUP BY ROLLUP(y % 2) HAVING COUNT(*) > 1) s
 Q II: SELECT a, (SELECT MAX(n) FROM (SELECT COUNT(*) OVER (PARTITION BY x) AS n FROM u WHERE u.y > t.b) s) FROM t
 Q II: SELECT a, (SELECT COUNT(*) FROM u WHERE (u.x, u.y) NOT IN (SELECT k, v FROM w WHERE w.k <> t.a)) FROM t
+# USING / NATURAL with LATERAL subqueries; JOIN LATERAL in a correlated subquery reading the enclosing query.
+Q IITI: SELECT * FROM t JOIN LATERAL (SELECT x AS a, y FROM u WHERE u.y > t.b) s USING (a)
+Q IITI: SELECT * FROM t LEFT JOIN LATERAL (SELECT x AS a, MAX(y) AS m FROM u WHERE u.y < t.b GROUP BY x) s USING (a)
+Q IIT: SELECT * FROM t NATURAL JOIN LATERAL (SELECT x AS a, y AS b FROM u WHERE u.x >= t.a) s
+Q IIII: SELECT t.a, s.a, a, s.v FROM t LEFT JOIN LATERAL (SELECT k AS a, v FROM w WHERE w.v > t.b) s USING (a)
+Q IITI: SELECT a, b, c, v FROM t NATURAL LEFT JOIN LATERAL (SELECT k AS a, v FROM w WHERE w.v <= t.b) s
+Q II: SELECT a, (SELECT COUNT(*) FROM u JOIN LATERAL (SELECT k FROM w WHERE w.k <> t.a AND w.v < u.y) s ON TRUE) FROM t
+Q II: SELECT a, (SELECT COUNT(s.m) FROM u LEFT JOIN LATERAL (SELECT MAX(v) AS m FROM w WHERE w.k = u.x AND w.v < t.b) s ON s.m > 2) FROM t
+Q II: SELECT a, (SELECT SUM(s.n) FROM u CROSS JOIN LATERAL (SELECT COUNT(*) AS n FROM w WHERE w.k = t.a AND w.v <= u.y) s WHERE u.x = t.a) FROM t
