@@ -121,8 +121,9 @@ bool IsMomentKind(AggKind k) {
 // Aggregates computed from the values of each frame rather than from prefix sums: the DISTINCT
 // ones, ARRAY_AGG, MAP_AGG, and STDDEV/VARIANCE over DECIMAL (exactly, as GROUP BY does).
 bool ByValues(const AggSpec& a) {
-  return a.distinct || a.kind == AggKind::kArrayAgg || a.kind == AggKind::kMapAgg ||
-         (IsMomentKind(a.kind) && a.arg_type.id == TypeId::kDecimal);
+  return a.distinct || a.kind == AggKind::kArrayAgg || a.kind == AggKind::kMapAgg || a.kind == AggKind::kArgMin ||
+         a.kind == AggKind::kArgMax || a.kind == AggKind::kBitAnd || a.kind == AggKind::kBitOr ||
+         a.kind == AggKind::kBitXor || (IsMomentKind(a.kind) && a.arg_type.id == TypeId::kDecimal);
 }
 
 // The values of a frame as a multiset (value -> copies), with exact running sums over integers
@@ -176,6 +177,21 @@ struct FrameValues {
       return Value::String(EncodeArrayValue(elements, a.arg_type));
     }
     if (c == 0) return Value::Null();
+    if (a.kind == AggKind::kBitAnd || a.kind == AggKind::kBitOr || a.kind == AggKind::kBitXor) {
+      // AND and OR of the values; XOR of every copy (of each distinct value once with DISTINCT).
+      uint64_t r = a.kind == AggKind::kBitAnd ? ~uint64_t{0} : 0;
+      for (const auto& [v, w] : values) {
+        if (v.IsNull()) continue;
+        const uint64_t x = static_cast<uint64_t>(v.i);
+        if (a.kind == AggKind::kBitAnd)
+          r &= x;
+        else if (a.kind == AggKind::kBitOr)
+          r |= x;
+        else if (d || (w & 1))
+          r ^= x;
+      }
+      return Value::Int(static_cast<int64_t>(r));
+    }
     if (!exact) {
       // DOUBLE: added in value order, so the result does not depend on the order rows came in.
       double s = 0, sq = 0;
@@ -472,6 +488,33 @@ std::vector<WindowOp::Out> WindowOp::Compute(const std::vector<const Row*>& rows
               if (!fresh && it->second < v) it->second = v;
             }
           if (any) out[i] = Value::String(EncodeMapValue({entries.begin(), entries.end()}, agg.result_type));
+        }
+        continue;
+      }
+      if (agg.kind == AggKind::kArgMin || agg.kind == AggKind::kArgMax) {
+        // As GROUP BY: the value at the smallest (largest) key, ties to the smallest (largest)
+        // value; rows with a NULL key count only when every key is NULL (ARG_MIN: they sort
+        // first). NULL over a frame with no rows.
+        const bool is_min = agg.kind == AggKind::kArgMin;
+        for (int64_t i = L; i < H; ++i) {
+          const Value *bk = nullptr, *bv = nullptr;
+          for (int k = 0, ks = segments(i, seg); k < ks; ++k)
+            for (int64_t j = seg[k].s; j < seg[k].e; ++j) {
+              if (!counts(j)) continue;
+              const Value& key = (*rows[j])[agg.key];
+              const Value& v = (*rows[j])[agg.arg];
+              bool better;
+              if (!bk)
+                better = true;
+              else if (is_min && key.IsNull() != bk->IsNull())
+                better = bk->IsNull();  // a non-NULL key beats a NULL one
+              else if (is_min)
+                better = key < *bk || (!(*bk < key) && v < *bv);
+              else
+                better = *bk < key || (!(key < *bk) && *bv < v);
+              if (better) bk = &key, bv = &v;
+            }
+          if (bv) out[i] = *bv;
         }
         continue;
       }

@@ -500,9 +500,34 @@ Value NaiveByValues(const WindowFn& f, const std::vector<Row>& rows, const std::
     if (!any) return Value::Null();
     return Value::String(EncodeMapValue({m.begin(), m.end()}, a.result_type));
   }
+  if (a.kind == AggKind::kArgMin || a.kind == AggKind::kArgMax) {
+    // The (key, value) pairs of the frame, sorted; ARG_MIN takes the first with a non-NULL key
+    // (else the first), ARG_MAX the last.
+    std::vector<std::pair<Value, Value>> kv;
+    for (int64_t j : frame)
+      if (a.filter < 0 || (!rows[j][a.filter].IsNull() && rows[j][a.filter].i != 0))
+        kv.emplace_back(rows[j][a.key], rows[j][a.arg]);
+    if (kv.empty()) return Value::Null();
+    std::sort(kv.begin(), kv.end());
+    if (a.kind == AggKind::kArgMax) return kv.back().second;
+    for (const auto& [k, v] : kv)
+      if (!k.IsNull()) return v;
+    return kv.front().second;
+  }
   std::vector<Value> vals;
   for (const Value& x : xs)
     if (!x.IsNull()) vals.push_back(x);
+  if (a.kind == AggKind::kBitAnd || a.kind == AggKind::kBitOr || a.kind == AggKind::kBitXor) {
+    if (a.distinct) {
+      std::sort(vals.begin(), vals.end());
+      vals.erase(std::unique(vals.begin(), vals.end()), vals.end());
+    }
+    if (vals.empty()) return Value::Null();
+    int64_t r = a.kind == AggKind::kBitAnd ? -1 : 0;
+    for (const Value& x : vals)
+      r = a.kind == AggKind::kBitAnd ? r & x.i : a.kind == AggKind::kBitOr ? r | x.i : r ^ x.i;
+    return Value::Int(r);
+  }
   if (a.distinct) {
     std::sort(vals.begin(), vals.end());
     vals.erase(std::unique(vals.begin(), vals.end()), vals.end());
@@ -596,6 +621,22 @@ std::vector<WindowFn> ValueFunctions() {
   fns.back().exclude = X::kCurrentRow;
   fns.push_back(ValueAgg(AggKind::kVarSamp, 2, kNarrow, kNarrow, false, true, B(K::kPreceding, 3), B(K::kCurrentRow)));
   fns.push_back(ValueAgg(AggKind::kStddevPop, 2, big, big, true, false, B(K::kUnboundedPreceding), B(K::kCurrentRow)));
+  fns.push_back(ValueAgg(AggKind::kBitAnd, 2, big, big, false, true, B(K::kPreceding, 2), B(K::kFollowing, 1)));
+  fns.push_back(ValueAgg(AggKind::kBitOr, 4, big, big, false, false, B(K::kUnboundedPreceding), B(K::kCurrentRow)));
+  fns.push_back(ValueAgg(AggKind::kBitXor, 2, big, big, false, true, B(K::kPreceding, 1), B(K::kFollowing, 1)));
+  fns.back().exclude = X::kCurrentRow;
+  fns.push_back(ValueAgg(AggKind::kBitXor, 4, big, big, true, false, B(K::kPreceding, 3), B(K::kCurrentRow)));
+  WindowFn arg = ValueAgg(AggKind::kArgMin, 2, big, big, false, true, B(K::kPreceding, 2), B(K::kFollowing, 1));
+  arg.agg.key = 4;
+  arg.agg.key_type = big;
+  fns.push_back(arg);
+  arg.agg.kind = AggKind::kArgMax;
+  arg.rows = false;
+  arg.exclude = X::kTies;
+  fns.push_back(arg);
+  arg.agg.filter = 2;
+  arg.agg.kind = AggKind::kArgMin;
+  fns.push_back(arg);
   return fns;
 }
 

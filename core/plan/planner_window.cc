@@ -237,9 +237,11 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from, AggContext* 
       AggKind& k = fn.agg.kind;
       const bool is_moment =
           k == AggKind::kStddevPop || k == AggKind::kStddevSamp || k == AggKind::kVarPop || k == AggKind::kVarSamp;
-      const bool collects = k == AggKind::kArrayAgg || k == AggKind::kMapAgg;
+      const bool collects =
+          k == AggKind::kArrayAgg || k == AggKind::kMapAgg || k == AggKind::kArgMin || k == AggKind::kArgMax;
+      const bool bits = k == AggKind::kBitAnd || k == AggKind::kBitOr || k == AggKind::kBitXor;
       if (k != AggKind::kCountStar && k != AggKind::kCount && k != AggKind::kSum && k != AggKind::kAvg &&
-          k != AggKind::kMin && k != AggKind::kMax && !is_moment && !collects)
+          k != AggKind::kMin && k != AggKind::kMax && !is_moment && !collects && !bits)
         ctx_.Error(e.pos, fmt::format("{} as a window function is not supported yet", name));
       // STDDEV/VARIANCE of integers and floats (not DISTINCT): from COUNT, SUM and SUM of squares
       // (a MomentOp after the window); over DECIMALs and with DISTINCT the window operator
@@ -250,7 +252,8 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from, AggContext* 
         // as a column, since NULL elements count.
         fn.agg.result_type = fn.agg.result_type.WithNullable(true);
         if (agg.filters[0]) fn.agg.filter = column(std::move(agg.filters[0]));
-        if (k == AggKind::kMapAgg) fn.agg.key = column(std::move(agg.keys[0]));
+        if (k == AggKind::kMapAgg || k == AggKind::kArgMin || k == AggKind::kArgMax)
+          fn.agg.key = column(std::move(agg.keys[0]));
       }
       if (agg.filters[0]) {
         // f(x) FILTER (WHERE c): f over CASE WHEN c THEN x END (COUNT(*): COUNT of CASE WHEN c

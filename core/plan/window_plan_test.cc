@@ -207,8 +207,6 @@ TEST_CASE("window: unsupported window features are refused by name", "[window][p
   refused("SELECT SUM(o) OVER (ORDER BY o ROWS BETWEEN 1 FOLLOWING AND CURRENT ROW) FROM t", "cannot end before it");
   refused("SELECT SUM(o) OVER (ORDER BY o ROWS -1 PRECEDING) FROM t", "must not be negative");
   refused("SELECT ROW_NUMBER(DISTINCT o) OVER (PARTITION BY p) FROM t", "DISTINCT is only for aggregate functions");
-  refused("SELECT BIT_AND(o) OVER (PARTITION BY p) FROM t", "BIT_AND as a window function is not supported yet");
-  refused("SELECT ARG_MIN(o, p) OVER (PARTITION BY p) FROM t", "ARG_MIN as a window function is not supported yet");
   refused("SELECT SUM(ROW_NUMBER() OVER (ORDER BY o)) OVER () FROM t", "cannot be nested");
   refused("SELECT LAG(o, p) OVER (ORDER BY o) FROM t", "LAG's offset must be a constant integer");
   refused("SELECT UPPER(s) OVER () FROM t", "UPPER is not a window function");
