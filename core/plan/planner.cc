@@ -1027,22 +1027,32 @@ Planner::Plan Planner::OneRow() {
   return p;
 }
 
-Planner::Plan Planner::Unnest(Plan left, const sql::TableRef& t) {
-  BoundExprPtr array = binder_.Bind(*t.unnest, left.scope);
-  if (array->type.id == TypeId::kNull)
-    array = binder_.Coerce(std::move(array), SqlType::Array(SqlType::Of(TypeId::kInteger)), t.pos);
-  if (array->type.id != TypeId::kArray)
-    ctx_.Error(t.unnest->pos, fmt::format("UNNEST needs an ARRAY, not {}", array->type.WithNullable(true).ToString()));
-  if (ContainsNow(*array)) ctx_.Error(t.unnest->pos, "NOW() in UNNEST is not supported yet");
-  const SqlType& et = (*array->type.fields)[0];
+Planner::Plan Planner::Unnest(Plan left, const sql::TableRef& t, bool outer, const sql::Expr* on) {
+  std::vector<BoundExprPtr> args;
   std::vector<ScopeColumn> cols;
-  if (et.id == TypeId::kRow) {
-    for (size_t i = 0; i < et.fields->size(); ++i)
-      cols.push_back({t.alias, et.FieldName(i), (*et.fields)[i].WithNullable(true), false});
-  } else {
-    cols.push_back({t.alias, t.alias.empty() ? "EXPR$0" : t.alias, et.WithNullable(true), false});
+  for (const auto& u : t.unnest) {
+    BoundExprPtr a = binder_.Bind(*u, left.scope);
+    if (a->type.id == TypeId::kNull)
+      a = binder_.Coerce(std::move(a), SqlType::Array(SqlType::Of(TypeId::kInteger)), t.pos);
+    if (a->type.id != TypeId::kArray && a->type.id != TypeId::kMap)
+      ctx_.Error(u->pos, fmt::format("UNNEST needs an ARRAY or a MAP, not {}", a->type.WithNullable(true).ToString()));
+    // Columns without a name in the query are EXPR$n (n counts the UNNEST's columns), as Calcite;
+    // a single array of scalars is named by the alias, as PostgreSQL.
+    auto unnamed = [&] { return fmt::format("EXPR${}", cols.size()); };
+    const SqlType& et = (*a->type.fields)[0];
+    if (a->type.id == TypeId::kMap) {
+      cols.push_back({t.alias, unnamed(), et.WithNullable(true), false});
+      cols.push_back({t.alias, unnamed(), (*a->type.fields)[1].WithNullable(true), false});
+    } else if (et.id == TypeId::kRow) {
+      for (size_t i = 0; i < et.fields->size(); ++i)
+        cols.push_back({t.alias, et.FieldName(i), (*et.fields)[i].WithNullable(true), false});
+    } else {
+      cols.push_back(
+          {t.alias, t.alias.empty() || t.unnest.size() > 1 ? unnamed() : t.alias, et.WithNullable(true), false});
+    }
+    args.push_back(std::move(a));
   }
-  if (t.with_ordinality) cols.push_back({t.alias, "ORDINALITY", SqlType::Of(TypeId::kBigInt, false), false});
+  if (t.with_ordinality) cols.push_back({t.alias, "ORDINALITY", SqlType::Of(TypeId::kBigInt, outer), false});
   if (!t.column_names.empty()) {
     if (t.column_names.size() != cols.size())
       ctx_.Error(t.pos, fmt::format("UNNEST produces {} column{} but {} names are given", cols.size(),
@@ -1052,8 +1062,26 @@ Planner::Plan Planner::Unnest(Plan left, const sql::TableRef& t) {
   Plan out;
   out.scope = left.scope;
   for (auto& c : cols) out.scope.cols.push_back(std::move(c));
-  out.node = circuit_->AddNode(std::make_unique<UnnestOp>(std::move(array), t.with_ordinality, Types(out.scope)),
-                               {left.node}, Types(out.scope));
+  BoundExprPtr cond;
+  if (on) {
+    if (ContainsSubquery(*on)) ctx_.Error(on->pos, "subqueries in a join's ON condition are not supported yet");
+    cond = binder_.BindPredicate(*on, out.scope);
+    if (IsTrueLiteral(*cond)) cond = nullptr;
+  }
+  // NOW() in the arguments or the condition reads the clock's column, joined after the input's
+  // (AddMap does the same for maps); the operator does not copy it to its output.
+  bool now = cond && ContainsNow(*cond);
+  for (const auto& a : args) now = now || ContainsNow(*a);
+  const size_t keep = left.scope.cols.size();
+  int input = left.node;
+  if (now) {
+    input = JoinClock(input);
+    for (auto& a : args) a = ReplaceNow(*a, static_cast<int>(keep));
+    if (cond) cond = ReplaceNow(*cond, static_cast<int>(out.scope.cols.size()));
+  }
+  out.node = circuit_->AddNode(
+      std::make_unique<UnnestOp>(std::move(args), t.with_ordinality, keep, std::move(cond), outer, Types(out.scope)),
+      {input}, Types(out.scope));
   return out;
 }
 
@@ -1211,12 +1239,27 @@ bool Planner::OuterOnReadsEnclosing(const sql::TableRef& t) {
 }
 
 Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t, const Plan* left_plan) {
+  // An UNNEST that reads no column (of t or an enclosing query) is a constant relation: any join
+  // takes it as its right side. One that reads t's columns is a flat-map of t.
+  bool reads = false;
   if (t.right->kind == sql::TableRef::Kind::kUnnest) {
-    // t [CROSS | INNER] JOIN UNNEST(t.a): a flat-map of the left side.
-    if (t.join_type != sql::JoinType::kCross && t.join_type != sql::JoinType::kInner)
-      ctx_.Error(t.pos, "outer joins with UNNEST are not supported yet");
+    std::vector<const Expr*> refs;
+    for (const auto& u : t.right->unnest) CollectRefs(*u, &refs);
+    reads = !refs.empty();
+  }
+  const bool plain = t.join_type == sql::JoinType::kCross || t.join_type == sql::JoinType::kInner ||
+                     t.join_type == sql::JoinType::kLeft;
+  if (t.right->kind == sql::TableRef::Kind::kUnnest &&
+      (reads || (plain && !t.natural && t.using_cols.empty() && !t.match_condition))) {
+    // t [CROSS | INNER | LEFT] JOIN UNNEST(t.a): a flat-map of the left side.
+    if (t.join_type != sql::JoinType::kCross && t.join_type != sql::JoinType::kInner &&
+        t.join_type != sql::JoinType::kLeft)
+      ctx_.Error(t.pos, "RIGHT and FULL joins with an UNNEST of the left side's columns are not supported yet");
     if (t.natural || !t.using_cols.empty())
-      ctx_.Error(t.pos, "NATURAL or USING joins with UNNEST are not supported yet");
+      ctx_.Error(t.pos, "NATURAL or USING joins with an UNNEST of the left side's columns are not supported yet");
+    if (t.match_condition)
+      ctx_.Error(t.asof_pos, "ASOF joins with an UNNEST of the left side's columns are not supported yet");
+    if (t.join_type == sql::JoinType::kLeft) return Unnest(PlanTableRef(*t.left), *t.right, true, t.on.get());
     Plan p = Unnest(PlanTableRef(*t.left), *t.right);
     if (t.on) {
       if (ContainsSubquery(*t.on)) ctx_.Error(t.on->pos, "subqueries in a join's ON condition are not supported yet");
@@ -1944,9 +1987,12 @@ bool Planner::ReadsEnclosing(const Expr& ref) const {
 void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
   const sql::Query& q = *e.subquery;
   const bool limited = q.limit || q.offset;
+  const bool array = e.kind == ExprKind::kSubquery && e.name == "ARRAY";
+  if (array && limited) ctx_.Error(e.pos, "LIMIT or OFFSET in ARRAY(subquery) is not supported yet");
   // ORDER BY expressions the select list does not output become trailing columns (dropped
-  // after the top-K); a syntax rewrite that adds nothing when repeated.
-  if (limited) AppendOrderByColumns(const_cast<sql::Query*>(&q));
+  // after the top-K; ARRAY(subquery) orders its elements by them); a syntax rewrite that adds
+  // nothing when repeated.
+  if (limited || array) AppendOrderByColumns(const_cast<sql::Query*>(&q));
   struct Enclosing {
     std::vector<const Scope*>* v;
     ~Enclosing() { v->pop_back(); }
@@ -2037,6 +2083,18 @@ void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
   AggSpec count_star;
   count_star.kind = AggKind::kCountStar;
   count_star.result_type = SqlType::Of(TypeId::kBigInt, false);
+
+  if (array) {
+    // The array of the subquery's rows; empty (not NULL) where it has none.
+    const size_t at = join_back(ArrayOfRows(body, q, k, e.pos));
+    const SqlType t = SqlType::Array(body.scope.cols[k].type, false);
+    BoundExprPtr v = MakeColumn(static_cast<int>(at + k), t.WithNullable(k > 0));
+    if (k > 0)
+      v = Call2(ExprOp::kCoalesce, t, std::move(v),
+                MakeLiteral(Value::String(EncodeArrayValue({}, (*t.fields)[0])), t));
+    result(std::move(v));
+    return;
+  }
 
   if (e.kind == ExprKind::kExists) {
     BoundExprPtr exists;
@@ -2447,8 +2505,11 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         if (found) ge = found;
       }
       if (ContainsAggregate(*ge)) ctx_.Error(g->pos, "aggregate functions are not allowed in GROUP BY");
-      BoundExprPtr b = ge == agg.window_call ? MakeColumn(agg.window_start, from.scope.cols[agg.window_start].type)
-                                             : binder_.Bind(*ge, from.scope);
+      // The group window (grouping sets may repeat it; PlanGroupWindow checked the copies agree).
+      const bool window =
+          agg.window_call && ge->kind == ExprKind::kFunction && !ge->over && ge->name == agg.window_call->name;
+      BoundExprPtr b =
+          window ? MakeColumn(agg.window_start, from.scope.cols[agg.window_start].type) : binder_.Bind(*ge, from.scope);
       int at = -1;
       for (size_t n = k; n < agg.group_exprs.size() && at < 0 && !s.grouping_sets.empty(); ++n)
         if (b->Equals(*agg.group_exprs[n])) at = static_cast<int>(n);
@@ -2470,6 +2531,8 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         std::vector<int> keys;
         for (int i : set)
           if (std::find(keys.begin(), keys.end(), group_index[i]) == keys.end()) keys.push_back(group_index[i]);
+        // GROUP BY HOP: every set holds the window's start, so its end too.
+        if (agg.window_call) keys.push_back(static_cast<int>(agg.group_exprs.size() - 1));
         sets.push_back(std::move(keys));
       }
       for (size_t g = 0; g < agg.group_exprs.size(); ++g)

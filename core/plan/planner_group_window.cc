@@ -8,6 +8,8 @@
 // TUMBLE(...) needs none of this: a row has one window, a scalar of its timestamp.)
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/expr/time.h"
 #include "core/operators/hop.h"
 #include "core/operators/map.h"
@@ -21,18 +23,38 @@ using sql::ExprKind;
 
 Planner::Plan Planner::PlanGroupWindow(const sql::Select& s, Plan from, bool correlated, AggContext* agg) {
   const Expr* call = nullptr;
-  for (const auto& g : s.group_by) {
+  std::vector<size_t> at;  // the positions of the call in GROUP BY (grouping sets may repeat it)
+  for (size_t i = 0; i < s.group_by.size(); ++i) {
+    const Expr* g = s.group_by[i].get();
     if (g->kind != ExprKind::kFunction || g->over || (g->name != "HOP" && g->name != "SESSION")) continue;
-    if (call) ctx_.Error(g->pos, "only one HOP or SESSION is allowed in GROUP BY");
-    call = g.get();
+    if (call) {
+      bool same = g->name == call->name && !s.grouping_sets.empty();
+      if (same) {
+        std::vector<BoundExprPtr> a = binder_.BindGroupWindowArgs(*call, from.scope),
+                                  b = binder_.BindGroupWindowArgs(*g, from.scope);
+        same = a.size() == b.size();
+        for (size_t j = 0; same && j < a.size(); ++j) same = a[j]->Equals(*b[j]);
+      }
+      if (!same) ctx_.Error(g->pos, "only one HOP or SESSION is allowed in GROUP BY");
+    }
+    if (!call) call = g;
+    at.push_back(i);
   }
   if (!call) return from;
   if (correlated)
     ctx_.Error(call->pos, fmt::format("GROUP BY {} in a correlated subquery is not supported yet", call->name));
-  if (!s.grouping_sets.empty())
-    ctx_.Error(call->pos,
-               fmt::format("GROUP BY {} with GROUPING SETS, ROLLUP or CUBE is not supported yet", call->name));
   const bool hop = call->name == "HOP";
+  // GROUPING SETS / ROLLUP / CUBE next to HOP: the window is a key of every set (a row is in
+  // several windows, so a set without the window would count it several times). SESSION's
+  // sessions form among the rows with the same other keys, which differ from set to set.
+  if (!s.grouping_sets.empty()) {
+    if (!hop) ctx_.Error(call->pos, "GROUP BY SESSION with GROUPING SETS, ROLLUP or CUBE is not supported yet");
+    for (const auto& set : s.grouping_sets) {
+      bool has = false;
+      for (size_t i : at) has = has || std::find(set.begin(), set.end(), static_cast<int>(i)) != set.end();
+      if (!has) ctx_.Error(call->pos, "a grouping set without GROUP BY HOP(...)'s window is not supported yet");
+    }
+  }
   std::vector<BoundExprPtr> args = binder_.BindGroupWindowArgs(*call, from.scope);
 
   // The timestamp and (SESSION) the other GROUP BY keys as columns: hidden ones for expressions.
