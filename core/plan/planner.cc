@@ -2299,13 +2299,15 @@ Planner::Plan Planner::GeneralOuterJoin(Plan left, Plan right, std::vector<std::
 // aggregates' arguments), each projected to the common layout (every group key, NULL where the
 // set lacks it; then the aggregates, a GROUPING(...) slot being the set's constant mask) and
 // unioned. Each piece is an ordinary incremental aggregate, and an empty set is a global
-// aggregate, so it has its row even over no input, as in PostgreSQL.
+// aggregate, so it has its row even over no input, as in PostgreSQL. `set_pre_nodes` (GROUP BY
+// HOP/SESSION) gives each set its own pre-aggregation map.
 int Planner::GroupingSets(int pre_node, const std::vector<PhysType>& pre_types, const std::vector<AggSpec>& specs,
                           const AggContext& agg, const std::vector<std::vector<int>>& sets,
-                          const std::vector<PhysType>& out_types) {
+                          const std::vector<PhysType>& out_types, const std::vector<int>* set_pre_nodes) {
   const size_t num_keys = agg.group_exprs.size();
   std::vector<int> parts;
   for (const auto& set : sets) {
+    const int set_pre = set_pre_nodes ? (*set_pre_nodes)[&set - sets.data()] : pre_node;
     // Input of this set's aggregate: its keys, then every argument column of the pre map.
     std::vector<BoundExprPtr> in;
     std::vector<PhysType> in_types;
@@ -2332,7 +2334,7 @@ int Planner::GroupingSets(int pre_node, const std::vector<PhysType>& pre_types, 
       real.push_back(sp);
       agg_types.push_back(sp.result_type.phys());
     }
-    int node = AddMap(nullptr, std::move(in), pre_node, in_types);
+    int node = AddMap(nullptr, std::move(in), set_pre, in_types);
     node =
         circuit_->AddNode(std::make_unique<AggregateOp>(in_types, static_cast<int>(set.size()), real, circuit_->pool()),
                           {node}, agg_types);
@@ -2531,8 +2533,12 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         std::vector<int> keys;
         for (int i : set)
           if (std::find(keys.begin(), keys.end(), group_index[i]) == keys.end()) keys.push_back(group_index[i]);
-        // GROUP BY HOP: every set holds the window's start, so its end too.
-        if (agg.window_call) keys.push_back(static_cast<int>(agg.group_exprs.size() - 1));
+        // GROUP BY HOP/SESSION: a set with the window's start has its end too.
+        bool start = false;
+        for (int g : keys)
+          start = start || (agg.window_call && agg.group_exprs[g]->op == ExprOp::kColumn &&
+                            agg.group_exprs[g]->column_index == agg.window_start);
+        if (start) keys.push_back(static_cast<int>(agg.group_exprs.size()) - 1);  // the end, pushed last
         sets.push_back(std::move(keys));
       }
       for (size_t g = 0; g < agg.group_exprs.size(); ++g)
@@ -2589,6 +2595,18 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         add_pre(agg.keys[a], &specs[a].key);
         add_pre(agg.filters[a], &specs[a].filter);
       }
+      // GROUP BY HOP/SESSION with grouping sets: each set's own input (see AggContext).
+      std::vector<int> set_pre_nodes;
+      if (agg.window_input && !s.grouping_sets.empty()) {
+        if (from.node != agg.window_node)
+          ctx_.Error(s.pos,
+                     fmt::format("GROUP BY {} with GROUPING SETS here is not supported yet", agg.window_call->name));
+        for (const auto& items : s.grouping_sets) {
+          std::vector<BoundExprPtr> copy;
+          for (const auto& e : pre) copy.push_back(e->Clone());
+          set_pre_nodes.push_back(AddMap(nullptr, std::move(copy), agg.window_input(items), pre_types));
+        }
+      }
       int pre_node = AddMap(nullptr, std::move(pre), from.node, pre_types);
       for (const auto& g : agg.group_exprs) {
         ScopeColumn c{"", "", g->type, false};
@@ -2606,7 +2624,8 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
           sets.emplace_back();
           for (size_t g = 0; g < agg.group_exprs.size(); ++g) sets.back().push_back(static_cast<int>(g));
         }
-        agg_plan.node = GroupingSets(pre_node, pre_types, specs, agg, sets, Types(agg_plan.scope));
+        agg_plan.node = GroupingSets(pre_node, pre_types, specs, agg, sets, Types(agg_plan.scope),
+                                     set_pre_nodes.empty() ? nullptr : &set_pre_nodes);
         return;
       }
       agg_plan.node = circuit_->AddNode(

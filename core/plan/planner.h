@@ -141,7 +141,7 @@ class Planner {
   // The aggregate of a block with GROUPING SETS / ROLLUP / CUBE or GROUPING(...) calls.
   int GroupingSets(int pre_node, const std::vector<PhysType>& pre_types, const std::vector<AggSpec>& specs,
                    const AggContext& agg, const std::vector<std::vector<int>>& sets,
-                   const std::vector<PhysType>& out_types);
+                   const std::vector<PhysType>& out_types, const std::vector<int>* set_pre_nodes = nullptr);
   Plan Distinct(Plan p);
   Plan Project(const Plan& p, std::vector<BoundExprPtr> proj, std::vector<ScopeColumn> cols);
   Plan PlanTableRef(const sql::TableRef& t);

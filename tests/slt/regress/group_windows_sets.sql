@@ -1,7 +1,9 @@
-# GROUPING SETS / ROLLUP / CUBE next to GROUP BY HOP(...) (the window a key of every set), against
-# PostgreSQL 15: tools/mk_pg.py group_windows_sets.sql > group_windows_sets.test. PostgreSQL has
-# no group windows: each query carries its PostgreSQL form after ' --pg: ' (date_bin and
-# generate_series put each row in its hopping windows).
+# GROUPING SETS / ROLLUP / CUBE next to GROUP BY HOP(...) (the window a key of every set) and
+# GROUP BY SESSION(...) (each set's sessions formed among the rows with the same keys of that
+# set), against PostgreSQL 15: tools/mk_pg.py group_windows_sets.sql > group_windows_sets.test.
+# PostgreSQL has no group windows: each query carries its PostgreSQL form after ' --pg: '
+# (date_bin and generate_series put each row in its hopping windows; sessions are
+# gaps-and-islands with LAG, one UNION ALL branch per grouping set).
 S: CREATE TABLE ev(id INTEGER, k INTEGER, ts TIMESTAMP, v INTEGER)
 S: INSERT INTO ev VALUES (1, 1, '2020-01-31 10:15:00', 5), (2, 1, '2020-01-31 10:20:00', 3), (3, 1, '2020-01-31 10:40:00', NULL), (4, 2, '2020-01-31 10:25:00', 7)
 S: INSERT INTO ev VALUES (5, 2, '2020-01-31 10:50:00', 1), (6, NULL, '2020-01-31 10:12:00', 2), (7, 2, '1969-12-31 23:30:00', 4), (8, 1, '1969-12-31 23:45:00', 6), (9, 3, NULL, 9)
@@ -10,4 +12,6 @@ Q TIIII: SELECT HOP_START(ts, INTERVAL '10' MINUTE, INTERVAL '30' MINUTE), k, GR
 Q TTII: SELECT HOP_END(ts, INTERVAL '15' MINUTE, INTERVAL '30' MINUTE), k, COUNT(*), MAX(v) FROM ev GROUP BY GROUPING SETS ((k, HOP(ts, INTERVAL '15' MINUTE, INTERVAL '30' MINUTE)), (HOP(ts, INTERVAL '15' MINUTE, INTERVAL '30' MINUTE))) --pg: SELECT w + interval '30 minutes', k, COUNT(*), MAX(v) FROM ev, generate_series(0, 2) AS g(n), LATERAL (SELECT date_bin('15 minutes', ts, TIMESTAMP '1970-01-01') - n * interval '15 minutes' AS w) x WHERE w > ts - interval '30 minutes' GROUP BY GROUPING SETS ((k, w), (w))
 Q TIIII: SELECT HOP_START(ts, INTERVAL '20' MINUTE, INTERVAL '40' MINUTE), k, v > 4, COUNT(*), SUM(id) FROM ev GROUP BY HOP(ts, INTERVAL '20' MINUTE, INTERVAL '40' MINUTE), CUBE(k, v > 4) --pg: SELECT w, k, v > 4, COUNT(*), SUM(id) FROM ev, generate_series(0, 2) AS g(n), LATERAL (SELECT date_bin('20 minutes', ts, TIMESTAMP '1970-01-01') - n * interval '20 minutes' AS w) x WHERE w > ts - interval '40 minutes' GROUP BY w, CUBE(k, v > 4)
 E: CREATE VIEW bad1 AS SELECT k, COUNT(*) FROM ev GROUP BY ROLLUP(k, HOP(ts, INTERVAL '10' MINUTE, INTERVAL '30' MINUTE))
-E: CREATE VIEW bad2 AS SELECT k, COUNT(*) FROM ev GROUP BY SESSION(ts, INTERVAL '10' MINUTE), ROLLUP(k)
+Q ITIII: SELECT k, SESSION_START(ts, INTERVAL '10' MINUTE), GROUPING(k), COUNT(*), SUM(v) FROM ev GROUP BY SESSION(ts, INTERVAL '10' MINUTE), ROLLUP(k) --pg: WITH m1 AS (SELECT *, CASE WHEN ts - LAG(ts) OVER (PARTITION BY k ORDER BY ts) < interval '10 minutes' THEN 0 ELSE 1 END AS nw FROM ev WHERE ts IS NOT NULL), s1 AS (SELECT *, SUM(nw) OVER (PARTITION BY k ORDER BY ts ROWS UNBOUNDED PRECEDING) AS sid FROM m1), m2 AS (SELECT *, CASE WHEN ts - LAG(ts) OVER (ORDER BY ts) < interval '10 minutes' THEN 0 ELSE 1 END AS nw FROM ev WHERE ts IS NOT NULL), s2 AS (SELECT *, SUM(nw) OVER (ORDER BY ts ROWS UNBOUNDED PRECEDING) AS sid FROM m2) SELECT k, MIN(ts), 0, COUNT(*), SUM(v) FROM s1 GROUP BY k, sid UNION ALL SELECT NULL, MIN(ts), 1, COUNT(*), SUM(v) FROM s2 GROUP BY sid
+Q ITTI: SELECT k, SESSION_START(ts, INTERVAL '20' MINUTE), SESSION_END(ts, INTERVAL '20' MINUTE), MAX(id) FROM ev GROUP BY GROUPING SETS ((k, SESSION(ts, INTERVAL '20' MINUTE)), (k)) --pg: WITH m1 AS (SELECT *, CASE WHEN ts - LAG(ts) OVER (PARTITION BY k ORDER BY ts) < interval '20 minutes' THEN 0 ELSE 1 END AS nw FROM ev WHERE ts IS NOT NULL), s1 AS (SELECT *, SUM(nw) OVER (PARTITION BY k ORDER BY ts ROWS UNBOUNDED PRECEDING) AS sid FROM m1) SELECT k, MIN(ts), MAX(ts) + interval '20 minutes', MAX(id) FROM s1 GROUP BY k, sid UNION ALL SELECT k, NULL, NULL, MAX(id) FROM ev WHERE ts IS NOT NULL GROUP BY k
+E: CREATE VIEW bad2 AS SELECT k, COUNT(*) FROM ev GROUP BY SESSION(ts, INTERVAL '10' MINUTE), SESSION(ts, INTERVAL '20' MINUTE)
