@@ -1988,7 +1988,6 @@ void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
   const sql::Query& q = *e.subquery;
   const bool limited = q.limit || q.offset;
   const bool array = e.kind == ExprKind::kSubquery && e.name == "ARRAY";
-  if (array && limited) ctx_.Error(e.pos, "LIMIT or OFFSET in ARRAY(subquery) is not supported yet");
   // ORDER BY expressions the select list does not output become trailing columns (dropped
   // after the top-K; ARRAY(subquery) orders its elements by them); a syntax rewrite that adds
   // nothing when repeated.
@@ -2086,7 +2085,7 @@ void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
 
   if (array) {
     // The array of the subquery's rows; empty (not NULL) where it has none.
-    const size_t at = join_back(ArrayOfRows(body, q, k, e.pos));
+    const size_t at = join_back(ArrayOfRows(body, q, k, limited, e.pos));
     const SqlType t = SqlType::Array(body.scope.cols[k].type, false);
     BoundExprPtr v = MakeColumn(static_cast<int>(at + k), t.WithNullable(k > 0));
     if (k > 0)

@@ -104,8 +104,9 @@ class Planner {
   // ORDER BY ... LIMIT / OFFSET of q over p, per value of its first `lead` columns.
   Plan LimitPerDomain(Plan p, const sql::Query& q, size_t lead);
   // ARRAY(subquery) (planner_array_subquery.cc): `body` is the subquery's plan, its first k
-  // columns the domain's; returns [domain columns, the array of the rest's first column].
-  Plan ArrayOfRows(Plan body, const sql::Query& q, size_t k, sql::Pos pos);
+  // columns the domain's (cut by its LIMIT / OFFSET when `limited`); returns [domain columns,
+  // the array of the rest's first column].
+  Plan ArrayOfRows(Plan body, const sql::Query& q, size_t k, bool limited, sql::Pos pos);
   // Plans the subqueries of e (not those nested in them) as columns of *p, registered with the
   // binder, so that binding e over p->scope afterwards reads them.
   // `agg`: set when *p is an aggregate's output, over which the left side of IN binds.

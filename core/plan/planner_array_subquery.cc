@@ -15,11 +15,14 @@ namespace fld::plan {
 using sql::Expr;
 using sql::ExprKind;
 
-Planner::Plan Planner::ArrayOfRows(Plan body, const sql::Query& q, size_t k, sql::Pos pos) {
+Planner::Plan Planner::ArrayOfRows(Plan body, const sql::Query& q, size_t k, bool limited, sql::Pos pos) {
   size_t added = 0;  // ORDER BY expressions AppendOrderByColumns made trailing select items
   if (q.select)
     for (const auto& item : q.select->items) added += item.alias.starts_with(kOrderColumnPrefix) ? 1 : 0;
-  const size_t m = body.scope.cols.size() - k - added;
+  // The top-K of LIMIT / OFFSET drops those columns: the order must then be the output's.
+  if (limited && added > 0)
+    ctx_.Error(pos, "LIMIT or OFFSET in ARRAY(subquery) ordered by what it does not return is not supported yet");
+  const size_t m = body.scope.cols.size() - k - (limited ? 0 : added);
   if (m != 1) ctx_.Error(pos, fmt::format("ARRAY(subquery) must return one column, not {}", m));
   const SqlType vtype = body.scope.cols[k].type;
 
