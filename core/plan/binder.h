@@ -84,6 +84,11 @@ struct AggContext {
   const sql::Expr* window_call = nullptr;
   std::vector<BoundExprPtr> window_args;
   int window_start = -1, window_end = -1;
+  // With GROUPING SETS: `window_node` is the input with its windows; window_input(items) plans the
+  // input of the grouping set of those GROUP BY items (its own sessions; HOP's windows, or the
+  // rows once each with NULL windows when the set leaves the window out).
+  int window_node = -1;
+  std::function<int(const std::vector<int>& items)> window_input;
   // A window aggregate (SUM(...) OVER ...) in an aggregate block: its arguments bind through
   // the block's GROUP BY keys and aggregates (BindAggregate(arg, outer)).
   AggContext* outer = nullptr;

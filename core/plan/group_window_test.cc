@@ -263,6 +263,78 @@ CREATE MATERIALIZED VIEW hg AS SELECT k, HOP_START(ts, INTERVAL '2' MONTH, INTER
       12);
 }
 
+// Sessions of 5 s among rows with a timestamp, per k when `by_k` (NULL its own key), else over all
+// rows (k shown NULL): per session its start, end, COUNT(*) and SUM(v).
+std::vector<std::string> Sessions(const std::vector<Row>& rows, bool by_k) {
+  std::map<Int, std::vector<Row>> groups;
+  for (const Row& r : rows)
+    if (r.ts) groups[by_k ? r.k : Int()].push_back(r);
+  std::vector<std::string> out;
+  for (auto& [k, rs] : groups) {
+    std::sort(rs.begin(), rs.end(), [](const Row& a, const Row& b) { return *a.ts < *b.ts; });
+    for (size_t i = 0; i < rs.size();) {
+      size_t j = i + 1;
+      CountSum cs;
+      cs.Add(rs[i]);
+      while (j < rs.size() && *rs[j].ts - *rs[j - 1].ts < 5 * kSec) cs.Add(rs[j++]);
+      out.push_back(Cat(k, *rs[i].ts, *rs[j - 1].ts + 5 * kSec) + "|" + Cat(cs.n, cs.sum));
+      i = j;
+    }
+  }
+  return out;
+}
+
+TEST_CASE("GROUPING SETS with GROUP BY SESSION and HOP: incremental, as recomputed", "[group_window]") {
+  const std::string program = R"(CREATE TABLE t(k INT, ts TIMESTAMP, v INT);
+CREATE MATERIALIZED VIEW sr AS SELECT k, SESSION_START(ts, INTERVAL 5 SECOND) AS s,
+  SESSION_END(ts, INTERVAL 5 SECOND) AS e, COUNT(*) AS n, SUM(v) AS sv FROM t GROUP BY SESSION(ts, INTERVAL 5 SECOND), ROLLUP(k);
+CREATE MATERIALIZED VIEW sk AS SELECT k, COUNT(*) AS n, SUM(v) AS sv FROM t
+  GROUP BY GROUPING SETS ((k), (k, SESSION(ts, INTERVAL 5 SECOND)));
+CREATE MATERIALIZED VIEW hc AS SELECT k, HOP_START(ts, INTERVAL 3 SECOND, INTERVAL 10 SECOND) AS s, COUNT(*) AS n,
+  SUM(v) AS sv FROM t GROUP BY HOP(ts, INTERVAL 3 SECOND, INTERVAL 10 SECOND), CUBE(k);)";
+  auto sr = [](const std::vector<Row>& rows) {
+    std::vector<std::string> out = Sessions(rows, true), all = Sessions(rows, false);
+    out.insert(out.end(), all.begin(), all.end());
+    return out;
+  };
+  auto sk = [](const std::vector<Row>& rows) {
+    // (k): the rows with a timestamp (each in one session) per k; (k, SESSION): per k's session.
+    std::map<Int, CountSum> by_k;
+    for (const Row& r : rows)
+      if (r.ts) by_k[r.k].Add(r);
+    std::vector<std::string> out;
+    for (const auto& [k, cs] : by_k) out.push_back(Cat(k) + "|" + Cat(cs.n, cs.sum));
+    for (const std::string& x : Sessions(rows, true)) {
+      // k|start|end|n|sum -> k|n|sum
+      const size_t a = x.find('|'), b = x.find('|', a + 1), c = x.find('|', b + 1);
+      out.push_back(x.substr(0, a) + x.substr(c));
+    }
+    return out;
+  };
+  auto hc = [](const std::vector<Row>& rows) {
+    std::map<std::string, CountSum> g;
+    for (const Row& r : rows) {
+      if (!r.ts) continue;
+      for (int64_t w = -40; w <= 60; ++w) {
+        const int64_t start = w * 3 * kSec;
+        if (start <= *r.ts && *r.ts < start + 10 * kSec) {
+          g[Cat(r.k, start)].Add(r);
+          g[Cat(Int(), start) + "|all"].Add(r);
+        }
+      }
+    }
+    std::vector<std::string> out;
+    for (const auto& [key, cs] : g) out.push_back(key.substr(0, key.find("|all")) + "|" + Cat(cs.n, cs.sum));
+    return out;
+  };
+  CheckRandom(
+      program, {{"sr", sr}, {"sk", sk}, {"hc", hc}},
+      [](std::mt19937_64& rng) {
+        return (static_cast<int64_t>(rng() % 120) - 20) * kSec + static_cast<int64_t>(rng() % 3) * 250000;
+      },
+      13);
+}
+
 TEST_CASE("window functions over an aggregate: incremental, as recomputed", "[group_window]") {
   const std::string program = R"(CREATE TABLE t(k INT, ts TIMESTAMP, v INT);
 CREATE MATERIALIZED VIEW w AS SELECT k, SUM(v) AS s, COUNT(*) AS n, RANK() OVER (ORDER BY SUM(v) DESC NULLS LAST) AS r,

@@ -1048,22 +1048,32 @@ Planner::Plan Planner::OneRow() {
   return p;
 }
 
-Planner::Plan Planner::Unnest(Plan left, const sql::TableRef& t) {
-  BoundExprPtr array = binder_.Bind(*t.unnest, left.scope);
-  if (array->type.id == TypeId::kNull)
-    array = binder_.Coerce(std::move(array), SqlType::Array(SqlType::Of(TypeId::kInteger)), t.pos);
-  if (array->type.id != TypeId::kArray)
-    ctx_.Error(t.unnest->pos, fmt::format("UNNEST needs an ARRAY, not {}", array->type.WithNullable(true).ToString()));
-  if (ContainsNow(*array)) ctx_.Error(t.unnest->pos, "NOW() in UNNEST is not supported yet");
-  const SqlType& et = (*array->type.fields)[0];
+Planner::Plan Planner::Unnest(Plan left, const sql::TableRef& t, bool outer, const sql::Expr* on) {
+  std::vector<BoundExprPtr> args;
   std::vector<ScopeColumn> cols;
-  if (et.id == TypeId::kRow) {
-    for (size_t i = 0; i < et.fields->size(); ++i)
-      cols.push_back({t.alias, et.FieldName(i), (*et.fields)[i].WithNullable(true), false});
-  } else {
-    cols.push_back({t.alias, t.alias.empty() ? "EXPR$0" : t.alias, et.WithNullable(true), false});
+  for (const auto& u : t.unnest) {
+    BoundExprPtr a = binder_.Bind(*u, left.scope);
+    if (a->type.id == TypeId::kNull)
+      a = binder_.Coerce(std::move(a), SqlType::Array(SqlType::Of(TypeId::kInteger)), t.pos);
+    if (a->type.id != TypeId::kArray && a->type.id != TypeId::kMap)
+      ctx_.Error(u->pos, fmt::format("UNNEST needs an ARRAY or a MAP, not {}", a->type.WithNullable(true).ToString()));
+    // Columns without a name in the query are EXPR$n (n counts the UNNEST's columns), as Calcite;
+    // a single array of scalars is named by the alias, as PostgreSQL.
+    auto unnamed = [&] { return fmt::format("EXPR${}", cols.size()); };
+    const SqlType& et = (*a->type.fields)[0];
+    if (a->type.id == TypeId::kMap) {
+      cols.push_back({t.alias, unnamed(), et.WithNullable(true), false});
+      cols.push_back({t.alias, unnamed(), (*a->type.fields)[1].WithNullable(true), false});
+    } else if (et.id == TypeId::kRow) {
+      for (size_t i = 0; i < et.fields->size(); ++i)
+        cols.push_back({t.alias, et.FieldName(i), (*et.fields)[i].WithNullable(true), false});
+    } else {
+      cols.push_back(
+          {t.alias, t.alias.empty() || t.unnest.size() > 1 ? unnamed() : t.alias, et.WithNullable(true), false});
+    }
+    args.push_back(std::move(a));
   }
-  if (t.with_ordinality) cols.push_back({t.alias, "ORDINALITY", SqlType::Of(TypeId::kBigInt, false), false});
+  if (t.with_ordinality) cols.push_back({t.alias, "ORDINALITY", SqlType::Of(TypeId::kBigInt, outer), false});
   if (!t.column_names.empty()) {
     if (t.column_names.size() != cols.size())
       ctx_.Error(t.pos, fmt::format("UNNEST produces {} column{} but {} names are given", cols.size(),
@@ -1073,8 +1083,26 @@ Planner::Plan Planner::Unnest(Plan left, const sql::TableRef& t) {
   Plan out;
   out.scope = left.scope;
   for (auto& c : cols) out.scope.cols.push_back(std::move(c));
-  out.node = circuit_->AddNode(std::make_unique<UnnestOp>(std::move(array), t.with_ordinality, Types(out.scope)),
-                               {left.node}, Types(out.scope));
+  BoundExprPtr cond;
+  if (on) {
+    if (ContainsSubquery(*on)) ctx_.Error(on->pos, "subqueries in a join's ON condition are not supported yet");
+    cond = binder_.BindPredicate(*on, out.scope);
+    if (IsTrueLiteral(*cond)) cond = nullptr;
+  }
+  // NOW() in the arguments or the condition reads the clock's column, joined after the input's
+  // (AddMap does the same for maps); the operator does not copy it to its output.
+  bool now = cond && ContainsNow(*cond);
+  for (const auto& a : args) now = now || ContainsNow(*a);
+  const size_t keep = left.scope.cols.size();
+  int input = left.node;
+  if (now) {
+    input = JoinClock(input);
+    for (auto& a : args) a = ReplaceNow(*a, static_cast<int>(keep));
+    if (cond) cond = ReplaceNow(*cond, static_cast<int>(out.scope.cols.size()));
+  }
+  out.node = circuit_->AddNode(
+      std::make_unique<UnnestOp>(std::move(args), t.with_ordinality, keep, std::move(cond), outer, Types(out.scope)),
+      {input}, Types(out.scope));
   return out;
 }
 
@@ -1313,12 +1341,27 @@ Planner::Plan Planner::RightFullOverDomain(const Plan& domain, const sql::TableR
 
 Planner::Plan Planner::PlanJoinRef(const sql::TableRef& t, const Plan* left_plan, const Plan* right_plan,
                                    std::vector<std::pair<BoundExprPtr, BoundExprPtr>> extra_keys) {
+  // An UNNEST that reads no column (of t or an enclosing query) is a constant relation: any join
+  // takes it as its right side. One that reads t's columns is a flat-map of t.
+  bool reads = false;
   if (t.right->kind == sql::TableRef::Kind::kUnnest) {
-    // t [CROSS | INNER] JOIN UNNEST(t.a): a flat-map of the left side.
-    if (t.join_type != sql::JoinType::kCross && t.join_type != sql::JoinType::kInner)
-      ctx_.Error(t.pos, "outer joins with UNNEST are not supported yet");
+    std::vector<const Expr*> refs;
+    for (const auto& u : t.right->unnest) CollectRefs(*u, &refs);
+    reads = !refs.empty();
+  }
+  const bool plain = t.join_type == sql::JoinType::kCross || t.join_type == sql::JoinType::kInner ||
+                     t.join_type == sql::JoinType::kLeft;
+  if (t.right->kind == sql::TableRef::Kind::kUnnest &&
+      (reads || (plain && !t.natural && t.using_cols.empty() && !t.match_condition))) {
+    // t [CROSS | INNER | LEFT] JOIN UNNEST(t.a): a flat-map of the left side.
+    if (t.join_type != sql::JoinType::kCross && t.join_type != sql::JoinType::kInner &&
+        t.join_type != sql::JoinType::kLeft)
+      ctx_.Error(t.pos, "RIGHT and FULL joins with an UNNEST of the left side's columns are not supported yet");
     if (t.natural || !t.using_cols.empty())
-      ctx_.Error(t.pos, "NATURAL or USING joins with UNNEST are not supported yet");
+      ctx_.Error(t.pos, "NATURAL or USING joins with an UNNEST of the left side's columns are not supported yet");
+    if (t.match_condition)
+      ctx_.Error(t.asof_pos, "ASOF joins with an UNNEST of the left side's columns are not supported yet");
+    if (t.join_type == sql::JoinType::kLeft) return Unnest(PlanTableRef(*t.left), *t.right, true, t.on.get());
     Plan p = Unnest(PlanTableRef(*t.left), *t.right);
     if (t.on) {
       if (ContainsSubquery(*t.on)) ctx_.Error(t.on->pos, "subqueries in a join's ON condition are not supported yet");
@@ -2162,9 +2205,11 @@ bool Planner::ReadsEnclosing(const Expr& ref) const {
 void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
   const sql::Query& q = *e.subquery;
   const bool limited = q.limit || q.offset;
+  const bool array = e.kind == ExprKind::kSubquery && e.name == "ARRAY";
   // ORDER BY expressions the select list does not output become trailing columns (dropped
-  // after the top-K); a syntax rewrite that adds nothing when repeated.
-  if (limited) AppendOrderByColumns(const_cast<sql::Query*>(&q));
+  // after the top-K; ARRAY(subquery) orders its elements by them); a syntax rewrite that adds
+  // nothing when repeated.
+  if (limited || array) AppendOrderByColumns(const_cast<sql::Query*>(&q));
   struct Enclosing {
     std::vector<const Scope*>* v;
     ~Enclosing() { v->pop_back(); }
@@ -2238,6 +2283,18 @@ void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
   AggSpec count_star;
   count_star.kind = AggKind::kCountStar;
   count_star.result_type = SqlType::Of(TypeId::kBigInt, false);
+
+  if (array) {
+    // The array of the subquery's rows; empty (not NULL) where it has none.
+    const size_t at = join_back(ArrayOfRows(body, q, k, limited, e.pos));
+    const SqlType t = SqlType::Array(body.scope.cols[k].type, false);
+    BoundExprPtr v = MakeColumn(static_cast<int>(at + k), t.WithNullable(k > 0));
+    if (k > 0)
+      v = Call2(ExprOp::kCoalesce, t, std::move(v),
+                MakeLiteral(Value::String(EncodeArrayValue({}, (*t.fields)[0])), t));
+    result(std::move(v));
+    return;
+  }
 
   if (e.kind == ExprKind::kExists) {
     BoundExprPtr exists;
@@ -2564,13 +2621,15 @@ Planner::Plan Planner::GeneralOuterJoin(Plan left, Plan right, std::vector<std::
 // aggregates' arguments), each projected to the common layout (every group key, NULL where the
 // set lacks it; then the aggregates, a GROUPING(...) slot being the set's constant mask) and
 // unioned. Each piece is an ordinary incremental aggregate, and an empty set is a global
-// aggregate, so it has its row even over no input, as in PostgreSQL.
+// aggregate, so it has its row even over no input, as in PostgreSQL. `set_pre_nodes` (GROUP BY
+// HOP/SESSION) gives each set its own pre-aggregation map.
 int Planner::GroupingSets(int pre_node, const std::vector<PhysType>& pre_types, const std::vector<AggSpec>& specs,
                           const AggContext& agg, const std::vector<std::vector<int>>& sets,
-                          const std::vector<PhysType>& out_types) {
+                          const std::vector<PhysType>& out_types, const std::vector<int>* set_pre_nodes) {
   const size_t num_keys = agg.group_exprs.size();
   std::vector<int> parts;
   for (const auto& set : sets) {
+    const int set_pre = set_pre_nodes ? (*set_pre_nodes)[&set - sets.data()] : pre_node;
     // Input of this set's aggregate: its keys, then every argument column of the pre map.
     std::vector<BoundExprPtr> in;
     std::vector<PhysType> in_types;
@@ -2597,7 +2656,7 @@ int Planner::GroupingSets(int pre_node, const std::vector<PhysType>& pre_types, 
       real.push_back(sp);
       agg_types.push_back(sp.result_type.phys());
     }
-    int node = AddMap(nullptr, std::move(in), pre_node, in_types);
+    int node = AddMap(nullptr, std::move(in), set_pre, in_types);
     node =
         circuit_->AddNode(std::make_unique<AggregateOp>(in_types, static_cast<int>(set.size()), real, circuit_->pool()),
                           {node}, agg_types);
@@ -2850,8 +2909,11 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         PlanSubqueries(*ge, &from);
         SubqueryNodes(*ge, &agg.input_subqueries);
       }
-      BoundExprPtr b = ge == agg.window_call ? MakeColumn(agg.window_start, from.scope.cols[agg.window_start].type)
-                                             : binder_.Bind(*ge, from.scope);
+      // The group window (grouping sets may repeat it; PlanGroupWindow checked the copies agree).
+      const bool window =
+          agg.window_call && ge->kind == ExprKind::kFunction && !ge->over && ge->name == agg.window_call->name;
+      BoundExprPtr b =
+          window ? MakeColumn(agg.window_start, from.scope.cols[agg.window_start].type) : binder_.Bind(*ge, from.scope);
       int at = -1;
       for (size_t n = k; n < agg.group_exprs.size() && at < 0 && !s.grouping_sets.empty(); ++n)
         if (b->Equals(*agg.group_exprs[n])) at = static_cast<int>(n);
@@ -2874,6 +2936,12 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         for (size_t i = 0; i < k; ++i) keys.push_back(static_cast<int>(i));
         for (int i : set)
           if (std::find(keys.begin(), keys.end(), group_index[i]) == keys.end()) keys.push_back(group_index[i]);
+        // GROUP BY HOP/SESSION: a set with the window's start has its end too.
+        bool start = false;
+        for (int g : keys)
+          start = start || (agg.window_call && agg.group_exprs[g]->op == ExprOp::kColumn &&
+                            agg.group_exprs[g]->column_index == agg.window_start);
+        if (start) keys.push_back(static_cast<int>(agg.group_exprs.size()) - 1);  // the end, pushed last
         sets.push_back(std::move(keys));
       }
       for (size_t g = 0; g < agg.group_exprs.size(); ++g)
@@ -2956,6 +3024,18 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
         add_pre(agg.keys[a], &specs[a].key);
         add_pre(agg.filters[a], &specs[a].filter);
       }
+      // GROUP BY HOP/SESSION with grouping sets: each set's own input (see AggContext).
+      std::vector<int> set_pre_nodes;
+      if (agg.window_input && !s.grouping_sets.empty()) {
+        if (from.node != agg.window_node)
+          ctx_.Error(s.pos,
+                     fmt::format("GROUP BY {} with GROUPING SETS here is not supported yet", agg.window_call->name));
+        for (const auto& items : s.grouping_sets) {
+          std::vector<BoundExprPtr> copy;
+          for (const auto& e : pre) copy.push_back(e->Clone());
+          set_pre_nodes.push_back(AddMap(nullptr, std::move(copy), agg.window_input(items), pre_types));
+        }
+      }
       int pre_node = AddMap(nullptr, std::move(pre), from.node, pre_types);
       for (const auto& g : agg.group_exprs) {
         ScopeColumn c{"", "", g->type, false};
@@ -2972,7 +3052,8 @@ Planner::Plan Planner::PlanSelect(const sql::Select& s) {
           sets.emplace_back();
           for (size_t g = 0; g < agg.group_exprs.size(); ++g) sets.back().push_back(static_cast<int>(g));
         }
-        agg_plan.node = GroupingSets(pre_node, pre_types, specs, agg, sets, Types(agg_plan.scope));
+        agg_plan.node = GroupingSets(pre_node, pre_types, specs, agg, sets, Types(agg_plan.scope),
+                                     set_pre_nodes.empty() ? nullptr : &set_pre_nodes);
         if (domain) agg_plan.node = EmptySetsOverDomain(agg_plan, *domain, from, pre_types, specs, agg, sets);
         return;
       }

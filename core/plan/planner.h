@@ -117,6 +117,10 @@ class Planner {
   Plan PlanOverDomain(const sql::Query& q, const Plan& outer, const std::vector<int>& corr);
   // ORDER BY ... LIMIT / OFFSET of q over p, per value of its first `lead` columns.
   Plan LimitPerDomain(Plan p, const sql::Query& q, size_t lead);
+  // ARRAY(subquery) (planner_array_subquery.cc): `body` is the subquery's plan, its first k
+  // columns the domain's (cut by its LIMIT / OFFSET when `limited`); returns [domain columns,
+  // the array of the rest's first column].
+  Plan ArrayOfRows(Plan body, const sql::Query& q, size_t k, bool limited, sql::Pos pos);
   // Plans the subqueries of e (not those nested in them) as columns of *p, registered with the
   // binder, so that binding e over p->scope afterwards reads them.
   // `agg`: set when *p is an aggregate's output, over which the left side of IN binds.
@@ -161,7 +165,7 @@ class Planner {
   // The aggregate of a block with GROUPING SETS / ROLLUP / CUBE or GROUPING(...) calls.
   int GroupingSets(int pre_node, const std::vector<PhysType>& pre_types, const std::vector<AggSpec>& specs,
                    const AggContext& agg, const std::vector<std::vector<int>>& sets,
-                   const std::vector<PhysType>& out_types);
+                   const std::vector<PhysType>& out_types, const std::vector<int>* set_pre_nodes = nullptr);
   // In a correlated subquery (`from` led by the domain's columns): agg_plan (the grouping sets'
   // union) with the rows of the sets that hold only the domain's keys added for the domain values
   // no row of `from` has (see planner.cc).
@@ -186,8 +190,9 @@ class Planner {
   Plan PlanWindowRef(const sql::TableRef& t);
   // A plan of one row and no column (SELECT without FROM, a leading UNNEST).
   Plan OneRow();
-  // UNNEST(t.unnest) applied to every row of `left` (see core/operators/unnest.h).
-  Plan Unnest(Plan left, const sql::TableRef& t);
+  // UNNEST(t.unnest...) applied to every row of `left` (see core/operators/unnest.h).
+  // `outer` keeps the rows of `left` that get no row (LEFT JOIN UNNEST ... ON `on`), padded with NULLs.
+  Plan Unnest(Plan left, const sql::TableRef& t, bool outer = false, const sql::Expr* on = nullptr);
   // The output holds the left columns (plus hidden key columns: *left_width of them in all),
   // then the right's.
   // Coerces each pair of key expressions (left, right) to their common type and makes every key

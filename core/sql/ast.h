@@ -146,8 +146,9 @@ struct TableRef {
   // [LEFT] ASOF JOIN: join_type kLeft or kInner; `on` holds the equalities.
   ExprPtr match_condition;  // MATCH_CONDITION (expr); non-null only for ASOF joins
   Pos asof_pos;             // of MATCH_CONDITION
-  // kUnnest: UNNEST(unnest) [WITH ORDINALITY] [AS] alias [(column_names)]
-  ExprPtr unnest;
+  // kUnnest: UNNEST(e, ...) [WITH ORDINALITY] [AS] alias [(column_names)]: `unnest` holds the
+  // arrays or maps, zipped side by side.
+  std::vector<ExprPtr> unnest;
   bool with_ordinality = false;
   std::vector<std::string> column_names;
 };

@@ -1222,8 +1222,9 @@ class Parser {
       ref->kind = TableRef::Kind::kUnnest;
       ref->pos = Take().pos;
       ExpectSym("(");
-      ref->unnest = ParseExpr();
-      if (IsSym(Peek(), ",")) FailAt(Peek().pos, "UNNEST of several arrays is not supported yet");
+      do {
+        ref->unnest.push_back(ParseExpr());
+      } while (AcceptSym(","));
       ExpectSym(")");
       if (AcceptKw("WITH")) {
         ExpectKw("ORDINALITY");
@@ -1884,10 +1885,18 @@ class Parser {
       return e;
     }
     if (u == "ARRAY" && (IsSym(Peek(1), "[") || IsSym(Peek(1), "("))) {
+      const bool bracket = IsSym(Peek(1), "[");
+      if (!bracket && ParenStartsQuery(1)) {
+        // ARRAY(subquery): a scalar subquery named "ARRAY", the array of its rows.
+        auto e = NewExpr(ExprKind::kSubquery, Take().pos);
+        e->name = "ARRAY";
+        Take();
+        e->subquery = ParseQueryExpr();
+        ExpectSym(")");
+        return e;
+      }
       auto e = NewExpr(ExprKind::kFunction, Take().pos);
       e->name = "ARRAY";
-      const bool bracket = IsSym(Peek(), "[");
-      if (!bracket && ParenStartsQuery(1)) FailAt(t.pos, "ARRAY(subquery) is not supported yet");
       Take();
       const char* close = bracket ? "]" : ")";
       if (!AcceptSym(close)) {
