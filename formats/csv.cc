@@ -227,9 +227,9 @@ void CsvWriter::AppendRow(const Batch& b, size_t r, std::string* out) const {
     if (!col.IsNull(r)) {
       switch (col.phys) {
         case PhysType::kStr:
-          if (type.IsString() || type.IsBinary())
+          if (type.IsString())
             AppendText(col.str[r], out);
-          else  // DECIMAL(p > 18), ROW, ARRAY, MAP, VARIANT: their text form
+          else  // BINARY (hex, as the parser reads it), DECIMAL(p > 18), ROW, ARRAY, MAP, ...: text
             AppendText(FormatValue(col.Get(r), type), out);
           break;
         case PhysType::kI64:

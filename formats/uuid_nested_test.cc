@@ -102,4 +102,23 @@ TEST_CASE("CSV reads ARRAY, MAP and ROW values as JSON text in a field", "[forma
   for (int c = 1; c < 5; ++c) CHECK(batch.Get(c, 2).IsNull());
 }
 
+TEST_CASE("CSV writes binary strings as the hex digits its parser reads back", "[formats]") {
+  Schema s;
+  s.fields = {{"id", SqlType::Of(TypeId::kInteger, false)}, {"b", SqlType::Of(TypeId::kVarbinary)}};
+  const std::string bytes("AB\n\0\xff,\"", 7);
+  BatchBuilder in(s.PhysTypes());
+  const std::vector<Value> row = {Value::Int(1), Value::String(bytes)};
+  in.AppendRow(row, 1);
+  Batch batch = in.Finish();
+  CsvWriter w(s);
+  std::string text;
+  w.AppendRow(batch, 0, &text);
+  CHECK(text == "1,41420a00ff2c22,1\n");
+  CsvParser p(s, CsvOptions{',', true});
+  BatchBuilder out(s.PhysTypes());
+  FormatError err;
+  REQUIRE(p.Parse(text.substr(0, text.size() - 1), &out, &err));
+  CHECK(out.Finish().Get(1, 0) == Value::String(bytes));
+}
+
 }  // namespace fld
