@@ -4,6 +4,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "formats/json.h"
 
 namespace fld {
 
@@ -25,6 +28,15 @@ bool ParseField(std::string_view text, const SqlType& type, Value* out) {
       out->i = v;
       return true;
     }
+  }
+  if (type.id == TypeId::kArray || type.id == TypeId::kMap || type.id == TypeId::kRow) {
+    // CSV has no nested values: the field holds the value's JSON text, as Feldera documents for
+    // arrays (`[1, 2]`; a MAP is an object `{"a": 1}`, a ROW an object keyed by field names),
+    // read as the JSON format reads it.
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) return false;
+    std::string why;
+    return JsonToValue(j, type, out, &why);
   }
   return ParseValue(text, type, out);
 }
@@ -215,9 +227,9 @@ void CsvWriter::AppendRow(const Batch& b, size_t r, std::string* out) const {
     if (!col.IsNull(r)) {
       switch (col.phys) {
         case PhysType::kStr:
-          if (type.IsString() || type.IsBinary())
+          if (type.IsString())
             AppendText(col.str[r], out);
-          else  // DECIMAL(p > 18), ROW, ARRAY, MAP, VARIANT: their text form
+          else  // BINARY (hex, as the parser reads it), DECIMAL(p > 18), ROW, ARRAY, MAP, ...: text
             AppendText(FormatValue(col.Get(r), type), out);
           break;
         case PhysType::kI64:

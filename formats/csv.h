@@ -5,9 +5,11 @@
 // by the delimiter; a field that starts with '"' is quoted, may contain delimiters, line breaks
 // and "" (one quote). An empty *unquoted* field is NULL whatever the column type (a NOT NULL
 // string column takes it as the empty string); a quoted "" is the empty string. Values are parsed
-// with fld::ParseValue. A record may leave out trailing columns that all have a DEFAULT (they
-// take it). A bad record leaves the builder untouched and reports a message plus the
-// 1-based character offset of the offending field within the record.
+// with fld::ParseValue; ARRAY, MAP and ROW values are JSON text read as the JSON format reads
+// them (`"[1, 2]"`, `"{""a"": 1}"`; a ROW an object keyed by field names). A record may leave
+// out trailing columns that all have a DEFAULT (they take it). A bad record leaves the builder
+// untouched and reports a message plus the 1-based character offset of the offending field
+// within the record.
 //
 // Output: one row becomes one line: the columns in schema order, then the weight. NULL is an
 // empty field; strings are quoted when they are empty or contain the delimiter, a quote, CR/LF,

@@ -131,6 +131,21 @@ bool Convert(const Json& j, const SqlType& type, Value* out, std::string* why) {
       *out = Value::String(std::move(bytes));
       return true;
     }
+    case TypeId::kUuid: {
+      // Its text, or (as Feldera also reads) an array of its 16 byte values.
+      if (j.is_string()) {
+        if (!ParseValue(j.get_ref<const std::string&>(), type, out)) return fail();
+        return true;
+      }
+      if (!j.is_array() || j.size() != 16) return fail();
+      std::string bytes;
+      for (const auto& b : j) {
+        if (!b.is_number_integer() || b.get<int64_t>() < 0 || b.get<int64_t>() > 255) return fail();
+        bytes.push_back(static_cast<char>(b.get<int64_t>()));
+      }
+      *out = Value::String(std::move(bytes));
+      return true;
+    }
     case TypeId::kArray: {
       if (!j.is_array()) return fail();
       const SqlType& et = (*type.fields)[0];
@@ -382,6 +397,7 @@ bool ConvertFast(simdjson::dom::element j, const SqlType& type, Value* out) {
     case TypeId::kDate:
     case TypeId::kTime:
     case TypeId::kTimestamp:
+    case TypeId::kUuid:
       return t == element_type::STRING && ParseValue(std::string_view(j), type, out);
     default:
       return false;

@@ -732,9 +732,21 @@ Value CastValue(const Value& v, const SqlType& from, const SqlType& to) {
     }
     if (!to.IsString()) bad();
   }
+  if (to.id == TypeId::kUuid) {
+    // From its text (a malformed one is an error) or from exactly 16 bytes (as Feldera).
+    if (from.IsBinary()) {
+      if (v.s.size() != 16) bad();
+      return v;
+    }
+    if (!from.IsString()) bad();
+    Value out;
+    if (!ParseValue(v.s, to, &out)) bad();
+    return out;
+  }
+  if (from.id == TypeId::kUuid && !to.IsString() && !to.IsBinary()) bad();
   if (to.IsBinary()) {
-    // From a string: its bytes; BINARY(n)/VARBINARY(n) keep at most n bytes.
-    if (!from.IsBinary() && !from.IsString()) bad();
+    // From a string: its bytes; from a UUID its 16 bytes; BINARY(n)/VARBINARY(n) keep at most n.
+    if (!from.IsBinary() && !from.IsString() && from.id != TypeId::kUuid) bad();
     std::string s = v.s;
     if (to.length >= 0 && s.size() > static_cast<size_t>(to.length)) s.resize(to.length);
     return Value::String(std::move(s));

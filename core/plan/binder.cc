@@ -172,6 +172,9 @@ SqlType Binder::CommonType(const SqlType& a, const SqlType& b, Pos pos) const {
     if ((a.id == TypeId::kDate && b.id == TypeId::kTimestamp) || (a.id == TypeId::kTimestamp && b.id == TypeId::kDate))
       return SqlType::Of(TypeId::kTimestamp, nullable);
   }
+  // A string compared with (or combined with) a UUID reads as one, as PostgreSQL's literals do.
+  if (a.id == TypeId::kUuid && b.IsString()) return a.WithNullable(nullable);
+  if (b.id == TypeId::kUuid && a.IsString()) return b.WithNullable(nullable);
   if (a.IsString() && b.IsTemporal()) return b.WithNullable(nullable);
   if (b.IsString() && a.IsTemporal()) return a.WithNullable(nullable);
   if (a.id == TypeId::kBoolean && b.id == TypeId::kBoolean) return a.WithNullable(nullable);
@@ -197,6 +200,13 @@ BoundExprPtr Binder::Coerce(BoundExprPtr e, const SqlType& target, Pos pos) cons
     const bool ok = o.IsInterval() ? o.id == (e->type.IsInterval() ? e->type.id : target.id)
                                    : o.IsExactNumeric() || (o.IsString() && target.IsString());
     if (!ok)
+      ctx_.Error(pos, fmt::format("cannot convert {} to {}", e->type.WithNullable(true).ToString(),
+                                  target.WithNullable(true).ToString()));
+  }
+  if (e->type.id == TypeId::kUuid || target.id == TypeId::kUuid) {
+    // A UUID converts to and from strings, binary strings (16 bytes) and VARIANT only (as Feldera).
+    const SqlType& o = e->type.id == TypeId::kUuid ? target : e->type;
+    if (!o.IsString() && !o.IsBinary() && o.id != TypeId::kVariant && o.id != TypeId::kUuid)
       ctx_.Error(pos, fmt::format("cannot convert {} to {}", e->type.WithNullable(true).ToString(),
                                   target.WithNullable(true).ToString()));
   }
@@ -325,6 +335,12 @@ BoundExprPtr Binder::BindLiteral(const Expr& e) const {
                                 &v))
         ctx_.Error(e.pos, fmt::format("'{}' is not a valid {}", e.text, t.WithNullable(true).ToString()));
       return MakeLiteral(Value::Int(v), t);
+    }
+    case LiteralKind::kUuid: {
+      SqlType t = SqlType::Of(TypeId::kUuid, false);
+      Value v;
+      if (!ParseValue(e.text, t, &v)) ctx_.Error(e.pos, fmt::format("'{}' is not a valid UUID", e.text));
+      return MakeLiteral(v, t);
     }
     case LiteralKind::kBinary: {
       SqlType t = SqlType::Of(TypeId::kVarbinary, false);

@@ -68,6 +68,7 @@ enum class LiteralKind : uint8_t {
   kTime,       // TIME '12:00:00'
   kTimestamp,  // TIMESTAMP '2024-01-01 12:00:00'
   kBinary,     // X'0A1b': text is the hex digits
+  kUuid,       // UUID '123e4567-e89b-12d3-a456-426655440000': text is the quoted part
   kInterval,   // INTERVAL '1 10:30' DAY TO MINUTE / INTERVAL 2 SECOND: text is the value, cast_type its type
 };
 

@@ -653,6 +653,7 @@ class Parser {
     }
     if (u == "VARIANT") return SqlType::Of(TypeId::kVariant);
     if (u == "GEOMETRY") return SqlType::Of(TypeId::kGeometry);
+    if (u == "UUID") return SqlType::Of(TypeId::kUuid);
     if (u == "INTERVAL") {
       if (!for_cast) FailAt(pos, "a table column cannot be an INTERVAL (as in Feldera)");
       return ParseIntervalQualifier();
@@ -661,7 +662,6 @@ class Parser {
       AcceptKw("INTEGER") || AcceptKw("INT");
       return SqlType::Of(TypeId::kBigInt);
     }
-    if (u == "UUID") FailAt(pos, "the UUID type is not supported yet");
     FailAt(pos, fmt::format("unknown type '{}'", name.text));
   }
 
@@ -1929,8 +1929,11 @@ class Parser {
       ExpectSym(")");
       return e;
     }
-    if ((u == "DATE" || u == "TIME" || u == "TIMESTAMP") && Peek(1).kind == TokenKind::kString) {
-      LiteralKind kind = u == "DATE" ? LiteralKind::kDate : u == "TIME" ? LiteralKind::kTime : LiteralKind::kTimestamp;
+    if ((u == "DATE" || u == "TIME" || u == "TIMESTAMP" || u == "UUID") && Peek(1).kind == TokenKind::kString) {
+      LiteralKind kind = u == "DATE"   ? LiteralKind::kDate
+                         : u == "TIME" ? LiteralKind::kTime
+                         : u == "UUID" ? LiteralKind::kUuid
+                                       : LiteralKind::kTimestamp;
       Pos pos = Take().pos;
       auto e = ParseLiteral(kind, Take());
       e->pos = pos;

@@ -85,6 +85,9 @@ std::string SqlType::ToString() const {
     case TypeId::kGeometry:
       s = "GEOMETRY";
       break;
+    case TypeId::kUuid:
+      s = "UUID";
+      break;
     case TypeId::kRow: {
       s = "ROW(";
       for (size_t i = 0; i < fields->size(); ++i)
@@ -509,6 +512,12 @@ bool ParseValue(std::string_view text, const SqlType& type, Value* out) {
       *out = Value::String(EncodeGeoPoint(x, y));
       return true;
     }
+    case TypeId::kUuid: {
+      std::string bytes;  // not trimmed: PostgreSQL and Feldera both reject blanks around a UUID
+      if (!ParseUuid(text, &bytes)) return false;
+      *out = Value::String(std::move(bytes));
+      return true;
+    }
     case TypeId::kRow:
     case TypeId::kArray:
     case TypeId::kIntervalDayTime:
@@ -517,6 +526,52 @@ bool ParseValue(std::string_view text, const SqlType& type, Value* out) {
       return false;
   }
   return false;
+}
+
+bool ParseUuid(std::string_view text, std::string* bytes) {
+  std::string_view t = text;
+  bool hyphens = t.size() != 32;
+  if (t.size() == 38) {  // {8-4-4-4-12}
+    if (t.front() != '{' || t.back() != '}') return false;
+    t = t.substr(1, 36);
+  } else if (t.size() == 45) {  // urn:uuid:8-4-4-4-12
+    if (t.substr(0, 9) != "urn:uuid:") return false;
+    t = t.substr(9);
+  } else if (t.size() != 36 && t.size() != 32) {
+    return false;
+  }
+  std::string out;
+  out.reserve(16);
+  int hi = -1;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (hyphens && (i == 8 || i == 13 || i == 18 || i == 23)) {
+      if (t[i] != '-') return false;
+      continue;
+    }
+    const int d = HexDigit(t[i]);
+    if (d < 0) return false;
+    if (hi < 0) {
+      hi = d;
+    } else {
+      out.push_back(static_cast<char>(hi * 16 + d));
+      hi = -1;
+    }
+  }
+  *bytes = std::move(out);
+  return true;
+}
+
+std::string FormatUuid(std::string_view bytes) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(36);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
+    const auto b = static_cast<unsigned char>(bytes[i]);
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
+  return out;
 }
 
 std::string EncodeGeoPoint(double x, double y) {
@@ -733,6 +788,7 @@ std::string FormatValue(const Value& v, const SqlType& type) {
     return out + "}";
   }
   if (type.id == TypeId::kVariant) return VariantToJson(v.s);
+  if (type.id == TypeId::kUuid) return FormatUuid(v.s);
   if (type.id == TypeId::kGeometry) {
     auto [x, y] = DecodeGeoPoint(v.s);
     const SqlType d = SqlType::Of(TypeId::kDouble);

@@ -17,7 +17,8 @@
 //         bytes, sign bit flipped, so byte order is numeric order);
 //         MAP<K, V> (EncodeMapValue: the entries sorted by key, ordered as Feldera orders maps);
 //         VARIANT (core/types/variant.h: a runtime type tag and the value, order-preserving);
-//         GEOMETRY (a point: EncodeGeoPoint, ordered by x then y)
+//         GEOMETRY (a point: EncodeGeoPoint, ordered by x then y);
+//         UUID (its 16 bytes, so byte order is PostgreSQL's and Feldera's uuid order)
 // `Value` is a scalar in that physical form plus NULL; it is used for literals, keys of
 // operator state and query results, never on the per-row path of an expression.
 #pragma once
@@ -60,6 +61,7 @@ enum class TypeId : uint8_t {
   kIntervalDayTime,
   kIntervalYearMonth,  // INTERVAL YEAR/MONTH, YEAR TO MONTH: months
   kGeometry,           // GEOMETRY: a point (x, y) of doubles, as Feldera's (ST_POINT)
+  kUuid,               // UUID: 16 bytes, written 8-4-4-4-12 in lower-case hex
 };
 
 // The fields an INTERVAL type is declared with (`INTERVAL DAY TO MINUTE`), smallest first.
@@ -108,6 +110,7 @@ struct SqlType {
       case TypeId::kMap:
       case TypeId::kVariant:
       case TypeId::kGeometry:
+      case TypeId::kUuid:
         return PhysType::kStr;
       case TypeId::kDecimal:
         return precision > kMaxNarrowDecimalPrecision ? PhysType::kStr : PhysType::kI64;
@@ -234,6 +237,13 @@ std::vector<Value> DecodeArrayValue(std::string_view encoded, const SqlType& ele
 // the value as ROW fields; 0x00 ends the map. Later duplicates of a key win (as MAP[...] does).
 std::string EncodeMapValue(std::vector<std::pair<Value, Value>> entries, const SqlType& map_type);
 std::vector<std::pair<Value, Value>> DecodeMapValue(std::string_view encoded, const SqlType& map_type);
+
+// UUID values: the text forms Feldera reads (its uuid library's): 32 hex digits, optionally
+// hyphenated 8-4-4-4-12, the hyphenated form in braces {...} or after "urn:uuid:"; digits in
+// either case. False when `text` is none of them. FormatUuid writes the hyphenated lower-case
+// form of 16 bytes.
+bool ParseUuid(std::string_view text, std::string* bytes);
+std::string FormatUuid(std::string_view bytes);
 
 // GEOMETRY values (points): x and y encoded as the two DOUBLE fields of a ROW (EncodeRowValue),
 // so byte order is (x, y) order. Text form "POINT (x y)" (WKT); ParseValue accepts it back.

@@ -31,6 +31,7 @@ enum Tag : uint8_t {
   kTimestampTag,
   kArrayTag,
   kMapTag,
+  kUuidTag,  // after the others, so that encodings stored before it keep their meaning
 };
 
 void Put64(std::string* out, uint64_t u) {
@@ -120,6 +121,10 @@ struct Reader {
           Skip();
           Skip();
         }
+        break;
+      case kUuidTag:
+        Need(16);
+        p += 16;
         break;
       default:
         if (tag < kNullTag || tag > kMapTag) Malformed();
@@ -224,6 +229,12 @@ std::string VariantFromValue(const Value& v, const SqlType& t) {
     }
     case TypeId::kVariant:
       return v.s;
+    case TypeId::kUuid:
+      out.push_back(static_cast<char>(kUuidTag));
+      out += v.s;
+      return out;
+    default:
+      break;
   }
   return VariantNull();
 }
@@ -267,6 +278,8 @@ std::string VariantTypeName(std::string_view variant) {
       return "VARIANT ARRAY";
     case kMapTag:
       return "MAP<VARIANT, VARIANT>";
+    case kUuidTag:
+      return "UUID";
     default:
       Malformed();
   }
@@ -372,6 +385,15 @@ bool VariantToValue(std::string_view variant, const SqlType& t, Value* out) {
       if (tag != kVarbinaryTag) return false;
       *out = Value::String(r.Bytes());
       return true;
+    case TypeId::kUuid:
+      if (tag == kUuidTag) {
+        r.Need(16);
+        *out = Value::String(std::string(r.in.substr(r.p, 16)));
+        return true;
+      }
+      // JSON has no UUIDs: a string in UUID form converts.
+      if (tag == kVarcharTag) return ParseValue(r.Bytes(), t, out);
+      return false;
     case TypeId::kDate:
     case TypeId::kTime:
     case TypeId::kTimestamp: {
@@ -796,6 +818,11 @@ bool AppendJson(Reader& r, std::string* out, bool strict) {
       JsonString(out, FormatValue(fld::Value::Int(r.Int()), SqlType::Of(id)));
       return true;
     }
+    case kUuidTag:
+      r.Need(16);
+      JsonString(out, FormatUuid(r.in.substr(r.p, 16)));
+      r.p += 16;
+      return true;
     case kArrayTag: {
       out->push_back('[');
       bool first = true;

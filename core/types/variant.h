@@ -11,6 +11,7 @@
 //   ARRAY (of VARIANT): per element 0x01 and the element's encoding, then 0x00;
 //   MAP (VARIANT to VARIANT): per entry, in key order, 0x01, the key's encoding and the value's,
 //   then 0x00.
+//   UUID: its 16 bytes.
 // Every encoding is self-delimiting and byte order is a total order that groups values by runtime
 // type, so equality (same type and same value, as Feldera), DISTINCT, GROUP BY, MIN and MAX work
 // on the bytes. Arrays, maps and ROWs cast to VARIANT become VARIANT arrays and maps whose

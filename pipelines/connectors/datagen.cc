@@ -415,6 +415,7 @@ class ConfigParser {
     if (!s.is_object()) Fail(fmt::format("settings of {} must be an object, not {}", field, s.dump()));
     if (type.id == TypeId::kGeometry)
       Fail(fmt::format("{}: datagen does not generate {} values (neither does Feldera's)", field, tname));
+    if (type.id == TypeId::kUuid) Fail(fmt::format("{}: datagen generating UUID values is not supported yet", field));
     const bool nested = type.IsBinary() || type.id == TypeId::kRow || type.id == TypeId::kArray ||
                         type.id == TypeId::kMap || type.id == TypeId::kVariant;
     if (type.id == TypeId::kMap)
