@@ -39,6 +39,12 @@ using sql::Pos;
 
 namespace {
 
+// A subquery's columns joined onto the query that reads it are read by position only: hidden,
+// so that `x IN (SELECT x FROM u)` leaves `x` naming the query's own column.
+void HideFrom(Scope* scope, size_t first) {
+  for (size_t i = first; i < scope->cols.size(); ++i) scope->cols[i].hidden = true;
+}
+
 void SplitAnd(const Expr* e, std::vector<const Expr*>* out) {
   if (!e) return;
   if (e->kind == ExprKind::kBinary && e->op == sql::Op::kAnd) {
@@ -2241,6 +2247,7 @@ void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
   auto join_back = [&](const Plan& right) {
     size_t lw = 0;
     *p = Join(*p, right, NullSafeKeys(p->scope, corr, right.scope, dom), k > 0, false, e.pos, &lw);
+    HideFrom(&p->scope, lw);
     return lw;
   };
   // Appends e as a hidden column of *p; the subquery expression reads it.
@@ -2398,6 +2405,7 @@ void Planner::PlanSubquery(const Expr& e, Plan* p, AggContext* agg) {
   keys.emplace_back(std::move(x), MakeColumn(static_cast<int>(k), values.scope.cols[k].type));
   size_t lw = 0;
   *p = Join(*p, values, std::move(keys), true, false, e.pos, &lw);
+  HideFrom(&p->scope, lw);
   BoundExprPtr matched =
       Call1(ExprOp::kIsNotNull, BoolType(false), MakeColumn(static_cast<int>(lw + k + 1), BoolType(true)));
   BoundExprPtr in;
@@ -2499,6 +2507,7 @@ void Planner::RowIn(const Expr& e, Plan* p, AggContext* agg, const Plan& body, c
       keys.emplace_back(xs[keyed[j]]->Clone(), MakeColumn(static_cast<int>(k + j), values.scope.cols[k + j].type));
     size_t lw = 0;
     *p = Join(*p, values, std::move(keys), true, false, e.pos, &lw);
+    HideFrom(&p->scope, lw);
     return static_cast<int>(lw + k + keyed.size());
   };
   std::vector<int> all;
