@@ -11,6 +11,7 @@
 
 #include "core/common/error.h"
 #include "core/common/xxh64.h"
+#include "core/zset/arena_map.h"  // varints
 #include "wal/crc32c.h"
 
 namespace fld {
@@ -292,16 +293,12 @@ bool SplitStateValue(std::string_view stored, std::string_view* full_key, std::s
     return true;
   }
   if (stored[0] != 1) return false;
+  const char* p = stored.data() + 1;
+  const char* end = stored.data() + stored.size();
   uint64_t n = 0;
-  size_t i = 1;
-  for (int shift = 0; i < stored.size() && shift < 64; shift += 7) {
-    const uint8_t b = static_cast<uint8_t>(stored[i++]);
-    n |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if (!(b & 0x80)) break;
-  }
-  if (n > stored.size() - i) return false;
-  *full_key = stored.substr(i, n);
-  *value = stored.substr(i + n);
+  if (!GetVarintChecked(&p, end, &n) || n > static_cast<uint64_t>(end - p)) return false;
+  *full_key = std::string_view(p, n);
+  *value = std::string_view(p + n, end - p - n);
   return true;
 }
 }  // namespace
@@ -326,12 +323,7 @@ uint64_t StateStore::Txn::ApplyState(uint32_t node, const std::vector<StateChang
       value.assign(1, long_key ? 1 : 0);
       if (long_key) {
         char len[10];
-        size_t n = 0;
-        for (uint64_t x = full.size();; x >>= 7) {
-          len[n++] = static_cast<char>((x & 0x7f) | (x >= 0x80 ? 0x80 : 0));
-          if (x < 0x80) break;
-        }
-        value.append(len, n).append(full);
+        value.append(len, PutVarint(len, full.size())).append(full);
       }
       value.append(c.value);
     };

@@ -451,15 +451,11 @@ void JoinOp::RestoreEntry(std::string_view key, std::string_view value) {
     const char* p = value.data() + 1;
     const char* end = value.data() + value.size();
     while (p < end) {
-      const char* q = p;
       uint64_t len = 0;
-      for (int shift = 0; q < end && shift < 64; shift += 7) {
-        const uint8_t b = static_cast<uint8_t>(*q++);
-        len |= static_cast<uint64_t>(b & 0x7f) << shift;
-        if (!(b & 0x80)) break;
-      }
-      if (len + 8 > static_cast<uint64_t>(end - q)) Fail(ErrorKind::kCorruption, "a join's stored entry is cut short");
-      p = q + len + 8;
+      if (!GetVarintChecked(&p, end, &len) || len > static_cast<uint64_t>(end - p) ||
+          static_cast<uint64_t>(end - p) - len < 8)
+        Fail(ErrorKind::kCorruption, "a join's stored entry is cut short");
+      p += len + 8;
     }
     if (value.size() == 1 || side->trace.Find(k) != ArenaMap::kNone)
       Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");

@@ -57,6 +57,18 @@ inline uint64_t GetVarint(const char** p) {
   }
 }
 
+// GetVarint for bytes that may be damaged (stored state): false, instead of reading past `end`,
+// when the varint is cut short or longer than 10 bytes.
+inline bool GetVarintChecked(const char** p, const char* end, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; *p < end && shift < 70; shift += 7) {
+    const uint8_t b = static_cast<uint8_t>(*(*p)++);
+    *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+
 class ArenaMap {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
