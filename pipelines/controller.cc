@@ -399,12 +399,11 @@ void Controller::Impl::WriteCheckpoint(Written* w) {
       const int c = changes[x.second].key.compare(changes[y.second].key);
       return c != 0 ? c < 0 : x.second < y.second;
     });
-    std::vector<StateStore::Txn::StateChange> sorted;
-    sorted.reserve(changes.size());
-    for (const auto& [prefix, i] : order) sorted.push_back(changes[i]);
-    changes.swap(sorted);
+    std::vector<uint32_t> sequence(order.size());
+    for (size_t i = 0; i < order.size(); ++i) sequence[i] = order[i].second;
+    order = {};
     // After DropState the database is empty and nodes come in increasing order: append.
-    state_hash_ += txn->ApplyState(static_cast<uint32_t>(node), changes, w->drop_state);
+    state_hash_ += txn->ApplyState(static_cast<uint32_t>(node), changes, sequence, w->drop_state);
     w->entries += changes.size();
     w->bytes += d.bytes();
   }

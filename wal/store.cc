@@ -32,6 +32,17 @@ uint64_t RowHash(std::string_view row) {
   return (static_cast<uint64_t>(Crc32c(0, row.data(), row.size())) << 32) | Crc32c(0x9E3779B9u, row.data(), row.size());
 }
 
+// A write cursor on dbi, closed when it goes out of scope (before its transaction commits).
+struct WriteCursor {
+  MDB_cursor* c = nullptr;
+  WriteCursor(MDB_txn* t, MDB_dbi dbi, const std::string& dir) {
+    if (int rc = mdb_cursor_open(t, dbi, &c)) LmdbFail("open a cursor", rc, dir);
+  }
+  ~WriteCursor() { mdb_cursor_close(c); }
+  WriteCursor(const WriteCursor&) = delete;
+  WriteCursor& operator=(const WriteCursor&) = delete;
+};
+
 MDB_val Val(const std::string& s) {
   return MDB_val{s.size(), const_cast<char*>(s.data())};
 }
@@ -226,6 +237,7 @@ uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta
   // MDB_APPEND: no lookup, pages filled in order. Anything out of order takes the general path.
   MDB_stat st;
   bool append = mdb_stat(t, dbi, &st) == 0 && st.ms_entries == 0;
+  WriteCursor cur(t, dbi, store_->dir_);
   std::string row, key, value;
   uint64_t hash = 0;
   for (size_t r = 0; r < delta.size(); ++r) {
@@ -245,7 +257,7 @@ uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta
       value.assign(reinterpret_cast<const char*>(&w), 8);
       if (long_row) value += row;
       MDB_val nv = Val(value);
-      return mdb_put(t, dbi, &k, &nv, flags);
+      return mdb_cursor_put(cur.c, &k, &nv, flags);
     };
     if (append && w > 0) {
       int rc = put(MDB_APPEND);
@@ -254,7 +266,8 @@ uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta
       append = false;  // out of order: fall back for this row and the rest
     }
     append = false;
-    int rc = mdb_get(t, dbi, &k, &v);
+    // One B-tree walk per row: the cursor finds the key, then replaces or deletes in place.
+    int rc = mdb_cursor_get(cur.c, &k, &v, MDB_SET);  // MDB_SET leaves k on our bytes (the put needs them)
     if (rc == 0) {
       if (long_row && std::string_view(static_cast<const char*>(v.mv_data), v.mv_size).substr(8) != row)
         Fail(ErrorKind::kIo, "{}: state store: two rows of {} have the same key (a 64-bit hash collision)",
@@ -265,11 +278,12 @@ uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta
     } else if (rc != MDB_NOTFOUND) {
       LmdbFail("read " + name, rc, store_->dir_);
     }
+    const bool found = rc == 0;
     if (w == 0) {
-      if (rc == 0 && (rc = mdb_del(t, dbi, &k, nullptr))) LmdbFail("delete from " + name, rc, store_->dir_);
+      if (found && (rc = mdb_cursor_del(cur.c, 0))) LmdbFail("delete from " + name, rc, store_->dir_);
       continue;
     }
-    if ((rc = put(0))) LmdbFail("write " + name, rc, store_->dir_);
+    if ((rc = put(found ? MDB_CURRENT : 0))) LmdbFail("write " + name, rc, store_->dir_);
   }
   return hash;
 }
@@ -303,13 +317,16 @@ bool SplitStateValue(std::string_view stored, std::string_view* full_key, std::s
 }
 }  // namespace
 
-uint64_t StateStore::Txn::ApplyState(uint32_t node, const std::vector<StateChange>& changes, bool append) {
+uint64_t StateStore::Txn::ApplyState(uint32_t node, std::span<const StateChange> changes,
+                                     std::span<const uint32_t> order, bool append) {
   MDB_txn* t = static_cast<MDB_txn*>(txn_);
   MDB_dbi dbi = store_->Dbi(txn_, "state", true);
   const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(static_cast<MDB_env*>(store_->env_)));
+  WriteCursor cur(t, dbi, store_->dir_);
   std::string full, key, value;
   uint64_t hash = 0;
-  for (const StateChange& c : changes) {
+  for (uint32_t i : order) {
+    const StateChange& c = changes[i];
     full.clear();
     NodePrefix(node, &full);
     full.append(c.key);
@@ -330,7 +347,7 @@ uint64_t StateStore::Txn::ApplyState(uint32_t node, const std::vector<StateChang
     if (append && c.put) {
       encode();
       MDB_val nv = Val(value);
-      int rc = mdb_put(t, dbi, &k, &nv, MDB_APPEND);
+      int rc = mdb_cursor_put(cur.c, &k, &nv, MDB_APPEND);
       if (rc == 0) {
         hash += EntryHash(full, c.value);
         continue;
@@ -338,8 +355,10 @@ uint64_t StateStore::Txn::ApplyState(uint32_t node, const std::vector<StateChang
       if (rc != MDB_KEYEXIST) LmdbFail("write operator state", rc, store_->dir_);
       append = false;  // out of order (a long key's hash): the general path from here on
     }
-    int rc = mdb_get(t, dbi, &k, &v);
-    if (rc == 0) {
+    // One B-tree walk per entry: the cursor finds the key, then replaces or deletes in place.
+    int rc = mdb_cursor_get(cur.c, &k, &v, MDB_SET);  // MDB_SET leaves k on our bytes (the put needs them)
+    const bool found = rc == 0;
+    if (found) {
       std::string_view old_key = full, old_value;
       if (!SplitStateValue({static_cast<const char*>(v.mv_data), v.mv_size}, &old_key, &old_value))
         Fail(ErrorKind::kCorruption, "{}: state store: a stored operator entry is malformed", store_->dir_);
@@ -351,12 +370,13 @@ uint64_t StateStore::Txn::ApplyState(uint32_t node, const std::vector<StateChang
       LmdbFail("read operator state", rc, store_->dir_);
     }
     if (!c.put) {
-      if (rc == 0 && (rc = mdb_del(t, dbi, &k, nullptr))) LmdbFail("delete operator state", rc, store_->dir_);
+      if (found && (rc = mdb_cursor_del(cur.c, 0))) LmdbFail("delete operator state", rc, store_->dir_);
       continue;
     }
     encode();
     MDB_val nv = Val(value);
-    if ((rc = mdb_put(t, dbi, &k, &nv, 0))) LmdbFail("write operator state", rc, store_->dir_);
+    if ((rc = mdb_cursor_put(cur.c, &k, &nv, found ? MDB_CURRENT : 0)))
+      LmdbFail("write operator state", rc, store_->dir_);
     hash += EntryHash(full, c.value);
   }
   return hash;

@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,16 +52,17 @@ class StateStore {
     // Applies a change batch to relation `name` (adds weights; rows reaching 0 are removed).
     // Returns the change of the relation's content hash (see ReadRelation).
     uint64_t ApplyDelta(const std::string& name, const Batch& delta);
-    // Applies changes to the keyed state of operator `node`, in the order given (callers sort
-    // them by key, so pages fill in order). Returns the change of the state's content hash
-    // (see ForEachStateEntry).
+    // Applies changes[order[0]], changes[order[1]], ... to the keyed state of operator `node`
+    // (callers order them by key, so pages fill in order). Returns the change of the state's
+    // content hash (see ForEachStateEntry).
     struct StateChange {
       std::string_view key, value;
       bool put;  // false: erase (absent keys are ignored)
     };
     // `append`: the database holds no entry of this node or a later one (after DropState,
     // nodes in increasing order) and the changes are sorted puts: they go in with MDB_APPEND.
-    uint64_t ApplyState(uint32_t node, const std::vector<StateChange>& changes, bool append = false);
+    uint64_t ApplyState(uint32_t node, std::span<const StateChange> changes, std::span<const uint32_t> order,
+                        bool append = false);
     // Removes every stored keyed-state entry.
     void DropState();
     void Commit();

@@ -91,33 +91,40 @@ Batch Circuit::Contents(int relation) const {
   return static_cast<const IntegrateOp*>(nodes_[r.integrate_node].op.get())->Contents();
 }
 
-void Circuit::SaveState(std::string* out) const {
+void Circuit::WriteNodes(std::string* out, const std::function<void(size_t, StateWriter&)>& node) const {
   StateWriter w(out);
   w.U64(steps_);
   w.U64(nodes_.size());
-  for (const auto& n : nodes_) {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
     std::string s;
-    if (n.op->HasState() && !IsIntegrate(n)) {
+    if (nodes_[i].op->HasState() && !IsIntegrate(nodes_[i])) {
       StateWriter nw(&s);
-      n.op->SaveState(nw);
+      node(i, nw);
     }
     w.Str(s);
   }
 }
 
-void Circuit::RestoreState(std::string_view in) {
+void Circuit::ReadNodes(std::string_view in, const std::function<void(size_t, StateReader&)>& node) {
   StateReader r(in);
   steps_ = r.U64();
   uint64_t n = r.U64();
   if (n != nodes_.size())
     Fail(ErrorKind::kCorruption, "saved state has {} operators but the circuit has {}", n, nodes_.size());
-  for (auto& node : nodes_) {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
     std::string s = r.Str();
-    if (node.op->HasState() && !IsIntegrate(node)) {
-      StateReader nr(s);
-      node.op->RestoreState(nr);
-    }
+    if (!nodes_[i].op->HasState() || IsIntegrate(nodes_[i])) continue;
+    StateReader nr(s);
+    node(i, nr);
   }
+}
+
+void Circuit::SaveState(std::string* out) const {
+  WriteNodes(out, [&](size_t i, StateWriter& w) { nodes_[i].op->SaveState(w); });
+}
+
+void Circuit::RestoreState(std::string_view in) {
+  ReadNodes(in, [&](size_t i, StateReader& r) { nodes_[i].op->RestoreState(r); });
 }
 
 void Circuit::TrackChanges() {
@@ -126,45 +133,23 @@ void Circuit::TrackChanges() {
 }
 
 void Circuit::SaveChanges(std::string* out, std::vector<std::pair<int, StateDelta>>* deltas) {
-  StateWriter w(out);
-  w.U64(steps_);
-  w.U64(nodes_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    Node& n = nodes_[i];
-    std::string s;
-    if (n.op->HasState() && !IsIntegrate(n)) {
-      StateWriter nw(&s);
-      if (n.op->HasKeyedState()) {
-        StateDelta d;
-        n.op->SaveChanges(nw, d);
-        if (!d.empty()) deltas->emplace_back(static_cast<int>(i), std::move(d));
-      } else {
-        n.op->SaveState(nw);
-      }
-    }
-    w.Str(s);
-  }
+  WriteNodes(out, [&](size_t i, StateWriter& w) {
+    Operator& op = *nodes_[i].op;
+    if (!op.HasKeyedState()) return op.SaveState(w);
+    StateDelta d;
+    op.SaveChanges(w, d);
+    if (!d.empty()) deltas->emplace_back(static_cast<int>(i), std::move(d));
+  });
 }
 
 void Circuit::RestoreKeyed(std::string_view in, const std::function<void(int, const EntrySink&)>& entries) {
-  StateReader r(in);
-  steps_ = r.U64();
-  uint64_t n = r.U64();
-  if (n != nodes_.size())
-    Fail(ErrorKind::kCorruption, "saved state has {} operators but the circuit has {}", n, nodes_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    Node& node = nodes_[i];
-    std::string s = r.Str();
-    if (!node.op->HasState() || IsIntegrate(node)) continue;
-    StateReader nr(s);
-    if (!node.op->HasKeyedState()) {
-      node.op->RestoreState(nr);
-      continue;
-    }
-    node.op->BeginRestore(nr);
-    entries(static_cast<int>(i), [&](std::string_view k, std::string_view v) { node.op->RestoreEntry(k, v); });
-    node.op->EndRestore();
-  }
+  ReadNodes(in, [&](size_t i, StateReader& r) {
+    Operator& op = *nodes_[i].op;
+    if (!op.HasKeyedState()) return op.RestoreState(r);
+    op.BeginRestore(r);
+    entries(static_cast<int>(i), [&](std::string_view k, std::string_view v) { op.RestoreEntry(k, v); });
+    op.EndRestore();
+  });
 }
 
 uint64_t Circuit::LateRecords() const {

@@ -111,6 +111,10 @@ class Circuit {
     Batch output;
   };
   bool IsIntegrate(const Node& n) const;
+  // The saved-state frame both forms share: the step count, the node count, then one string per
+  // node, which node(i, ...) writes or reads for each stateful node (integrates excluded).
+  void WriteNodes(std::string* out, const std::function<void(size_t, StateWriter&)>& node) const;
+  void ReadNodes(std::string_view in, const std::function<void(size_t, StateReader&)>& node);
   ThreadPool* pool_;
   std::vector<Node> nodes_;
   std::vector<Relation> relations_;
