@@ -1,5 +1,7 @@
 #include "core/common/thread_pool.h"
 
+#include <utility>
+
 namespace fld {
 
 ThreadPool::ThreadPool(size_t workers) {
@@ -25,9 +27,15 @@ void ThreadPool::RunTasks() {
       i = next_++;
       fn = fn_;
     }
-    (*fn)(i);
+    std::exception_ptr error;
+    try {
+      (*fn)(i);
+    } catch (...) {
+      error = std::current_exception();
+    }
     {
       std::lock_guard lk(mu_);
+      if (error && !error_) error_ = error;
       if (++done_ == n_) cv_done_.notify_all();
     }
   }
@@ -58,6 +66,7 @@ void ThreadPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
     n_ = n;
     next_ = 0;
     done_ = 0;
+    error_ = nullptr;
     ++generation_;
   }
   cv_work_.notify_all();
@@ -65,6 +74,7 @@ void ThreadPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
   std::unique_lock lk(mu_);
   cv_done_.wait(lk, [&] { return done_ == n_; });
   fn_ = nullptr;
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
 }  // namespace fld

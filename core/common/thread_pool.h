@@ -2,10 +2,13 @@
 // across the pool (the calling thread takes part) and returns when all are done. Which thread
 // runs which index is unspecified, so callers write results into slots indexed by task and
 // combine them in index order: that keeps every result independent of the number of workers.
+// A task that throws does not stop the others; ParallelFor rethrows the first exception once
+// every task has finished. Tasks must not call ParallelFor on the same pool.
 #pragma once
 
 #include <condition_variable>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -33,6 +36,7 @@ class ThreadPool {
   const std::function<void(size_t)>* fn_ = nullptr;
   size_t n_ = 0, next_ = 0, done_ = 0;
   uint64_t generation_ = 0;
+  std::exception_ptr error_;  // the first task's exception in the current ParallelFor
   bool stop_ = false;
 };
 

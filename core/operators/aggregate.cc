@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <tuple>
 
 #include "core/common/error.h"
 #include "core/common/int512.h"
@@ -33,9 +34,11 @@ AggregateOp::AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vect
     record_bytes_ += st == Stored::kNothing ? 0 : st == Stored::kCount ? 8 : st == Stored::kBox ? 4 : 16;
     stored_.push_back(st);
   }
+  all_inline_ = std::find(stored_.begin(), stored_.end(), Stored::kBox) == stored_.end();
+  shards_.resize(pool_ != nullptr && pool_->workers() > 1 && num_keys_ > 0 ? pool_->workers() : 1);
 }
 
-void AggregateOp::LoadGroup(const char* rec, Group* g) {
+void AggregateOp::LoadGroup(Shard& sh, const char* rec, Group* g) {
   std::memcpy(&g->rows, rec, 8);
   g->accs.resize(aggs_.size());
   for (size_t a = 0; a < aggs_.size(); ++a) {
@@ -44,7 +47,7 @@ void AggregateOp::LoadGroup(const char* rec, Group* g) {
     if (stored_[a] == Stored::kBox) {
       uint32_t box;
       std::memcpy(&box, p, 4);
-      acc = std::move(boxes_[box]);
+      acc = std::move(sh.boxes[box]);
       continue;
     }
     acc = Acc{};
@@ -55,7 +58,7 @@ void AggregateOp::LoadGroup(const char* rec, Group* g) {
   }
 }
 
-void AggregateOp::StoreGroup(Group* g, const char* old_rec, std::string* rec) {
+void AggregateOp::StoreGroup(Shard& sh, Group* g, const char* old_rec, std::string* rec) {
   rec->assign(record_bytes_, '\0');
   char* out = rec->data();
   std::memcpy(out, &g->rows, 8);
@@ -81,14 +84,14 @@ void AggregateOp::StoreGroup(Group* g, const char* old_rec, std::string* rec) {
         uint32_t box;
         if (old_rec) {
           std::memcpy(&box, old_rec + offset_[a], 4);
-        } else if (!free_boxes_.empty()) {
-          box = free_boxes_.back();
-          free_boxes_.pop_back();
+        } else if (!sh.free_boxes.empty()) {
+          box = sh.free_boxes.back();
+          sh.free_boxes.pop_back();
         } else {
-          box = static_cast<uint32_t>(boxes_.size());
-          boxes_.emplace_back();
+          box = static_cast<uint32_t>(sh.boxes.size());
+          sh.boxes.emplace_back();
         }
-        boxes_[box] = std::move(acc);
+        sh.boxes[box] = std::move(acc);
         acc = Acc{};
         std::memcpy(p, &box, 4);
         break;
@@ -97,12 +100,12 @@ void AggregateOp::StoreGroup(Group* g, const char* old_rec, std::string* rec) {
   }
 }
 
-const AggregateOp::Acc& AggregateOp::AccIn(const char* rec, size_t a, Acc* tmp) const {
+const AggregateOp::Acc& AggregateOp::AccIn(const Shard& sh, const char* rec, size_t a, Acc* tmp) const {
   const char* p = rec + offset_[a];
   if (stored_[a] == Stored::kBox) {
     uint32_t box;
     std::memcpy(&box, p, 4);
-    return boxes_[box];
+    return sh.boxes[box];
   }
   *tmp = Acc{};
   if (stored_[a] != Stored::kNothing) std::memcpy(&tmp->count, p, 8);
@@ -111,16 +114,16 @@ const AggregateOp::Acc& AggregateOp::AccIn(const char* rec, size_t a, Acc* tmp) 
   return *tmp;
 }
 
-void AggregateOp::EraseGroup(uint32_t slot) {
-  const char* rec = groups_.Value(slot).data();
+void AggregateOp::EraseGroup(Shard& sh, uint32_t slot) {
+  const char* rec = sh.groups.Value(slot).data();
   for (size_t a = 0; a < aggs_.size(); ++a) {
     if (stored_[a] != Stored::kBox) continue;
     uint32_t box;
     std::memcpy(&box, rec + offset_[a], 4);
-    boxes_[box] = Acc{};
-    free_boxes_.push_back(box);
+    sh.boxes[box] = Acc{};
+    sh.free_boxes.push_back(box);
   }
-  groups_.Erase(slot);
+  sh.groups.Erase(slot);
 }
 
 const char* AggName(AggKind kind) {
@@ -142,7 +145,9 @@ std::string AggregateOp::Describe() const {
     }
     if (a.filter >= 0) s += fmt::format(" FILTER(${})", a.filter);
   }
-  if (gc_.active()) s += fmt::format(" (discards groups below the waterline of ${})", gc_.column());
+  const WaterlineIndex& gc = shards_[0].gc;
+  if (gc.active()) s += fmt::format(" (discards groups below the waterline of ${})", gc.column());
+  if (shards_.size() > 1) s += fmt::format(" ({} shards)", shards_.size());
   return s;
 }
 
@@ -430,22 +435,70 @@ void AggregateOp::Fold(Group* into, const Group& partial) const {
 
 Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
   const Batch& in = *inputs[0];
+  const uint32_t shards = static_cast<uint32_t>(shards_.size());
+  if (shards == 1) {
+    BatchBuilder out(out_types_);
+    StepShard(shards_[0], in, pool_, &out, nullptr);
+    if (!in.empty()) initialized_ = true;
+    return out.Finish();
+  }
+  if (in.empty()) {  // only discards below a waterline, if any
+    BatchBuilder out(out_types_);
+    for (Shard& sh : shards_) StepShard(sh, in, nullptr, &out, nullptr);
+    return out.Finish();
+  }
+  // Exchange: each shard steps over the rows of its keys; then the outputs merge in key order.
+  std::vector<int> key_cols(static_cast<size_t>(num_keys_));
+  for (int k = 0; k < num_keys_; ++k) key_cols[k] = k;
+  const auto rows = PartitionRows(in, key_cols, shards);
+  std::vector<Batch> outs(shards);
+  std::vector<std::vector<std::pair<std::string, uint32_t>>> emitted(shards);
+  pool_->ParallelFor(shards, [&](size_t s) {
+    BatchBuilder b(out_types_);
+    if (rows[s].size() == in.size())
+      StepShard(shards_[s], in, nullptr, &b, &emitted[s]);
+    else
+      StepShard(shards_[s], Gather(in, rows[s]), nullptr, &b, &emitted[s]);
+    outs[s] = b.Finish();
+  });
+  size_t total = 0;
+  for (const Batch& b : outs) total += b.size();
+  std::vector<RowRef> order;
+  order.reserve(total);
+  std::vector<size_t> next_group(shards, 0);
+  std::vector<uint32_t> next_row(shards, 0);
+  for (;;) {
+    uint32_t best = shards;
+    for (uint32_t s = 0; s < shards; ++s)
+      if (next_group[s] < emitted[s].size() &&
+          (best == shards || emitted[s][next_group[s]].first < emitted[best][next_group[best]].first))
+        best = s;
+    if (best == shards) break;
+    const uint32_t n = emitted[best][next_group[best]++].second;
+    for (uint32_t r = 0; r < n; ++r) order.push_back({best, next_row[best]++});
+  }
+  initialized_ = true;
+  return GatherRows(outs, order, out_types_);
+}
+
+void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchBuilder* out_rows,
+                            std::vector<std::pair<std::string, uint32_t>>* emitted) {
   const size_t n = in.size();
-  BatchBuilder out(out_types_);
+  BatchBuilder& out = *out_rows;
   auto discard_below = [&] {
-    for (const auto& key : gc_.TakeBelow()) {
-      uint32_t slot = groups_.Find(key);
-      if (slot != ArenaMap::kNone) EraseGroup(slot);
+    for (const auto& key : sh.gc.TakeBelow()) {
+      uint32_t slot = sh.groups.Find(key);
+      if (slot != ArenaMap::kNone) EraseGroup(sh, slot);
     }
   };
   if (n == 0 && (num_keys_ > 0 || initialized_)) {
     discard_below();
-    return out.Finish();
+    return;
   }
 
   std::vector<std::string> keys;
   std::vector<Group> partial;
-  if (!SmallKeyPreaggregate(in, &keys, &partial)) {
+  if (!SmallKeyPreaggregate(in, pool, &keys, &partial)) {
     // 1. Assign each row a dense group id; remember each group's key encoding.
     std::vector<uint32_t> gid(n);
     bool fast = false;
@@ -506,9 +559,9 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
   std::string rec;
   for (uint32_t g : order) {
     const std::string& key = keys[g];
-    uint32_t slot = groups_.Find(key);
+    uint32_t slot = sh.groups.Find(key);
     if (slot != ArenaMap::kNone) {
-      LoadGroup(groups_.Value(slot).data(), &cur);
+      LoadGroup(sh, sh.groups.Value(slot).data(), &cur);
     } else {
       cur.rows = 0;
       cur.accs.assign(aggs_.size(), Acc{});
@@ -520,25 +573,25 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
     bool has = cur.rows != 0 || num_keys_ == 0;
     if (has) row_of(key, cur, &new_row);
     if (has && slot == ArenaMap::kNone) {
-      StoreGroup(&cur, nullptr, &rec);
-      groups_.Insert(key, rec);
-      gc_.Added(key);
+      StoreGroup(sh, &cur, nullptr, &rec);
+      sh.groups.Insert(key, rec);
+      sh.gc.Added(key);
     } else if (has) {
-      StoreGroup(&cur, groups_.Value(slot).data(), &rec);
-      std::memcpy(groups_.MutableValue(slot), rec.data(), rec.size());
+      StoreGroup(sh, &cur, sh.groups.Value(slot).data(), &rec);
+      std::memcpy(sh.groups.MutableValue(slot), rec.data(), rec.size());
     } else if (slot != ArenaMap::kNone) {
       // Put the boxes back so that erasing frees them.
-      StoreGroup(&cur, groups_.Value(slot).data(), &rec);
-      gc_.Removed(key);
-      EraseGroup(slot);
+      StoreGroup(sh, &cur, sh.groups.Value(slot).data(), &rec);
+      sh.gc.Removed(key);
+      EraseGroup(sh, slot);
     }
     if (had && has && old_row == new_row) continue;
     if (had) out.AppendRow(old_row, -1);
     if (has) out.AppendRow(new_row, +1);
+    if (emitted) emitted->emplace_back(key, (had ? 1 : 0) + (has ? 1 : 0));
   }
-  initialized_ = true;
+  if (num_keys_ == 0) initialized_ = true;  // (keyed: Step sets it; shards run in parallel)
   discard_below();
-  return out.Finish();
 }
 
 void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint32_t>& gid,
@@ -641,7 +694,7 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
   }
 }
 
-bool AggregateOp::SmallKeyPreaggregate(const Batch& in, std::vector<std::string>* keys,
+bool AggregateOp::SmallKeyPreaggregate(const Batch& in, ThreadPool* pool, std::vector<std::string>* keys,
                                        std::vector<Group>* partial) const {
   const size_t n = in.size();
   if (num_keys_ != 1 || n == 0 || in.cols[0]->phys != PhysType::kI64 || in.cols[0]->HasNulls()) return false;
@@ -674,8 +727,8 @@ bool AggregateOp::SmallKeyPreaggregate(const Batch& in, std::vector<std::string>
     }
     r = {lo, hi, unit};
   };
-  if (pool_ && slices > 1)
-    pool_->ParallelFor(slices, scan);
+  if (pool && slices > 1)
+    pool->ParallelFor(slices, scan);
   else
     for (size_t s = 0; s < slices; ++s) scan(s);
   int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -748,8 +801,8 @@ bool AggregateOp::SmallKeyPreaggregate(const Batch& in, std::vector<std::string>
       }
     }
   };
-  if (pool_ && slices > 1)
-    pool_->ParallelFor(slices, work);
+  if (pool && slices > 1)
+    pool->ParallelFor(slices, work);
   else
     for (size_t s = 0; s < slices; ++s) work(s);
 
@@ -779,24 +832,25 @@ bool AggregateOp::SmallKeyPreaggregate(const Batch& in, std::vector<std::string>
 
 void AggregateOp::SaveState(StateWriter& w) const {
   w.U64(initialized_);
-  std::vector<std::pair<std::string_view, const char*>> entries;  // sorted: equal states, equal bytes
-  entries.reserve(groups_.size());
-  groups_.ForEachSlot([&](uint32_t s) { entries.emplace_back(groups_.Key(s), groups_.Value(s).data()); });
+  // Sorted by key: equal states, equal bytes, whatever the shards.
+  std::vector<std::tuple<std::string_view, const char*, const Shard*>> entries;
+  for (const Shard& sh : shards_)
+    sh.groups.ForEachSlot([&](uint32_t s) { entries.emplace_back(sh.groups.Key(s), sh.groups.Value(s).data(), &sh); });
   std::sort(entries.begin(), entries.end());
   w.U64(entries.size());
-  for (const auto& [key, rec] : entries) {
+  for (const auto& [key, rec, sh] : entries) {
     w.Str(key);
-    WriteGroup(w, rec);
+    WriteGroup(w, *sh, rec);
   }
 }
 
-void AggregateOp::WriteGroup(StateWriter& w, const char* rec) const {
+void AggregateOp::WriteGroup(StateWriter& w, const Shard& sh, const char* rec) const {
   Acc tmp;
   int64_t rows;
   std::memcpy(&rows, rec, 8);
   w.I64(rows);
   for (size_t a = 0; a < aggs_.size(); ++a) {
-    const Acc& acc = AccIn(rec, a, &tmp);
+    const Acc& acc = AccIn(sh, rec, a, &tmp);
     w.I64(acc.count);
     w.I64(acc.isum);
     w.F64(acc.dsum);
@@ -882,10 +936,11 @@ void AggregateOp::ReadGroup(StateReader& r, const std::string& key) {
       }
     }
   }
-  gc_.Added(key);
+  Shard& sh = ShardOf(key);
+  sh.gc.Added(key);
   std::string rec;
-  StoreGroup(&g, nullptr, &rec);
-  groups_.Insert(key, rec);
+  StoreGroup(sh, &g, nullptr, &rec);
+  sh.groups.Insert(key, rec);
 }
 
 // Keyed state: group key -> entry; the header is the initialized flag. A group whose
@@ -894,38 +949,44 @@ void AggregateOp::ReadGroup(StateReader& r, const std::string& key) {
 // 0 + WriteGroup's bytes.
 void AggregateOp::SaveChanges(StateWriter& w, StateDelta& d) {
   w.U64(initialized_);
-  groups_.ForEachErased([&](std::string_view k) { d.Erase(k); });
-  const bool raw = std::find(stored_.begin(), stored_.end(), Stored::kBox) == stored_.end();
+  const bool raw = all_inline_;
   std::string buf;
-  groups_.ForEachDirty([&](uint32_t s) {
-    std::string_view rec = groups_.Value(s);
-    buf.assign(1, raw ? 1 : 0);
-    if (raw) {
-      buf.append(rec);
-    } else {
-      StateWriter gw(&buf);
-      WriteGroup(gw, rec.data());
-    }
-    d.Put(groups_.Key(s), buf);
-  });
-  groups_.ClearChanges();
+  // A key lives in one shard, so its erase still comes before a later put of it.
+  for (Shard& sh : shards_) {
+    sh.groups.ForEachErased([&](std::string_view k) { d.Erase(k); });
+    sh.groups.ForEachDirty([&](uint32_t s) {
+      std::string_view rec = sh.groups.Value(s);
+      buf.assign(1, raw ? 1 : 0);
+      if (raw) {
+        buf.append(rec);
+      } else {
+        StateWriter gw(&buf);
+        WriteGroup(gw, sh, rec.data());
+      }
+      d.Put(sh.groups.Key(s), buf);
+    });
+    sh.groups.ClearChanges();
+  }
 }
 
 void AggregateOp::BeginRestore(StateReader& r) {
-  groups_.Clear();
-  boxes_.clear();
-  free_boxes_.clear();
-  gc_.Clear();
+  for (Shard& sh : shards_) {
+    sh.groups.Clear();
+    sh.boxes.clear();
+    sh.free_boxes.clear();
+    sh.gc.Clear();
+  }
   initialized_ = r.U64() != 0;
 }
 
 void AggregateOp::RestoreEntry(std::string_view key, std::string_view value) {
-  const bool raw = std::find(stored_.begin(), stored_.end(), Stored::kBox) == stored_.end();
+  const bool raw = all_inline_;
   if (value.empty() || value[0] != (raw ? 1 : 0) || (raw && value.size() != 1 + record_bytes_))
     Fail(ErrorKind::kCorruption, "an aggregate's stored group is malformed ({} bytes)", value.size());
   if (raw) {
-    groups_.Insert(key, value.substr(1));
-    gc_.Added(std::string(key));
+    Shard& sh = ShardOf(key);
+    sh.groups.Insert(key, value.substr(1));
+    sh.gc.Added(std::string(key));
     return;
   }
   StateReader r(value.substr(1));

@@ -32,6 +32,9 @@
 // has exactly one row, emitted at the first step even when the input is empty.
 // With a waterline on a key column (core/circuit/waterline.h), the groups below it, which no
 // future change can reach, are discarded after each step.
+// With a ThreadPool of more than one worker, the groups are sharded by key (core/zset/exchange.h):
+// a step partitions its rows by group key, each worker updates its shard, and the outputs are
+// merged back into key order, so outputs and saved state do not depend on the number of workers.
 // Groups live in an ArenaMap (core/zset/arena_map.h): key encoding -> a fixed-width record of
 // the row count and, per aggregate, COUNT/SUM/AVG over narrow types inline (the count and the
 // sum their type uses), any other aggregate as the index of its accumulator in a side table.
@@ -53,6 +56,7 @@
 #include "core/common/thread_pool.h"
 #include "core/types/types.h"
 #include "core/zset/arena_map.h"
+#include "core/zset/exchange.h"
 
 namespace fld {
 
@@ -100,8 +104,8 @@ Value AverageOf(const SqlType& arg_type, int64_t n, int64_t isum, double dsum);
 
 class AggregateOp : public Operator {
  public:
-  // `pool` (may be null) pre-aggregates large batches in parallel, in fixed-size slices merged in
-  // slice order, so the result does not depend on the number of threads.
+  // `pool` (may be null): with one worker it pre-aggregates large batches in parallel, in
+  // fixed-size slices merged in slice order; with more, each worker owns a shard of the groups.
   AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vector<AggSpec> aggs, ThreadPool* pool = nullptr);
   Batch Step(std::span<const Batch* const> inputs) override;
   std::string Name() const override { return num_keys_ == 0 ? "aggregate(global)" : "aggregate"; }
@@ -110,13 +114,19 @@ class AggregateOp : public Operator {
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
   bool HasKeyedState() const override { return true; }
-  void TrackChanges() override { groups_.TrackErasures(true); }
+  void TrackChanges() override {
+    for (Shard& sh : shards_) sh.groups.TrackErasures(true);
+  }
   void SaveChanges(StateWriter& w, StateDelta& d) override;
   void BeginRestore(StateReader& r) override;
   void RestoreEntry(std::string_view key, std::string_view value) override;
-  void EndRestore() override { groups_.ClearChanges(); }
+  void EndRestore() override {
+    for (Shard& sh : shards_) sh.groups.ClearChanges();
+  }
   int num_keys() const { return num_keys_; }
-  void SetWaterline(int key_col, WaterlineRef w) { gc_ = WaterlineIndex(key_col, std::move(w)); }
+  void SetWaterline(int key_col, WaterlineRef w) {
+    for (Shard& sh : shards_) sh.gc = WaterlineIndex(key_col, w);
+  }
 
  private:
   struct Acc {
@@ -135,6 +145,18 @@ class AggregateOp : public Operator {
     int64_t rows = 0;
     std::vector<Acc> accs;
   };
+  // A worker's part of the groups: those whose key KeyShard maps to it.
+  struct Shard {
+    ArenaMap groups;                   // key encoding -> group record
+    std::vector<Acc> boxes;            // boxed accumulators
+    std::vector<uint32_t> free_boxes;  // indexes of unused boxes
+    WaterlineIndex gc;                 // groups by a key column with a waterline
+  };
+  // One shard's step over its rows (`pool`: for pre-aggregating in slices, or null). Emits the
+  // changed groups' rows in key order; with `emitted`, also each such group's key and row count.
+  void StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchBuilder* out,
+                 std::vector<std::pair<std::string, uint32_t>>* emitted);
+  Shard& ShardOf(std::string_view key) { return shards_[KeyShard(key, static_cast<uint32_t>(shards_.size()))]; }
   static bool UsesMultiset(const AggSpec& a) {
     return !IsPairs(a) && (a.distinct || a.kind == AggKind::kMin || a.kind == AggKind::kMax ||
                            a.kind == AggKind::kArrayAgg || IsWideMoment(a));
@@ -159,7 +181,8 @@ class AggregateOp : public Operator {
   Value Result(const AggSpec& a, const Group& g, const Acc& acc) const;
   // Fast path for one integer key spanning a small range and linear aggregates: group ids are
   // key - min, no hashing. Returns false when the batch does not qualify.
-  bool SmallKeyPreaggregate(const Batch& in, std::vector<std::string>* keys, std::vector<Group>* partial) const;
+  bool SmallKeyPreaggregate(const Batch& in, ThreadPool* pool, std::vector<std::string>* keys,
+                            std::vector<Group>* partial) const;
   void Fold(Group* into, const Group& partial) const;
 
   // How an aggregate's accumulator is kept in the group record. Any Acc field an aggregate of
@@ -170,31 +193,29 @@ class AggregateOp : public Operator {
     kCount,        // count
     kCountInt,     // count, isum
     kCountDouble,  // count, dsum
-    kBox,          // index into boxes_ of the whole Acc
+    kBox,          // index into the shard's boxes of the whole Acc
   };
-  // Group record <-> Group: Load moves boxed accumulators out of boxes_ into *g; Store moves
+  // Group record <-> Group: Load moves boxed accumulators out of the shard's boxes into *g; Store moves
   // them back (allocating boxes for a new group, rec == null) and writes the record into *rec.
-  void LoadGroup(const char* rec, Group* g);
-  void StoreGroup(Group* g, const char* old_rec, std::string* rec);
+  void LoadGroup(Shard& sh, const char* rec, Group* g);
+  void StoreGroup(Shard& sh, Group* g, const char* old_rec, std::string* rec);
   // The accumulator of aggregate a in a record, without moving it (tmp holds inline ones).
-  const Acc& AccIn(const char* rec, size_t a, Acc* tmp) const;
-  void EraseGroup(uint32_t slot);
+  const Acc& AccIn(const Shard& sh, const char* rec, size_t a, Acc* tmp) const;
+  void EraseGroup(Shard& sh, uint32_t slot);
 
   std::vector<PhysType> in_types_;
   ThreadPool* pool_ = nullptr;
   int num_keys_;
   std::vector<AggSpec> aggs_;
   std::vector<PhysType> out_types_;
-  std::vector<Stored> stored_;        // per aggregate
-  std::vector<size_t> offset_;        // per aggregate: its bytes in the record
-  size_t record_bytes_ = 8;           // rows, then the aggregates
-  ArenaMap groups_;                   // key encoding -> group record
-  std::vector<Acc> boxes_;            // boxed accumulators
-  std::vector<uint32_t> free_boxes_;  // indexes of unused boxes
-  bool initialized_ = false;          // global: the initial row was emitted
-  WaterlineIndex gc_;                 // groups by a key column with a waterline
-  // One group's rows and accumulators as checkpoints write them (record: its groups_ value).
-  void WriteGroup(StateWriter& w, const char* rec) const;
+  std::vector<Stored> stored_;  // per aggregate
+  std::vector<size_t> offset_;  // per aggregate: its bytes in the record
+  size_t record_bytes_ = 8;     // rows, then the aggregates
+  bool all_inline_ = false;     // no accumulator is boxed: records are stored as they are
+  std::vector<Shard> shards_;   // one per worker (one without a pool or without keys)
+  bool initialized_ = false;    // global: the initial row was emitted
+  // One group's rows and accumulators as checkpoints write them (record: its groups value).
+  void WriteGroup(StateWriter& w, const Shard& sh, const char* rec) const;
   void ReadGroup(StateReader& r, const std::string& key);
 };
 

@@ -5,39 +5,47 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <tuple>
 
 namespace fld {
 
 JoinOp::JoinOp(std::vector<PhysType> left_types, std::vector<PhysType> right_types, std::vector<int> left_keys,
-               std::vector<int> right_keys, bool pad_left, bool pad_right)
-    : pad_left_(pad_left), pad_right_(pad_right) {
-  left_.types = std::move(left_types);
-  right_.types = std::move(right_types);
-  left_.keys = std::move(left_keys);
-  right_.keys = std::move(right_keys);
+               std::vector<int> right_keys, bool pad_left, bool pad_right, ThreadPool* pool)
+    : pool_(pool), pad_left_(pad_left), pad_right_(pad_right) {
+  const bool sharded = pool != nullptr && pool->workers() > 1 && !left_keys.empty();
+  shards_.resize(sharded ? pool->workers() : 1);
+  for (Shard& sh : shards_) {
+    sh.left.types = left_types;
+    sh.right.types = right_types;
+    sh.left.keys = left_keys;
+    sh.right.keys = right_keys;
+  }
 }
 
 std::string JoinOp::Name() const {
   if (pad_left_ && pad_right_) return "full_join";
   if (pad_left_) return "left_join";
   if (pad_right_) return "right_join";
-  return left_.keys.empty() ? "cross_join" : "join";
+  return shards_[0].left.keys.empty() ? "cross_join" : "join";
 }
 
 std::string JoinOp::Describe() const {
+  const Side& left = shards_[0].left;
+  const Side& right = shards_[0].right;
   std::string s = Name();
-  for (size_t i = 0; i < left_.keys.size(); ++i)
-    s += fmt::format("{} left.${} = right.${}", i ? " and" : " on", left_.keys[i], right_.keys[i]);
-  if (left_.gc.active()) s += fmt::format(" (discards rows below the waterline of key {})", left_.gc.column());
-  for (const Side* side : {&left_, &right_})
+  for (size_t i = 0; i < left.keys.size(); ++i)
+    s += fmt::format("{} left.${} = right.${}", i ? " and" : " on", left.keys[i], right.keys[i]);
+  if (left.gc.active()) s += fmt::format(" (discards rows below the waterline of key {})", left.gc.column());
+  for (const Side* side : {&left, &right})
     if (side->filter)
-      s += fmt::format(" ({} rows where {})", side == &left_ ? "left" : "right", side->filter->ToString());
+      s += fmt::format(" ({} rows where {})", side == &left ? "left" : "right", side->filter->ToString());
   std::string pruned;
-  for (const Side* side : {&left_, &right_})
+  for (const Side* side : {&left, &right})
     for (size_t c = 0; c < side->needed.size(); ++c)
       if (!side->needed[c])
-        pruned += fmt::format("{}{}.${}", pruned.empty() ? "" : " ", side == &left_ ? "left" : "right", c);
+        pruned += fmt::format("{}{}.${}", pruned.empty() ? "" : " ", side == &left ? "left" : "right", c);
   if (!pruned.empty()) s += " (unread: " + pruned + ")";
+  if (shards_.size() > 1) s += fmt::format(" ({} shards)", shards_.size());
   return s;
 }
 
@@ -60,17 +68,20 @@ void AppendNulls(BatchBuilder* out, size_t first, size_t n) {
 }  // namespace
 
 void JoinOp::SetNeededColumns(const std::vector<bool>& needed) {
-  size_t nl = left_.types.size();
-  left_.needed.assign(needed.begin(), needed.begin() + nl);
-  right_.needed.assign(needed.begin() + nl, needed.end());
-  for (Side* side : {&left_, &right_}) {
-    for (int k : side->keys) side->needed[k] = true;
-    if (std::all_of(side->needed.begin(), side->needed.end(), [](bool b) { return b; })) side->needed.clear();
+  for (Shard& sh : shards_) {
+    size_t nl = sh.left.types.size();
+    sh.left.needed.assign(needed.begin(), needed.begin() + nl);
+    sh.right.needed.assign(needed.begin() + nl, needed.end());
+    for (Side* side : {&sh.left, &sh.right}) {
+      for (int k : side->keys) side->needed[k] = true;
+      if (std::all_of(side->needed.begin(), side->needed.end(), [](bool b) { return b; })) side->needed.clear();
+    }
   }
 }
 
 void JoinOp::SetSideFilter(bool left, BoundExprPtr pred) {
-  (left ? left_ : right_).filter = std::move(pred);
+  // Applied in Step before the exchange: kept in shard 0's configuration only.
+  (left ? shards_[0].left : shards_[0].right).filter = std::move(pred);
 }
 
 void JoinOp::AppendSide(const Side& side, const Batch& b, size_t r, BatchBuilder* out, size_t first) {
@@ -225,8 +236,10 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
 }
 
 void JoinOp::SetWaterline(int key, WaterlineRef w) {
-  left_.gc = WaterlineIndex(key, w);
-  right_.gc = WaterlineIndex(key, std::move(w));
+  for (Shard& sh : shards_) {
+    sh.left.gc = WaterlineIndex(key, w);
+    sh.right.gc = WaterlineIndex(key, w);
+  }
 }
 
 int64_t JoinOp::Count(const Side& s, const std::string& key) {
@@ -241,7 +254,7 @@ void JoinOp::EmitPadded(const Side& side, bool side_is_left, const std::string& 
                         BatchBuilder* out) const {
   uint32_t slot = side.trace.Find(key);
   if (slot == ArenaMap::kNone) return;
-  size_t nl = left_.types.size(), nr = right_.types.size();
+  size_t nl = shards_[0].left.types.size(), nr = shards_[0].right.types.size();
   ForEachRow(side, slot, [&](std::string_view row, int64_t w) {
     if (side_is_left) {
       DecodeRowInto(row, out, 0);
@@ -257,19 +270,64 @@ void JoinOp::EmitPadded(const Side& side, bool side_is_left, const std::string& 
 Batch JoinOp::Step(std::span<const Batch* const> inputs) {
   Batch kept[2];
   for (int i = 0; i < 2; ++i) {
-    const Side& side = i == 0 ? left_ : right_;
+    const Side& side = i == 0 ? shards_[0].left : shards_[0].right;
     if (side.filter && !inputs[i]->empty()) kept[i] = Gather(*inputs[i], SelectTrue(*side.filter, *inputs[i]));
   }
-  const Batch& dl = left_.filter && !inputs[0]->empty() ? kept[0] : *inputs[0];
-  const Batch& dr = right_.filter && !inputs[1]->empty() ? kept[1] : *inputs[1];
-  std::vector<PhysType> types = left_.types;
-  types.insert(types.end(), right_.types.begin(), right_.types.end());
-  BatchBuilder out(types);
-  if (dl.empty() && dr.empty()) {
-    CollectGarbage();
-    return out.Finish();
+  const Batch& dl = shards_[0].left.filter && !inputs[0]->empty() ? kept[0] : *inputs[0];
+  const Batch& dr = shards_[0].right.filter && !inputs[1]->empty() ? kept[1] : *inputs[1];
+  std::vector<PhysType> types = shards_[0].left.types;
+  types.insert(types.end(), shards_[0].right.types.begin(), shards_[0].right.types.end());
+  const bool outer = pad_left_ || pad_right_;
+  const uint32_t shards = static_cast<uint32_t>(shards_.size());
+  if (shards == 1 || (dl.empty() && dr.empty())) {
+    BatchBuilder out(types);
+    for (Shard& sh : shards_) StepShard(sh, dl, dr, &out, nullptr);
+    return outer ? Consolidate(out.Finish()) : out.Finish();
   }
-  const size_t nl = left_.types.size(), nr = right_.types.size();
+  // Exchange: each shard joins the rows of its keys. Outer joins' outputs are consolidated
+  // (sorted) anyway; an inner join's are put back in input-row order.
+  auto lrows = PartitionRows(dl, shards_[0].left.keys, shards, true);
+  auto rrows = PartitionRows(dr, shards_[0].right.keys, shards, true);
+  std::vector<Batch> outs(shards);
+  std::vector<std::vector<uint32_t>> counts(shards);
+  pool_->ParallelFor(shards, [&](size_t s) {
+    BatchBuilder b(types);
+    const Batch l = lrows[s].size() == dl.size() ? dl : Gather(dl, lrows[s]);
+    const Batch r = rrows[s].size() == dr.size() ? dr : Gather(dr, rrows[s]);
+    StepShard(shards_[s], l, r, &b, outer ? nullptr : &counts[s]);
+    outs[s] = b.Finish();
+  });
+  if (outer) return Consolidate(Concat(outs));
+  // Which shard each input row went to, then its output rows from that shard, in row order.
+  std::vector<uint32_t> lshard(dl.size()), rshard(dr.size());
+  for (uint32_t s = 0; s < shards; ++s) {
+    for (uint32_t r : lrows[s]) lshard[r] = s;
+    for (uint32_t r : rrows[s]) rshard[r] = s;
+  }
+  std::vector<RowRef> order;
+  size_t total = 0;
+  for (const Batch& b : outs) total += b.size();
+  order.reserve(total);
+  std::vector<size_t> next_count(shards, 0);
+  std::vector<uint32_t> next_row(shards, 0);
+  for (const std::vector<uint32_t>* owner : {&lshard, &rshard})
+    for (uint32_t s : *owner) {
+      const uint32_t n = counts[s][next_count[s]++];
+      for (uint32_t k = 0; k < n; ++k) order.push_back({s, next_row[s]++});
+    }
+  return GatherRows(outs, order, types);
+}
+
+void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder* out_rows,
+                       std::vector<uint32_t>* counts) {
+  Side& left = sh.left;
+  Side& right = sh.right;
+  BatchBuilder& out = *out_rows;
+  if (dl.empty() && dr.empty()) {
+    CollectGarbage(sh);
+    return;
+  }
+  const size_t nl = left.types.size(), nr = right.types.size();
   const bool outer = pad_left_ || pad_right_;
 
   // Keys touched by this step, and the padded rows they had before it.
@@ -277,89 +335,97 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
   std::string key;
   if (outer) {
     for (size_t r = 0; r < dl.size(); ++r)
-      if (KeyOf(dl, r, left_.keys, &key)) touched.insert(key);
+      if (KeyOf(dl, r, left.keys, &key)) touched.insert(key);
     for (size_t r = 0; r < dr.size(); ++r)
-      if (KeyOf(dr, r, right_.keys, &key)) touched.insert(key);
+      if (KeyOf(dr, r, right.keys, &key)) touched.insert(key);
     for (const auto& k : touched) {
-      if (pad_left_ && Count(right_, k) == 0) EmitPadded(left_, true, k, -1, &out);
-      if (pad_right_ && Count(left_, k) == 0) EmitPadded(right_, false, k, -1, &out);
+      if (pad_left_ && Count(right, k) == 0) EmitPadded(left, true, k, -1, &out);
+      if (pad_right_ && Count(left, k) == 0) EmitPadded(right, false, k, -1, &out);
     }
   }
 
   // ΔL ⋈ R_old, then fold ΔL into L.
   std::string row;
-  for (size_t r = 0; r < dl.size(); ++r) {
-    if (!KeyOf(dl, r, left_.keys, &key)) {
+  size_t emitted = out.size();
+  auto count_row = [&] {
+    if (counts == nullptr) return;
+    counts->push_back(static_cast<uint32_t>(out.size() - emitted));
+    emitted = out.size();
+  };
+  for (size_t r = 0; r < dl.size(); count_row(), ++r) {
+    if (!KeyOf(dl, r, left.keys, &key)) {
       if (pad_left_) {
-        AppendSide(left_, dl, r, &out, 0);
+        AppendSide(left, dl, r, &out, 0);
         AppendNulls(&out, nl, nr);
         out.AddWeight(dl.weights[r]);
       }
       continue;
     }
-    uint32_t slot = right_.trace.Find(key);
+    uint32_t slot = right.trace.Find(key);
     if (slot != ArenaMap::kNone) {
-      ForEachRow(right_, slot, [&](std::string_view rrow, int64_t w) {
-        AppendSide(left_, dl, r, &out, 0);
+      ForEachRow(right, slot, [&](std::string_view rrow, int64_t w) {
+        AppendSide(left, dl, r, &out, 0);
         DecodeRowInto(rrow, &out, nl);
         out.AddWeight(dl.weights[r] * w);
       });
     }
     row.clear();
-    EncodeSide(left_, dl, r, &row);
-    Add(&left_, key, row, dl.weights[r]);
+    EncodeSide(left, dl, r, &row);
+    Add(&left, key, row, dl.weights[r]);
   }
   // L_new ⋈ ΔR, then fold ΔR into R.
-  for (size_t r = 0; r < dr.size(); ++r) {
-    if (!KeyOf(dr, r, right_.keys, &key)) {
+  for (size_t r = 0; r < dr.size(); count_row(), ++r) {
+    if (!KeyOf(dr, r, right.keys, &key)) {
       if (pad_right_) {
         AppendNulls(&out, 0, nl);
-        AppendSide(right_, dr, r, &out, nl);
+        AppendSide(right, dr, r, &out, nl);
         out.AddWeight(dr.weights[r]);
       }
       continue;
     }
-    uint32_t slot = left_.trace.Find(key);
+    uint32_t slot = left.trace.Find(key);
     if (slot != ArenaMap::kNone) {
-      ForEachRow(left_, slot, [&](std::string_view lrow, int64_t w) {
+      ForEachRow(left, slot, [&](std::string_view lrow, int64_t w) {
         DecodeRowInto(lrow, &out, 0);
-        AppendSide(right_, dr, r, &out, nl);
+        AppendSide(right, dr, r, &out, nl);
         out.AddWeight(w * dr.weights[r]);
       });
     }
     row.clear();
-    EncodeSide(right_, dr, r, &row);
-    Add(&right_, key, row, dr.weights[r]);
+    EncodeSide(right, dr, r, &row);
+    Add(&right, key, row, dr.weights[r]);
   }
 
   if (outer) {
     for (const auto& k : touched) {
-      if (pad_left_ && Count(right_, k) == 0) EmitPadded(left_, true, k, +1, &out);
-      if (pad_right_ && Count(left_, k) == 0) EmitPadded(right_, false, k, +1, &out);
+      if (pad_left_ && Count(right, k) == 0) EmitPadded(left, true, k, +1, &out);
+      if (pad_right_ && Count(left, k) == 0) EmitPadded(right, false, k, +1, &out);
     }
   }
-  CollectGarbage();
-  return outer ? Consolidate(out.Finish()) : out.Finish();
+  CollectGarbage(sh);
 }
 
-void JoinOp::CollectGarbage() {
-  for (Side* side : {&left_, &right_})
+void JoinOp::CollectGarbage(Shard& sh) {
+  for (Side* side : {&sh.left, &sh.right})
     for (const auto& k : side->gc.TakeBelow()) {
       uint32_t s = side->trace.Find(k);
       if (s != ArenaMap::kNone) EraseKey(side, s);
     }
 }
 
-// Saved as key count, then per key in key order: key, row count, (row, weight) in row order.
-void JoinOp::SaveTrace(StateWriter& w, const Side& side) {
-  std::vector<std::pair<std::string_view, uint32_t>> keys;
-  keys.reserve(side.trace.size());
-  side.trace.ForEachSlot([&](uint32_t s) { keys.emplace_back(side.trace.Key(s), s); });
+// Saved as key count, then per key in key order (whatever the shards): key, row count, (row,
+// weight) in row order.
+void JoinOp::SaveTrace(StateWriter& w, bool left) const {
+  std::vector<std::tuple<std::string_view, const Side*, uint32_t>> keys;
+  for (const Shard& sh : shards_) {
+    const Side& side = left ? sh.left : sh.right;
+    side.trace.ForEachSlot([&](uint32_t s) { keys.emplace_back(side.trace.Key(s), &side, s); });
+  }
   std::sort(keys.begin(), keys.end());
   w.U64(keys.size());
-  for (const auto& [key, s] : keys) {
+  for (const auto& [key, side, s] : keys) {
     w.Str(key);
-    WriteKeyRows(w, side, s);
+    WriteKeyRows(w, *side, s);
   }
 }
 
@@ -388,56 +454,66 @@ void JoinOp::ReadKeyRows(StateReader& r, Side* side, const std::string& key) con
   }
 }
 
-void JoinOp::LoadTrace(StateReader& r, Side* side) const {
-  ClearSide(side);
+void JoinOp::LoadTrace(StateReader& r, bool left) {
+  for (Shard& sh : shards_) ClearSide(left ? &sh.left : &sh.right);
   uint64_t nk = r.U64();
-  for (uint64_t i = 0; i < nk; ++i) ReadKeyRows(r, side, r.Str());
+  for (uint64_t i = 0; i < nk; ++i) {
+    std::string key = r.Str();
+    Shard& sh = ShardOf(key);
+    ReadKeyRows(r, left ? &sh.left : &sh.right, key);
+  }
 }
 
 void JoinOp::SaveState(StateWriter& w) const {
-  SaveTrace(w, left_);
-  SaveTrace(w, right_);
+  SaveTrace(w, true);
+  SaveTrace(w, false);
 }
 
 void JoinOp::RestoreState(StateReader& r) {
-  LoadTrace(r, &left_);
-  LoadTrace(r, &right_);
+  LoadTrace(r, true);
+  LoadTrace(r, false);
   // Every key stays changed: the next SaveChanges writes them all.
 }
 
 // Keyed state: 'L' or 'R' followed by the join key -> WriteKeyRows's bytes; no header.
 void JoinOp::TrackChanges() {
-  left_.trace.TrackErasures(true);
-  right_.trace.TrackErasures(true);
+  for (Shard& sh : shards_) {
+    sh.left.trace.TrackErasures(true);
+    sh.right.trace.TrackErasures(true);
+  }
 }
 
 void JoinOp::SaveChanges(StateWriter&, StateDelta& d) {
   std::string key, buf;
-  for (Side* side : {&left_, &right_}) {
-    const char tag = side == &left_ ? 'L' : 'R';
-    side->trace.ForEachErased([&](std::string_view k) {
-      key.assign(1, tag).append(k);
-      d.Erase(key);
-    });
-    side->trace.ForEachDirty([&](uint32_t s) {
-      key.assign(1, tag).append(side->trace.Key(s));
-      std::string_view rec = side->trace.Value(s);
-      if (rec[0] == kPacked) {
-        d.Put(key, rec);  // the record as it is: kPacked, then the packed rows
-        return;
-      }
-      buf.assign(1, kBig);
-      StateWriter w(&buf);
-      WriteKeyRows(w, *side, s);
-      d.Put(key, buf);
-    });
-    side->trace.ClearChanges();
-  }
+  // A key lives in one shard, so its erase still comes before a later put of it.
+  for (Shard& sh : shards_)
+    for (Side* side : {&sh.left, &sh.right}) {
+      const char tag = side == &sh.left ? 'L' : 'R';
+      side->trace.ForEachErased([&](std::string_view k) {
+        key.assign(1, tag).append(k);
+        d.Erase(key);
+      });
+      side->trace.ForEachDirty([&](uint32_t s) {
+        key.assign(1, tag).append(side->trace.Key(s));
+        std::string_view rec = side->trace.Value(s);
+        if (rec[0] == kPacked) {
+          d.Put(key, rec);  // the record as it is: kPacked, then the packed rows
+          return;
+        }
+        buf.assign(1, kBig);
+        StateWriter w(&buf);
+        WriteKeyRows(w, *side, s);
+        d.Put(key, buf);
+      });
+      side->trace.ClearChanges();
+    }
 }
 
 void JoinOp::BeginRestore(StateReader&) {
-  ClearSide(&left_);
-  ClearSide(&right_);
+  for (Shard& sh : shards_) {
+    ClearSide(&sh.left);
+    ClearSide(&sh.right);
+  }
 }
 
 // An entry is a packed record (inserted as it is, after checking its framing) or kBig followed
@@ -445,8 +521,9 @@ void JoinOp::BeginRestore(StateReader&) {
 void JoinOp::RestoreEntry(std::string_view key, std::string_view value) {
   if (key.empty() || (key[0] != 'L' && key[0] != 'R') || value.empty())
     Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
-  Side* side = key[0] == 'L' ? &left_ : &right_;
   std::string k(key.substr(1));
+  Shard& sh = ShardOf(k);
+  Side* side = key[0] == 'L' ? &sh.left : &sh.right;
   if (value[0] == kPacked) {
     const char* p = value.data() + 1;
     const char* end = value.data() + value.size();
@@ -457,8 +534,9 @@ void JoinOp::RestoreEntry(std::string_view key, std::string_view value) {
         Fail(ErrorKind::kCorruption, "a join's stored entry is cut short");
       p += len + 8;
     }
-    if (value.size() == 1 || side->trace.Find(k) != ArenaMap::kNone)
-      Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
+    // Entries come from the store's unique keys, so a key cannot repeat (the store's content
+    // hash guards against damage): no lookup before the insert.
+    if (value.size() == 1) Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
     side->trace.Insert(k, value);
     side->gc.Added(k);
     return;
@@ -470,8 +548,10 @@ void JoinOp::RestoreEntry(std::string_view key, std::string_view value) {
 }
 
 void JoinOp::EndRestore() {
-  left_.trace.ClearChanges();
-  right_.trace.ClearChanges();
+  for (Shard& sh : shards_) {
+    sh.left.trace.ClearChanges();
+    sh.right.trace.ClearChanges();
+  }
 }
 
 }  // namespace fld

@@ -14,6 +14,10 @@
 // ArenaMap (core/zset/arena_map.h) per side: a key's rows and weights packed into one record,
 // sorted by row encoding; a key whose record outgrows 4 KiB moves to an ordered map of
 // its own, so a change to a key with many rows costs O(log rows) rather than a record rewrite.
+// With a ThreadPool of more than one worker and join keys, both traces are sharded by join key
+// (core/zset/exchange.h): a step partitions both changes by key, each worker joins its shard,
+// and the outputs are put back in the order one shard gives (the order of the input rows), so
+// outputs and saved state do not depend on the number of workers.
 // With waterlines on both sides of key column i, the rows of both sides whose key column i lies
 // below the smaller one are discarded after each step: no future change of either side can
 // have that key, so such rows neither match nor change padding again.
@@ -29,15 +33,17 @@
 
 #include "core/circuit/operator.h"
 #include "core/circuit/waterline.h"
+#include "core/common/thread_pool.h"
 #include "core/expr/expr.h"
 #include "core/zset/arena_map.h"
+#include "core/zset/exchange.h"
 
 namespace fld {
 
 class JoinOp : public Operator {
  public:
   JoinOp(std::vector<PhysType> left_types, std::vector<PhysType> right_types, std::vector<int> left_keys,
-         std::vector<int> right_keys, bool pad_left, bool pad_right);
+         std::vector<int> right_keys, bool pad_left, bool pad_right, ThreadPool* pool = nullptr);
   Batch Step(std::span<const Batch* const> inputs) override;
   std::string Name() const override;
   std::string Describe() const override;
@@ -50,11 +56,11 @@ class JoinOp : public Operator {
   void BeginRestore(StateReader& r) override;
   void RestoreEntry(std::string_view key, std::string_view value) override;
   void EndRestore() override;
-  const std::vector<int>& left_keys() const { return left_.keys; }
-  const std::vector<int>& right_keys() const { return right_.keys; }
+  const std::vector<int>& left_keys() const { return shards_[0].left.keys; }
+  const std::vector<int>& right_keys() const { return shards_[0].right.keys; }
   // Key column `key` (an index into the key lists) has waterline `w` on both sides (their minimum).
   void SetWaterline(int key, WaterlineRef w);
-  size_t left_width() const { return left_.types.size(); }
+  size_t left_width() const { return shards_[0].left.types.size(); }
   bool outer() const { return pad_left_ || pad_right_; }
   // needed[c], c over the output columns (left then right): whether a consumer reads column c.
   // Key columns are always kept.
@@ -69,6 +75,7 @@ class JoinOp : public Operator {
   // A key's record: kPacked then ([varint length][row encoding][int64 weight])* in row order,
   // or kBig then the uint32 index of its Rows in `big`.
   static constexpr char kPacked = 0, kBig = 1;
+  // A side's configuration (the same in every shard) and its trace (the shard's keys).
   struct Side {
     std::vector<PhysType> types;
     std::vector<int> keys;
@@ -79,6 +86,14 @@ class JoinOp : public Operator {
     std::vector<bool> needed;        // per column; empty: all
     BoundExprPtr filter;             // null: every row
   };
+  struct Shard {
+    Side left, right;
+  };
+  // One shard's step over its rows of both changes. With counts: the number of output rows of
+  // each left row, then of each right row, in row order (inner joins).
+  void StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder* out, std::vector<uint32_t>* counts);
+  Shard& ShardOf(std::string_view key) { return shards_[KeyShard(key, static_cast<uint32_t>(shards_.size()))]; }
+  void SaveTrace(StateWriter& w, bool left) const;
   // Appends row r of b (a side's batch) to out's columns from `first`, NULL where not needed.
   static void AppendSide(const Side& side, const Batch& b, size_t r, BatchBuilder* out, size_t first);
   static void EncodeSide(const Side& side, const Batch& b, size_t r, std::string* out);
@@ -87,17 +102,17 @@ class JoinOp : public Operator {
   template <typename F>
   static void ForEachRow(const Side& side, uint32_t s, F f);
   static void EraseKey(Side* side, uint32_t s);
-  static void SaveTrace(StateWriter& w, const Side& side);
-  void LoadTrace(StateReader& r, Side* side) const;
+  void LoadTrace(StateReader& r, bool left);
   static void ClearSide(Side* side);
   // One key's rows as checkpoints write them: row count, then (row, weight) in row order.
   static void WriteKeyRows(StateWriter& w, const Side& side, uint32_t s);
   void ReadKeyRows(StateReader& r, Side* side, const std::string& key) const;
-  void CollectGarbage();
+  static void CollectGarbage(Shard& sh);
   static int64_t Count(const Side& s, const std::string& key);
   void EmitPadded(const Side& side, bool side_is_left, const std::string& key, int64_t sign, BatchBuilder* out) const;
 
-  Side left_, right_;
+  std::vector<Shard> shards_;  // one per worker (one without a pool or without keys)
+  ThreadPool* pool_;
   bool pad_left_, pad_right_;
   size_t big_key_bytes_ = 4096;
 };

@@ -279,6 +279,8 @@ struct Scenario {
   std::vector<std::vector<ColSpec>> inputs;
   Types out_types;
   std::function<std::unique_ptr<Operator>()> make;
+  // Optional: the operator using a thread pool (sharded state, core/zset/exchange.h).
+  std::function<std::unique_ptr<Operator>(ThreadPool*)> make_pooled;
   // The expected contents of the output from the integrated inputs and, for order-dependent
   // operators (upsert), every change so far in order.
   std::function<ZSet(const std::vector<ZSet>& integrals, const std::vector<Changes>& history)> naive;
@@ -518,6 +520,65 @@ void CheckIncrementalSave(const Scenario& sc, uint64_t seed) {
   }
 }
 
+// Sharded (a pool of 2 or 3 workers) and unsharded operators given the same steps emit the same
+// bytes, save the same state and store the same keyed entries; a state saved with one number of
+// shards restores into another and continues identically.
+void CheckSharded(const Scenario& sc, uint64_t seed) {
+  if (!sc.make_pooled) return;
+  ThreadPool two(2), three(3);
+  Gen g(seed);
+  auto save = [](Operator& op, std::map<std::string, std::string>* st, std::string* hdr) {
+    hdr->clear();
+    StateWriter w(hdr);
+    StateDelta d;
+    op.SaveChanges(w, d);
+    d.ForEach([&](std::string_view k, std::string_view v, bool put) {
+      if (put)
+        (*st)[std::string(k)] = std::string(v);
+      else
+        st->erase(std::string(k));
+    });
+  };
+  for (int it = 0; it < std::max(20, sc.iterations / 4); ++it) {
+    Sequence seq = RandomSequence(sc, g, 2, 10);
+    INFO(sc.name << " iteration " << it << "\n" << DescribeSequence(seq));
+    auto plain = sc.make();
+    auto sharded = sc.make_pooled(it % 2 ? &two : &three);
+    plain->TrackChanges();
+    sharded->TrackChanges();
+    std::map<std::string, std::string> st_plain, st_sharded;
+    std::string hdr_plain, hdr_sharded;
+    const size_t cut = static_cast<size_t>(g.Int(1, static_cast<int>(seq.steps.size())));
+    for (size_t s = 0; s < cut; ++s) {
+      INFO("step " << s);
+      REQUIRE(ByteDiff(RunStep(*plain, sc, seq.steps[s]), RunStep(*sharded, sc, seq.steps[s])) == "");
+      REQUIRE((SaveOf(*plain) == SaveOf(*sharded)));
+      save(*plain, &st_plain, &hdr_plain);
+      save(*sharded, &st_sharded, &hdr_sharded);
+      REQUIRE(st_plain == st_sharded);
+      REQUIRE(hdr_plain == hdr_sharded);
+    }
+    // Restore the stored entries into the other number of shards (and the whole-state form into
+    // one shard), then continue.
+    auto moved = sc.make_pooled(it % 2 ? &three : &two);
+    StateReader hr(hdr_sharded);
+    moved->BeginRestore(hr);
+    for (const auto& [k, v] : st_sharded) moved->RestoreEntry(k, v);
+    moved->EndRestore();
+    auto whole = sc.make();
+    std::string saved = SaveOf(*sharded);
+    StateReader wr(saved);
+    whole->RestoreState(wr);
+    REQUIRE((SaveOf(*moved) == SaveOf(*plain)));
+    for (size_t s = cut; s < seq.steps.size(); ++s) {
+      INFO("step " << s << " after restoring at " << cut);
+      Batch want = RunStep(*plain, sc, seq.steps[s]);
+      REQUIRE(ByteDiff(want, RunStep(*moved, sc, seq.steps[s])) == "");
+      REQUIRE(ByteDiff(want, RunStep(*whole, sc, seq.steps[s])) == "");
+    }
+  }
+}
+
 void CheckAll(const Scenario& sc, uint64_t seed) {
   CheckCorrectness(sc, seed);
   CheckStepBoundaries(sc, seed + 1);
@@ -576,6 +637,7 @@ Scenario JoinScenario(std::string name, std::vector<ColSpec> left, std::vector<C
   sc.out_types = lt;
   sc.out_types.insert(sc.out_types.end(), rt.begin(), rt.end());
   sc.make = [=] { return std::make_unique<JoinOp>(lt, rt, lk, rk, pad_l, pad_r); };
+  sc.make_pooled = [=](ThreadPool* pool) { return std::make_unique<JoinOp>(lt, rt, lk, rk, pad_l, pad_r, pool); };
   sc.consolidated = pad_l || pad_r;
   size_t nl = left.size(), nr = right.size();
   sc.naive = [=](const std::vector<ZSet>& in, const std::vector<Changes>&) {
@@ -607,6 +669,11 @@ std::vector<Scenario> JoinScenarios() {
       j->set_big_key_bytes(40);
       return j;
     };
+    sc.make_pooled = [=](ThreadPool* pool) {
+      auto j = std::make_unique<JoinOp>(lt, rt, std::vector<int>{0}, std::vector<int>{0}, pl, pr, pool);
+      j->set_big_key_bytes(40);
+      return j;
+    };
     sc.iterations = 60;
     out.push_back(std::move(sc));
   }
@@ -631,6 +698,11 @@ TEST_CASE("join: save/restore reproduces outputs byte for byte", "[operators]") 
 TEST_CASE("join: incremental saves store exactly the state", "[operators]") {
   uint64_t seed = 3500;
   for (const auto& sc : JoinScenarios()) CheckIncrementalSave(sc, seed++);
+}
+
+TEST_CASE("join: sharded across workers, the same outputs and state as one shard", "[operators]") {
+  uint64_t seed = 3700;
+  for (const auto& sc : JoinScenarios()) CheckSharded(sc, seed++);
 }
 
 TEST_CASE("join: is bilinear for arbitrary weights", "[operators]") {
@@ -934,6 +1006,7 @@ Scenario AggScenario(std::string name, std::vector<ColSpec> cols, int num_keys, 
   for (int k = 0; k < num_keys; ++k) sc.out_types.push_back(in[k]);
   for (const auto& a : aggs) sc.out_types.push_back(a.result_type.phys());
   sc.make = [=] { return std::make_unique<AggregateOp>(in, num_keys, aggs); };
+  sc.make_pooled = [=](ThreadPool* pool) { return std::make_unique<AggregateOp>(in, num_keys, aggs, pool); };
   sc.consolidated = sc.unit_weights = true;  // -old/+new per changed group only
   sc.naive = [=](const std::vector<ZSet>& ins, const std::vector<Changes>&) {
     return NaiveGroupBy(ins[0], num_keys, aggs);
@@ -1118,6 +1191,11 @@ TEST_CASE("aggregate: incremental saves store exactly the state", "[operators]")
   for (const auto& sc : AggScenarios()) CheckIncrementalSave(sc, seed++);
 }
 
+TEST_CASE("aggregate: sharded across workers, the same outputs and state as one shard", "[operators]") {
+  uint64_t seed = 7700;
+  for (const auto& sc : AggScenarios()) CheckSharded(sc, seed++);
+}
+
 // -------------------------------------------------------------------------------- top-K
 
 // ORDER BY keys LIMIT limit OFFSET offset, recomputed: every copy of every row, sorted by the
@@ -1232,6 +1310,15 @@ TEST_CASE("aggregate: SUM overflow raises a runtime error", "[operators]") {
     const Batch* kp = &kb;
     REQUIRE_THROWS_AS(keyed.Step({&kp, 1}), Error);
   }
+  // In a shard on a worker thread: the error reaches the caller.
+  ThreadPool pool(2);
+  AggregateOp sharded(kin, 1, {Agg(AggKind::kSum, 1, kBigInt)}, &pool);
+  BatchBuilder many(kin);
+  for (int64_t k = 0; k < 5000; ++k) many.AppendRow(std::vector<Value>{Value::Int(k * 1000), Value::Int(k)}, 1);
+  many.AppendRow(std::vector<Value>{Value::Int(7), Value::Int(INT64_MAX)}, 2);
+  Batch mb = many.Finish();
+  const Batch* mp = &mb;
+  REQUIRE_THROWS_AS(sharded.Step({&mp, 1}), Error);
 }
 
 TEST_CASE("aggregate: parallel slice pre-aggregation matches serial and plain sums", "[operators]") {

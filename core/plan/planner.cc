@@ -956,9 +956,9 @@ Planner::Plan Planner::Join(Plan left, Plan right, std::vector<std::pair<BoundEx
     for (size_t i = 0; i < left.scope.cols.size(); ++i) out.scope.cols[i].type.nullable = true;
   if (pad_left)
     for (size_t i = left.scope.cols.size(); i < out.scope.cols.size(); ++i) out.scope.cols[i].type.nullable = true;
-  out.node =
-      circuit_->AddNode(std::make_unique<JoinOp>(Types(left.scope), Types(right.scope), lk, rk, pad_left, pad_right),
-                        {left.node, right.node}, Types(out.scope));
+  out.node = circuit_->AddNode(
+      std::make_unique<JoinOp>(Types(left.scope), Types(right.scope), lk, rk, pad_left, pad_right, circuit_->pool()),
+      {left.node, right.node}, Types(out.scope));
   return out;
 }
 
