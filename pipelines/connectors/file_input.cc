@@ -323,9 +323,90 @@ std::string FileInputConnector::FindByInode(uint64_t ino) const {
   return "";
 }
 
+bool FileInputConnector::ReadParallel(size_t max_records, Batch* batch) {
+  constexpr size_t kSlice = 2048;  // records per slice: fixed, so batches do not depend on workers
+  ThreadPool* pool = options_.pool;
+  if (pool == nullptr || pool->workers() < 2 || options_.format != Format::kCsv || max_records < 2 * kSlice ||
+      rotating_ || replay_ino_ != 0 || (mode_ == Mode::kFiles && current_.empty()))
+    return false;
+  // Collect: record texts (copied: a view lives only until the next line is read) and where
+  // each one ends, stopping at anything the serial loop handles (waiting, an end, a record
+  // spanning lines).
+  reader_.Mark();
+  uint64_t committed = reader_.offset();  // what offset_ says, once lines before the first record are skipped
+  std::string texts;
+  std::vector<size_t> ends;                              // per record: end in texts
+  std::vector<std::pair<uint64_t, uint64_t>> positions;  // per record: (offset, line) after it
+  uint64_t line = line_;
+  std::string_view text;
+  while (ends.size() < max_records) {
+    const uint64_t before = reader_.offset();
+    if (reader_.NextLine(&text) != LineReader::Next::kLine) {
+      reader_.RewindTo(before);
+      break;
+    }
+    const uint64_t record_line = ++line;
+    if (record_line == 1 && text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+    if (CsvInsideQuotes(text)) {
+      reader_.RewindTo(before);
+      --line;
+      break;
+    }
+    if ((options_.headers && record_line == 1) || Blank(text)) {
+      if (ends.empty()) {  // skipped lines before the first record count as read
+        reader_.Mark();
+        line_ = line;
+        offset_ = committed = reader_.offset();
+        continue;
+      }
+      positions.back() = {reader_.offset(), line};
+      continue;
+    }
+    texts.append(text);
+    ends.push_back(texts.size());
+    positions.emplace_back(reader_.offset(), line);
+  }
+  const size_t n = ends.size();
+  if (n < 2 * kSlice) {
+    reader_.RewindTo(committed);  // the serial loop takes these
+    return false;
+  }
+  const size_t slices = (n + kSlice - 1) / kSlice;
+  if (slice_parsers_.size() < slices) slice_parsers_.resize(slices, csv_);
+  std::vector<Batch> parts(slices);
+  std::vector<uint8_t> bad(slices, 0);
+  pool->ParallelFor(slices, [&](size_t sl) {
+    BatchBuilder b(types_);
+    FormatError error;
+    for (size_t r = sl * kSlice; r < std::min(n, (sl + 1) * kSlice); ++r) {
+      const size_t begin = r == 0 ? 0 : ends[r - 1];
+      if (!slice_parsers_[sl].Parse(std::string_view(texts).substr(begin, ends[r] - begin), &b, &error)) {
+        bad[sl] = 1;
+        return;
+      }
+    }
+    parts[sl] = b.Finish();
+  });
+  if (std::find(bad.begin(), bad.end(), 1) != bad.end()) {
+    reader_.RewindTo(committed);  // the serial loop parses them again and reports the bad one
+    return false;
+  }
+  offset_ = positions.back().first;
+  line_ = positions.back().second;
+  *batch = Concat(parts);
+  if (!at_end_ && n == max_records && (mode_ == Mode::kFile || mode_ == Mode::kStdin) && reader_.AtEof())
+    at_end_ = true;
+  records_ += n;
+  return true;
+}
+
 Batch FileInputConnector::Read(size_t max_records) {
   BatchBuilder out(types_);
   if (at_end_) return out.Finish();
+  if (mode_ != Mode::kFiles || !current_.empty()) {
+    Batch parallel;
+    if (ReadParallel(max_records, &parallel)) return parallel;
+  }
   if (mode_ == Mode::kFiles) {
     CheckTakenFiles(false);
     if (current_.empty() && !OpenNextFile()) {
@@ -602,6 +683,7 @@ std::unique_ptr<InputConnector> MakeFileInput(const Json& transport_config, cons
   if (o.path == "<stdin>" && o.follow)
     fail("'follow' does not apply to standard input (it is always read as it arrives)");
   o.max_batch_size = max_batch_size.value_or(FileInputConnector::kDefaultMaxBatchSize);
+  o.pool = ctx.pool;
 
   if (!format.is_object() || !format.contains("name") || !format["name"].is_string())
     fail("needs a 'format' with a 'name' (csv or json)");

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/thread_pool.h"
 #include "formats/csv.h"
 #include "formats/json.h"
 #include "pipelines/connectors/connector.h"
@@ -76,6 +77,8 @@ class LineReader {
   std::string_view unconsumed() const { return {buf_.data() + pos_, end_ - pos_}; }
   void Mark() { mark_ = pos_; }
   void Rewind() { pos_ = mark_; }
+  // Back to an offset() taken since the last Mark().
+  void RewindTo(uint64_t offset) { pos_ = static_cast<size_t>(offset - base_); }
   int fd() const { return fd_; }
   void Close();
 
@@ -105,6 +108,7 @@ class FileInputConnector : public InputConnector {
     bool headers = false;  // CSV: skip each file's first line
     JsonUpdateFormat update_format = JsonUpdateFormat::kInsertDelete;
     size_t max_batch_size = 10000;
+    ThreadPool* pool = nullptr;  // CSV: parses a batch's records in parallel slices
   };
   static constexpr size_t kDefaultMaxBatchSize = 10000;
 
@@ -146,6 +150,11 @@ class FileInputConnector : public InputConnector {
   std::string FindByInode(uint64_t ino) const;
   // Follow: the path itself when it has inode `ino`, else FindByInode.
   std::string FileWithInode(uint64_t ino) const;
+  // CSV with a pool of several workers: takes the whole one-line records available in the
+  // current file (up to max_records), then parses them in fixed slices in parallel, giving the
+  // batch the serial loop would. Returns false, having consumed nothing, when there is nothing
+  // of that kind to take or a record is malformed (the serial loop then reports it in order).
+  bool ReadParallel(size_t max_records, Batch* out);
 
   Options options_;
   Mode mode_ = Mode::kFile;
@@ -154,6 +163,7 @@ class FileInputConnector : public InputConnector {
   std::vector<PhysType> types_;
   CsvParser csv_;
   JsonParser json_;
+  std::vector<CsvParser> slice_parsers_;  // ReadParallel: one per slice (parsers keep scratch state)
   LineReader reader_;
   std::string record_;                      // a CSV record spanning lines
   std::string current_;                     // folder mode: the file being read ("" when none)

@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "core/common/thread_pool.h"
 #include "formats/csv.h"
 #include "formats/json.h"
 #include "pipelines/connectors/connector.h"
@@ -34,8 +35,9 @@ class FileOutputConnector : public OutputConnector {
     std::string path;           // as configured (for messages)
     std::string resolved_path;  // what is opened; "-" = standard output (no truncation, no seeking)
     Format format = Format::kCsv;
-    bool headers = false;  // CSV: write a header line into an empty file
-    bool truncate = true;  // false: keep the content and continue at its end (resume)
+    bool headers = false;        // CSV: write a header line into an empty file
+    bool truncate = true;        // false: keep the content and continue at its end (resume)
+    ThreadPool* pool = nullptr;  // formats large batches in parallel slices (appended in order)
   };
 
   FileOutputConnector(Options options, const Schema& schema);
