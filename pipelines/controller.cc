@@ -191,7 +191,16 @@ class Controller::Impl {
   const PipelineSpec& spec() const { return p_->spec(); }
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<wal::LogWriter> log_;
-  std::map<int, std::vector<Batch>> pending_rel_;  // materialized relation -> changes since the checkpoint
+  // A materialized relation's changes since the checkpoint. Once they hold more rows than after
+  // their last consolidation (and at least kConsolidateRows), they are consolidated into one
+  // batch: rows changed again and again then take one entry, not one per change.
+  struct PendingChanges {
+    std::vector<Batch> parts;
+    size_t rows = 0;       // rows in parts
+    size_t threshold = 0;  // consolidate when rows exceed it
+  };
+  static constexpr size_t kConsolidateRows = size_t{1} << 20;
+  std::map<int, PendingChanges> pending_rel_;
   std::map<std::string, uint64_t> rel_hash_;       // materialized relation -> content hash (StateStore)
   uint64_t state_hash_ = 0;                        // content hash of the operators' stored keyed state
   bool state_stored_ = false;                      // the store holds the keyed state as of the last checkpoint
@@ -230,7 +239,17 @@ void Controller::Impl::AccumulateMaterialized() {
     const Relation& rel = c.relations()[r];
     if (!rel.materialized) continue;
     const Batch& d = c.Delta(static_cast<int>(r));
-    if (!d.empty()) pending_rel_[static_cast<int>(r)].push_back(d);
+    if (d.empty()) continue;
+    PendingChanges& p = pending_rel_[static_cast<int>(r)];
+    p.parts.push_back(d);
+    p.rows += d.size();
+    if (p.rows > std::max(p.threshold, kConsolidateRows)) {
+      Batch merged = Consolidate(Concat(p.parts));
+      p.rows = merged.size();
+      p.threshold = 2 * p.rows;  // doubling: each row is consolidated O(1) times amortized
+      p.parts.clear();
+      p.parts.push_back(std::move(merged));
+    }
   }
 }
 
@@ -331,7 +350,7 @@ void Controller::Impl::Checkpoint(const char* state, bool complete, bool backgro
     const Relation& rel = c.relations()[r];
     if (!rel.materialized) continue;
     auto it = pending_rel_.find(static_cast<int>(r));
-    w->rel.emplace_back(rel.name, it == pending_rel_.end() ? std::vector<Batch>{} : std::move(it->second));
+    w->rel.emplace_back(rel.name, it == pending_rel_.end() ? std::vector<Batch>{} : std::move(it->second.parts));
   }
   pending_rel_.clear();
   const uint64_t total = base_records_ + s_.records;
