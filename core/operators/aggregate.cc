@@ -447,6 +447,20 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
     for (Shard& sh : shards_) StepShard(sh, in, nullptr, &out, nullptr);
     return out.Finish();
   }
+  {
+    // A batch over few small integer keys (the slice path) is pre-aggregated by all workers in
+    // slices, as without shards; its few groups then go to their shards on this thread.
+    std::vector<std::string> keys;
+    std::vector<Group> partial;
+    if (SmallKeyPreaggregate(in, pool_, &keys, &partial)) {
+      BatchBuilder out(out_types_);
+      FoldGroups(nullptr, keys, partial, &out, nullptr);
+      Batch empty = EmptyBatch(in_types_);
+      for (Shard& sh : shards_) StepShard(sh, empty, nullptr, &out, nullptr);  // discards below a waterline
+      initialized_ = true;
+      return out.Finish();
+    }
+  }
   // Exchange: each shard steps over the rows of its keys; then the outputs merge in key order.
   std::vector<int> key_cols(static_cast<size_t>(num_keys_));
   for (int k = 0; k < num_keys_; ++k) key_cols[k] = k;
@@ -544,8 +558,15 @@ void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchB
     for (size_t i = 0; i < n; ++i) partial[gid[i]].rows += w[i];
     for (size_t a = 0; a < aggs_.size(); ++a) Preaggregate(a, in, gid, &partial);
   }
-  const size_t ng = keys.size();
+  FoldGroups(&sh, keys, partial, &out, emitted);
+  if (num_keys_ == 0) initialized_ = true;  // (keyed: Step sets it; shards run in parallel)
+  discard_below();
+}
 
+void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, const std::vector<Group>& partial,
+                             BatchBuilder* out_rows, std::vector<std::pair<std::string, uint32_t>>* emitted) {
+  BatchBuilder& out = *out_rows;
+  const size_t ng = keys.size();
   // 3. Fold partials into state in key order; emit old/new rows of each changed group.
   std::vector<uint32_t> order(ng);
   for (uint32_t g = 0; g < ng; ++g) order[g] = g;
@@ -559,6 +580,7 @@ void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchB
   std::string rec;
   for (uint32_t g : order) {
     const std::string& key = keys[g];
+    Shard& sh = only ? *only : ShardOf(key);
     uint32_t slot = sh.groups.Find(key);
     if (slot != ArenaMap::kNone) {
       LoadGroup(sh, sh.groups.Value(slot).data(), &cur);
@@ -590,8 +612,6 @@ void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchB
     if (has) out.AppendRow(new_row, +1);
     if (emitted) emitted->emplace_back(key, (had ? 1 : 0) + (has ? 1 : 0));
   }
-  if (num_keys_ == 0) initialized_ = true;  // (keyed: Step sets it; shards run in parallel)
-  discard_below();
 }
 
 void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint32_t>& gid,

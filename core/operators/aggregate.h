@@ -156,6 +156,10 @@ class AggregateOp : public Operator {
   // changed groups' rows in key order; with `emitted`, also each such group's key and row count.
   void StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchBuilder* out,
                  std::vector<std::pair<std::string, uint32_t>>* emitted);
+  // Folds the pre-aggregated groups (keys[g], partial[g]) into their shard (`only`, or each
+  // key's ShardOf), in key order, emitting each changed group's -old/+new rows.
+  void FoldGroups(Shard* only, const std::vector<std::string>& keys, const std::vector<Group>& partial,
+                  BatchBuilder* out, std::vector<std::pair<std::string, uint32_t>>* emitted);
   Shard& ShardOf(std::string_view key) { return shards_[KeyShard(key, static_cast<uint32_t>(shards_.size()))]; }
   static bool UsesMultiset(const AggSpec& a) {
     return !IsPairs(a) && (a.distinct || a.kind == AggKind::kMin || a.kind == AggKind::kMax ||
