@@ -571,6 +571,7 @@ void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, 
   std::vector<uint32_t> order(ng);
   for (uint32_t g = 0; g < ng; ++g) order[g] = g;
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+  if (all_inline_) return FoldInline(only, keys, partial, order, out_rows, emitted);
   std::vector<Value> old_row, new_row;
   auto row_of = [&](const std::string& key, const Group& g, std::vector<Value>* row) {
     *row = DecodeRow(key);
@@ -610,6 +611,101 @@ void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, 
     if (had && has && old_row == new_row) continue;
     if (had) out.AppendRow(old_row, -1);
     if (has) out.AppendRow(new_row, +1);
+    if (emitted) emitted->emplace_back(key, (had ? 1 : 0) + (has ? 1 : 0));
+  }
+}
+
+void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, const std::vector<Group>& partial,
+                             const std::vector<uint32_t>& order, BatchBuilder* out_rows,
+                             std::vector<std::pair<std::string, uint32_t>>* emitted) {
+  BatchBuilder& out = *out_rows;
+  const size_t A = aggs_.size();
+  Group scratch;  // results are computed from one group whose inline fields are set per record
+  scratch.accs.resize(A);
+  std::vector<Value> old_vals(A), new_vals(A);
+  std::string rec(record_bytes_, '\0');
+  auto results = [&](const char* r, std::vector<Value>* vals) {
+    std::memcpy(&scratch.rows, r, 8);
+    for (size_t a = 0; a < A; ++a) {
+      Acc& acc = scratch.accs[a];
+      const char* p = r + offset_[a];
+      acc.count = acc.isum = 0;
+      acc.dsum = 0;
+      if (stored_[a] != Stored::kNothing) std::memcpy(&acc.count, p, 8);
+      if (stored_[a] == Stored::kCountInt) std::memcpy(&acc.isum, p + 8, 8);
+      if (stored_[a] == Stored::kCountDouble) std::memcpy(&acc.dsum, p + 8, 8);
+      (*vals)[a] = Result(aggs_[a], scratch, acc);
+    }
+  };
+  auto emit = [&](const std::string& key, const std::vector<Value>& vals, int64_t w) {
+    DecodeRowInto(key, &out, 0);
+    for (size_t a = 0; a < A; ++a) out.col(static_cast<size_t>(num_keys_) + a).Append(vals[a]);
+    out.AddWeight(w);
+  };
+  // The lookups are cache misses (keys come in key order, not table order): each group's slot
+  // and then its record are prefetched some groups ahead.
+  const size_t n = order.size();
+  std::vector<uint32_t> hashes(n);
+  std::vector<Shard*> shard_of(n);
+  for (size_t i = 0; i < n; ++i) {
+    hashes[i] = ArenaMap::Hash(keys[order[i]]);
+    shard_of[i] = only ? only : &ShardOf(keys[order[i]]);
+  }
+  constexpr size_t kSlotsAhead = 16, kRecordsAhead = 8;
+  for (size_t i = 0; i < std::min(n, kSlotsAhead); ++i) shard_of[i]->groups.Prefetch(hashes[i]);
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kSlotsAhead < n) shard_of[i + kSlotsAhead]->groups.Prefetch(hashes[i + kSlotsAhead]);
+    if (i + kRecordsAhead < n) shard_of[i + kRecordsAhead]->groups.PrefetchRecord(hashes[i + kRecordsAhead]);
+    const uint32_t g = order[i];
+    const std::string& key = keys[g];
+    Shard& sh = *shard_of[i];
+    const uint32_t slot = sh.groups.Find(key, hashes[i]);
+    if (slot != ArenaMap::kNone)
+      std::memcpy(rec.data(), sh.groups.Value(slot).data(), record_bytes_);
+    else
+      std::fill(rec.begin(), rec.end(), '\0');
+    int64_t rows;
+    std::memcpy(&rows, rec.data(), 8);
+    bool had = slot != ArenaMap::kNone && (rows != 0 || num_keys_ == 0);
+    if (num_keys_ == 0 && !initialized_) had = false;
+    if (had) results(rec.data(), &old_vals);
+    // Fold: the same additions as Fold, on the record's fields.
+    const Group& part = partial[g];
+    rows += part.rows;
+    std::memcpy(rec.data(), &rows, 8);
+    for (size_t a = 0; a < A; ++a) {
+      if (stored_[a] == Stored::kNothing) continue;
+      char* q = rec.data() + offset_[a];
+      int64_t count;
+      std::memcpy(&count, q, 8);
+      count += part.accs[a].count;
+      std::memcpy(q, &count, 8);
+      if (stored_[a] == Stored::kCountInt) {
+        int64_t sum;
+        std::memcpy(&sum, q + 8, 8);
+        if (__builtin_add_overflow(sum, part.accs[a].isum, &sum)) SumOverflow();
+        std::memcpy(q + 8, &sum, 8);
+      } else if (stored_[a] == Stored::kCountDouble) {
+        double sum;
+        std::memcpy(&sum, q + 8, 8);
+        sum += part.accs[a].dsum;
+        std::memcpy(q + 8, &sum, 8);
+      }
+    }
+    const bool has = rows != 0 || num_keys_ == 0;
+    if (has) results(rec.data(), &new_vals);
+    if (has && slot == ArenaMap::kNone) {
+      sh.groups.Insert(key, rec);
+      sh.gc.Added(key);
+    } else if (has) {
+      std::memcpy(sh.groups.MutableValue(slot), rec.data(), record_bytes_);
+    } else if (slot != ArenaMap::kNone) {
+      sh.gc.Removed(key);
+      EraseGroup(sh, slot);
+    }
+    if (had && has && old_vals == new_vals) continue;
+    if (had) emit(key, old_vals, -1);
+    if (has) emit(key, new_vals, +1);
     if (emitted) emitted->emplace_back(key, (had ? 1 : 0) + (has ? 1 : 0));
   }
 }

@@ -160,6 +160,11 @@ class AggregateOp : public Operator {
   // key's ShardOf), in key order, emitting each changed group's -old/+new rows.
   void FoldGroups(Shard* only, const std::vector<std::string>& keys, const std::vector<Group>& partial,
                   BatchBuilder* out, std::vector<std::pair<std::string, uint32_t>>* emitted);
+  // FoldGroups when every accumulator is inline (all_inline_): adds the partial sums to the
+  // record's fields in place, without moving the group in and out of Group/Acc objects.
+  void FoldInline(Shard* only, const std::vector<std::string>& keys, const std::vector<Group>& partial,
+                  const std::vector<uint32_t>& order, BatchBuilder* out,
+                  std::vector<std::pair<std::string, uint32_t>>* emitted);
   Shard& ShardOf(std::string_view key) { return shards_[KeyShard(key, static_cast<uint32_t>(shards_.size()))]; }
   static bool UsesMultiset(const AggSpec& a) {
     return !IsPairs(a) && (a.distinct || a.kind == AggKind::kMin || a.kind == AggKind::kMax ||

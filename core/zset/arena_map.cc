@@ -40,9 +40,21 @@ char* ArenaMap::MutableValue(uint32_t s) {
   return const_cast<char*>(Value(s).data());
 }
 
-uint32_t ArenaMap::Find(std::string_view key) const {
+void ArenaMap::PrefetchRecord(uint32_t h) const {
+  if (slots_.empty()) return;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (s.block == kNone) return;
+    if (s.hash == h) {
+      __builtin_prefetch(Record(s));
+      return;
+    }
+  }
+}
+
+uint32_t ArenaMap::Find(std::string_view key, uint32_t h) const {
   if (slots_.empty()) return kNone;
-  const uint32_t h = Hash(key);
   const size_t mask = slots_.size() - 1;
   for (size_t i = h & mask;; i = (i + 1) & mask) {
     const Slot& s = slots_[i];

@@ -80,7 +80,16 @@ class ArenaMap {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   // The slot holding key, or kNone.
-  uint32_t Find(std::string_view key) const;
+  uint32_t Find(std::string_view key) const { return Find(key, Hash(key)); }
+  // The same with the key's Hash(key) already computed.
+  uint32_t Find(std::string_view key, uint32_t hash) const;
+  // For a batch of lookups, whose cost is cache misses: Prefetch(hash) starts loading the slot a
+  // key with that hash probes first; a few lookups later, once it is loaded, PrefetchRecord(hash)
+  // starts loading the record of the first slot holding that hash. Both are hints only.
+  void Prefetch(uint32_t hash) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
+  }
+  void PrefetchRecord(uint32_t hash) const;
   // Adds key (which must be absent) with value; returns its slot.
   uint32_t Insert(std::string_view key, std::string_view value);
   // Replaces the value of the record in slot s.
