@@ -143,9 +143,9 @@ void AppendPacked(std::string* out, std::string_view row, int64_t w) {
 }
 }  // namespace
 
-void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64_t w) const {
+void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64_t w, uint32_t hash) const {
   if (w == 0) return;
-  uint32_t s = side->trace.Find(key);
+  uint32_t s = side->trace.Find(key, hash);
   if (s == ArenaMap::kNone) {
     std::string rec(1, kPacked);
     AppendPacked(&rec, row, w);
@@ -332,8 +332,8 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
 
   // Keys touched by this step, and the padded rows they had before it.
   std::set<std::string> touched;
-  std::string key;
   if (outer) {
+    std::string key;
     for (size_t r = 0; r < dl.size(); ++r)
       if (KeyOf(dl, r, left.keys, &key)) touched.insert(key);
     for (size_t r = 0; r < dr.size(); ++r)
@@ -352,8 +352,41 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
     counts->push_back(static_cast<uint32_t>(out.size() - emitted));
     emitted = out.size();
   };
+  // Each row's lookups (the other trace's key, then its own) are cache misses, since rows come in
+  // input order: keys and hashes are computed first, and both traces' slots and records are
+  // prefetched some rows ahead.
+  std::vector<std::string> keys;
+  std::vector<uint32_t> hashes;
+  std::vector<uint8_t> valid;
+  auto key_rows = [&](const Batch& b, const std::vector<int>& cols) {
+    const size_t n = b.size();
+    keys.resize(n);
+    hashes.resize(n);
+    valid.assign(n, 0);
+    for (size_t r = 0; r < n; ++r)
+      if (KeyOf(b, r, cols, &keys[r])) {
+        valid[r] = 1;
+        hashes[r] = ArenaMap::Hash(keys[r]);
+      }
+    for (size_t r = 0; r < std::min(n, kSlotsAhead); ++r)
+      if (valid[r]) left.trace.Prefetch(hashes[r]), right.trace.Prefetch(hashes[r]);
+  };
+  auto prefetch = [&](size_t r) {
+    const size_t n = keys.size();
+    if (r + kSlotsAhead < n && valid[r + kSlotsAhead]) {
+      left.trace.Prefetch(hashes[r + kSlotsAhead]);
+      right.trace.Prefetch(hashes[r + kSlotsAhead]);
+    }
+    if (r + kRecordsAhead < n && valid[r + kRecordsAhead]) {
+      left.trace.PrefetchRecord(hashes[r + kRecordsAhead]);
+      right.trace.PrefetchRecord(hashes[r + kRecordsAhead]);
+    }
+  };
+  key_rows(dl, left.keys);
   for (size_t r = 0; r < dl.size(); count_row(), ++r) {
-    if (!KeyOf(dl, r, left.keys, &key)) {
+    prefetch(r);
+    const std::string& key = keys[r];
+    if (!valid[r]) {
       if (pad_left_) {
         AppendSide(left, dl, r, &out, 0);
         AppendNulls(&out, nl, nr);
@@ -361,7 +394,7 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
       }
       continue;
     }
-    uint32_t slot = right.trace.Find(key);
+    uint32_t slot = right.trace.Find(key, hashes[r]);
     if (slot != ArenaMap::kNone) {
       ForEachRow(right, slot, [&](std::string_view rrow, int64_t w) {
         AppendSide(left, dl, r, &out, 0);
@@ -371,11 +404,14 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
     }
     row.clear();
     EncodeSide(left, dl, r, &row);
-    Add(&left, key, row, dl.weights[r]);
+    Add(&left, key, row, dl.weights[r], hashes[r]);
   }
   // L_new ⋈ ΔR, then fold ΔR into R.
+  key_rows(dr, right.keys);
   for (size_t r = 0; r < dr.size(); count_row(), ++r) {
-    if (!KeyOf(dr, r, right.keys, &key)) {
+    prefetch(r);
+    const std::string& key = keys[r];
+    if (!valid[r]) {
       if (pad_right_) {
         AppendNulls(&out, 0, nl);
         AppendSide(right, dr, r, &out, nl);
@@ -383,7 +419,7 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
       }
       continue;
     }
-    uint32_t slot = left.trace.Find(key);
+    uint32_t slot = left.trace.Find(key, hashes[r]);
     if (slot != ArenaMap::kNone) {
       ForEachRow(left, slot, [&](std::string_view lrow, int64_t w) {
         DecodeRowInto(lrow, &out, 0);
@@ -393,7 +429,7 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
     }
     row.clear();
     EncodeSide(right, dr, r, &row);
-    Add(&right, key, row, dr.weights[r]);
+    Add(&right, key, row, dr.weights[r], hashes[r]);
   }
 
   if (outer) {

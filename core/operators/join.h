@@ -97,7 +97,11 @@ class JoinOp : public Operator {
   // Appends row r of b (a side's batch) to out's columns from `first`, NULL where not needed.
   static void AppendSide(const Side& side, const Batch& b, size_t r, BatchBuilder* out, size_t first);
   static void EncodeSide(const Side& side, const Batch& b, size_t r, std::string* out);
-  void Add(Side* side, const std::string& key, std::string_view row, int64_t w) const;
+  void Add(Side* side, const std::string& key, std::string_view row, int64_t w) const {
+    Add(side, key, row, w, ArenaMap::Hash(key));
+  }
+  void Add(Side* side, const std::string& key, std::string_view row, int64_t w, uint32_t hash) const;
+  static constexpr size_t kSlotsAhead = 16, kRecordsAhead = 8;  // prefetch distances, in rows
   // f(row encoding, weight) for each row of the key in slot s, in row order.
   template <typename F>
   static void ForEachRow(const Side& side, uint32_t s, F f);
