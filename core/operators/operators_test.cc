@@ -458,6 +458,22 @@ void CheckSaveRestore(const Scenario& sc, uint64_t seed) {
 // Incremental checkpoints (keyed state): a store that applies every step's SaveChanges (erases,
 // then puts) holds the whole state; restoring from it gives the same state and the same outputs
 // afterwards; and a step with no input reports no changed entry.
+// op.SaveChanges applied to a map standing for the store (st) and a header (hdr); returns how
+// many entries it put or erased.
+size_t SaveChangesInto(Operator& op, std::map<std::string, std::string>* st, std::string* hdr) {
+  hdr->clear();
+  StateWriter w(hdr);
+  StateDelta d;
+  op.SaveChanges(w, d);
+  d.ForEach([&](std::string_view k, std::string_view v, bool put) {
+    if (put)
+      (*st)[std::string(k)] = std::string(v);
+    else
+      st->erase(std::string(k));
+  });
+  return d.puts() + d.erases();
+}
+
 void CheckIncrementalSave(const Scenario& sc, uint64_t seed) {
   if (!sc.make()->HasKeyedState()) return;
   Gen g(seed);
@@ -468,19 +484,7 @@ void CheckIncrementalSave(const Scenario& sc, uint64_t seed) {
     a->TrackChanges();
     std::map<std::string, std::string> stored;
     std::string header;
-    auto save = [&](Operator& op, std::map<std::string, std::string>* st, std::string* hdr) {
-      hdr->clear();
-      StateWriter w(hdr);
-      StateDelta d;
-      op.SaveChanges(w, d);
-      d.ForEach([&](std::string_view k, std::string_view v, bool put) {
-        if (put)
-          (*st)[std::string(k)] = std::string(v);
-        else
-          st->erase(std::string(k));
-      });
-      return d.puts() + d.erases();
-    };
+    auto save = SaveChangesInto;
     size_t cut = static_cast<size_t>(g.Int(0, static_cast<int>(seq.steps.size())));
     for (size_t s = 0; s < cut; ++s) {
       RunStep(*a, sc, seq.steps[s]);
@@ -527,18 +531,7 @@ void CheckSharded(const Scenario& sc, uint64_t seed) {
   if (!sc.make_pooled) return;
   ThreadPool two(2), three(3);
   Gen g(seed);
-  auto save = [](Operator& op, std::map<std::string, std::string>* st, std::string* hdr) {
-    hdr->clear();
-    StateWriter w(hdr);
-    StateDelta d;
-    op.SaveChanges(w, d);
-    d.ForEach([&](std::string_view k, std::string_view v, bool put) {
-      if (put)
-        (*st)[std::string(k)] = std::string(v);
-      else
-        st->erase(std::string(k));
-    });
-  };
+  auto save = SaveChangesInto;
   for (int it = 0; it < std::max(20, sc.iterations / 4); ++it) {
     Sequence seq = RandomSequence(sc, g, 2, 10);
     INFO(sc.name << " iteration " << it << "\n" << DescribeSequence(seq));
