@@ -442,10 +442,9 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
     if (!in.empty()) initialized_ = true;
     return out.Finish();
   }
-  if (in.empty()) {  // only discards below a waterline, if any
-    BatchBuilder out(out_types_);
-    for (Shard& sh : shards_) StepShard(sh, in, nullptr, &out, nullptr);
-    return out.Finish();
+  if (in.empty()) {
+    for (Shard& sh : shards_) DiscardBelow(sh);
+    return EmptyBatch(out_types_);
   }
   {
     // A batch over few small integer keys (the slice path) is pre-aggregated by all workers in
@@ -455,8 +454,7 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
     if (SmallKeyPreaggregate(in, pool_, &keys, &partial)) {
       BatchBuilder out(out_types_);
       FoldGroups(nullptr, keys, partial, &out, nullptr);
-      Batch empty = EmptyBatch(in_types_);
-      for (Shard& sh : shards_) StepShard(sh, empty, nullptr, &out, nullptr);  // discards below a waterline
+      for (Shard& sh : shards_) DiscardBelow(sh);
       initialized_ = true;
       return out.Finish();
     }
@@ -499,14 +497,8 @@ void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchB
                             std::vector<std::pair<std::string, uint32_t>>* emitted) {
   const size_t n = in.size();
   BatchBuilder& out = *out_rows;
-  auto discard_below = [&] {
-    for (const auto& key : sh.gc.TakeBelow()) {
-      uint32_t slot = sh.groups.Find(key);
-      if (slot != ArenaMap::kNone) EraseGroup(sh, slot);
-    }
-  };
   if (n == 0 && (num_keys_ > 0 || initialized_)) {
-    discard_below();
+    DiscardBelow(sh);
     return;
   }
 
@@ -560,7 +552,14 @@ void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchB
   }
   FoldGroups(&sh, keys, partial, &out, emitted);
   if (num_keys_ == 0) initialized_ = true;  // (keyed: Step sets it; shards run in parallel)
-  discard_below();
+  DiscardBelow(sh);
+}
+
+void AggregateOp::DiscardBelow(Shard& sh) {
+  for (const auto& key : sh.gc.TakeBelow()) {
+    uint32_t slot = sh.groups.Find(key);
+    if (slot != ArenaMap::kNone) EraseGroup(sh, slot);
+  }
 }
 
 void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, const std::vector<Group>& partial,

@@ -165,6 +165,8 @@ class AggregateOp : public Operator {
   void FoldInline(Shard* only, const std::vector<std::string>& keys, const std::vector<Group>& partial,
                   const std::vector<uint32_t>& order, BatchBuilder* out,
                   std::vector<std::pair<std::string, uint32_t>>* emitted);
+  // Erases the shard's groups that lie below its waterline (after each step).
+  void DiscardBelow(Shard& sh);
   Shard& ShardOf(std::string_view key) { return shards_[KeyShard(key, static_cast<uint32_t>(shards_.size()))]; }
   static bool UsesMultiset(const AggSpec& a) {
     return !IsPairs(a) && (a.distinct || a.kind == AggKind::kMin || a.kind == AggKind::kMax ||
