@@ -1,6 +1,7 @@
 #include "pipelines/controller.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <fmt/chrono.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -30,6 +31,18 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+// The default storage.cache_mib: half the memory this process may use (its cgroup's limit
+// when there is one, else the machine's).
+size_t DefaultCacheBytes() {
+  uint64_t limit = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  if (FILE* f = std::fopen("/sys/fs/cgroup/memory.max", "r")) {
+    unsigned long long v = 0;
+    if (std::fscanf(f, "%llu", &v) == 1 && v > 0 && v < limit) limit = v;
+    std::fclose(f);
+  }
+  return static_cast<size_t>(limit / 2);
+}
 
 constexpr auto kGroupCommit = std::chrono::milliseconds(20);
 
@@ -183,6 +196,9 @@ class Controller::Impl {
   struct Written;                    // a checkpoint being written
   void WriteCheckpoint(Written* w);  // on the writer thread: one LMDB write transaction
   void AccumulateMaterialized();
+  // True when the operators' state in memory has outgrown storage.cache_mib: a checkpoint then
+  // lets FinishCheckpoint evict what it stored.
+  bool OverCache();
   void Publish(const char* state, bool force);
   std::vector<std::vector<PhysType>> InputTypes() const;
 
@@ -205,6 +221,9 @@ class Controller::Impl {
   uint64_t state_hash_ = 0;                        // content hash of the operators' stored keyed state
   bool state_stored_ = false;                      // the store holds the keyed state as of the last checkpoint
   std::unique_ptr<Written> writing_;
+  size_t cache_bytes_ = 0;   // storage.cache_mib, or half the memory
+  size_t after_evict_ = 0;   // state bytes the last eviction kept
+  bool spill_ = false;       // under none: the state outgrew the cache and is saved from now on
   Clock::time_point last_sync_ = Clock::now(), last_checkpoint_ = Clock::now();
   bool unreleased_ = false;
   bool logged_unsynced_ = false;            // a step holds rows that exist only in the log: sync it soon
@@ -310,6 +329,7 @@ struct Controller::Impl::Written {
   std::string blob;                                             // circuit state: headers and unkeyed operators
   std::vector<std::pair<int, StateDelta>> deltas;               // keyed entries changed since the last one
   bool drop_state = false;                                      // the stored keyed state is stale: start it over
+  bool saved_state = false;                                     // the operators' changes are in it
   std::vector<std::pair<std::string, std::vector<Batch>>> rel;  // materialized relation -> changes
   std::map<std::string, std::string> meta;                      // all but the hashes and the checksum
   bool has_log = false;
@@ -338,9 +358,11 @@ void Controller::Impl::Checkpoint(const char* state, bool complete, bool backgro
   w->step = step;
   // Under fault_tolerance none a run never resumes (it starts afresh), so the operators' state
   // would never be read back: it is not saved (a quarter of a join-heavy run's time).
-  if (spec().ft_model != FtModel::kNone) {
+  // Under none, the state is saved only to make room in memory (MaybeEvict).
+  if (spec().ft_model != FtModel::kNone || (spill_ && background)) {
     c.SaveChanges(&w->blob, &w->deltas);
     w->drop_state = !state_stored_;
+    w->saved_state = true;
     state_stored_ = true;
   }
   nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
@@ -462,7 +484,38 @@ void Controller::Impl::FinishCheckpoint(bool only_if_done) {
   ++s_.checkpoints;
   last_state_bytes_ = w->blob.size() + w->bytes;
   last_checkpoint_step_ = w->step;
+  if (w->saved_state) {
+    // The store now holds every entry the operators saved: their lookups move to it and, over
+    // the budget, what is unchanged since leaves memory.
+    Circuit& c = p_->circuit();
+    const size_t before = c.StateMemoryBytes();
+    const bool evict = before > cache_bytes_;
+    c.StateCommitted(evict);
+    if (evict) {
+      after_evict_ = c.StateMemoryBytes();
+      malloc_trim(0);
+      ++s_.evictions;
+      spdlog::log(s_.evictions == 1 ? spdlog::level::info : spdlog::level::debug,
+                  "{}: operator state {:.0f} MiB is over storage.cache_mib ({:.0f} MiB): kept {:.0f} MiB in memory, "
+                  "the rest is read from the store when needed",
+                  spec().name, before / 1048576.0, cache_bytes_ / 1048576.0, after_evict_ / 1048576.0);
+    }
+  }
   Publish(w->state, true);
+}
+
+bool Controller::Impl::OverCache() {
+  // A memory-triggered checkpoint runs when the state has grown past the budget, and past what
+  // the last eviction kept by a quarter of the budget (what was changed since the last
+  // checkpoint cannot be evicted: checkpointing again at once would not help).
+  const size_t bytes = p_->circuit().StateMemoryBytes();
+  if (bytes <= cache_bytes_ || bytes <= after_evict_ + cache_bytes_ / 4) return false;
+  if (spec().ft_model == FtModel::kNone && !spill_) {
+    // Under none nothing was saved so far: from now on the changes are tracked and saved.
+    spill_ = true;
+    p_->circuit().TrackChanges();
+  }
+  return true;
 }
 
 void Controller::Impl::Replay(const wal::LogContents& log) {
@@ -578,9 +631,14 @@ bool Controller::Impl::Resume() {
   Circuit& c = p_->circuit();
   if (meta["state_format"] == "keyed") {
     uint64_t got = 0;
-    c.RestoreKeyed(meta["circuit_state"], [&](int node, const Circuit::EntrySink& put) {
-      got += store_->ForEachStateEntry(static_cast<uint32_t>(node), put);
-    });
+    // Lazily: the operators that can read their entries from the store load none of them now
+    // (they are still read through once, for the checksum).
+    c.RestoreKeyed(
+        meta["circuit_state"],
+        [&](int node, const Circuit::EntrySink& put) {
+          got += store_->ForEachStateEntry(static_cast<uint32_t>(node), put);
+        },
+        store_.get());
     const uint64_t want = meta.count("state_hash") ? std::stoull(meta["state_hash"]) : 0;
     if (got != want)
       Fail(ErrorKind::kCorruption,
@@ -710,7 +768,9 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
   store_ = StateStore::Open(StateDir(spec()), false, true);
   live_ = std::make_unique<LiveStatusWriter>(spec().storage_path);
   if (spec().ft_model != FtModel::kNone) p_->circuit().TrackChanges();
+  cache_bytes_ = spec().cache_bytes ? spec().cache_bytes : DefaultCacheBytes();
   bool resumed = Resume();
+  p_->circuit().BackState(store_.get());
   if (s_.no_new_input) return s_;  // the last published status stays as it was
   if (!resumed) {
     std::error_code ec;
@@ -841,7 +901,7 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
       const bool due =
           !writing_ && spec().ft_model != FtModel::kNone && spec().checkpoint_interval_secs > 0 &&
           Clock::now() - last_checkpoint_ >= std::chrono::duration<double>(spec().checkpoint_interval_secs);
-      if (requested || due) {
+      if (requested || due || (!writing_ && OverCache())) {
         if (holding > 0) step();
         Checkpoint("RUNNING", false, true);
         if (requested) spdlog::info("{}: checkpoint at step {} (requested)", spec().name, c.steps());

@@ -48,6 +48,7 @@ struct RunSummary {
   bool completed = false;     // every input ended
   bool no_new_input = false;  // a completed pipeline's inputs had nothing new: nothing was done
   uint64_t checkpoints = 0;
+  uint64_t evictions = 0;  // times operator state left memory for the store (storage.cache_mib)
   uint64_t log_bytes = 0;
 };
 

@@ -184,12 +184,22 @@ PipelineSpec LoadSpec(const std::string& path) {
       if (s.IsScalar()) {
         storage = s.Scalar();
       } else if (s.IsMap()) {
-        OnlyKeys(path, s, {"path"}, "storage");
-        if (!s["path"] || !s["path"].IsScalar())
-          Fail(ErrorKind::kUsage, "{}: storage needs 'path' (a folder)", Where(path, s));
-        storage = s["path"].Scalar();
+        OnlyKeys(path, s, {"path", "cache_mib"}, "storage");
+        if (s["path"]) {
+          if (!s["path"].IsScalar()) Fail(ErrorKind::kUsage, "{}: storage needs 'path' (a folder)", Where(path, s));
+          storage = s["path"].Scalar();
+        }
+        if (YAML::Node c = s["cache_mib"]) {
+          const std::string& v = c.Scalar();
+          const bool ok = c.IsScalar() && !v.empty() && v.size() <= 9 &&
+                          v.find_first_not_of("0123456789") == std::string::npos && std::stoull(v) >= 1;
+          if (!ok)
+            Fail(ErrorKind::kUsage, "{}: storage.cache_mib must be a whole number of MiB from 1 to 999999999",
+                 Where(path, c));
+          spec.cache_bytes = std::stoull(v) << 20;
+        }
       } else {
-        Fail(ErrorKind::kUsage, "{}: 'storage' must be a mapping {{path: FOLDER}}", Where(path, s));
+        Fail(ErrorKind::kUsage, "{}: 'storage' must be a mapping {{path: FOLDER, cache_mib: N}}", Where(path, s));
       }
     }
     fs::path sp(storage);

@@ -9,6 +9,7 @@
 //       - transport: {name: file_output, config: {path: balance.json}}
 //         format: {name: json}
 //   storage: {path: bank.fld}   # relative to the spec's folder; default <name>.fld beside it
+//   storage: {path: bank.fld, cache_mib: 4096}   # memory for operator state (see Controller)
 //   workers: 2
 //   min_batch_size_records: 0        # Feldera's step triggers (see Controller)
 //   max_buffering_delay_usecs: 0
@@ -50,6 +51,9 @@ struct PipelineSpec {
   std::map<std::string, std::vector<ConnectorSpec>> connectors;  // relation name -> connectors
   std::map<std::string, int> connector_lines;                    // relation name -> line (for errors)
   std::string storage_path;                                      // absolute
+  // storage.cache_mib, in bytes: the operator state kept in memory beyond which the entries
+  // already in the store are evicted (0: not given, the controller picks half the memory).
+  uint64_t cache_bytes = 0;
   int workers = 1;
   FtModel ft_model = FtModel::kExactlyOnce;
   // Seconds between periodic checkpoints (clamped to 1..3600); 0 disables them.

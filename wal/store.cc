@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 
 #include "core/common/error.h"
 #include "core/common/xxh64.h"
@@ -91,6 +92,56 @@ bool WellFormedRow(std::string_view row, const std::vector<PhysType>& types) {
 
 }  // namespace
 
+// LMDB reads through a memory map, so a data file damaged or cut short under it shows up as
+// SIGBUS rather than an error code. Reads run under a guard that turns that signal into
+// fld::Error(kCorruption) (the LMDB transaction it interrupts is abandoned: the process is
+// about to stop anyway).
+namespace {
+thread_local sigjmp_buf* g_sigbus_jump = nullptr;
+
+extern "C" void OnSigbus(int sig) {
+  if (g_sigbus_jump) siglongjmp(*g_sigbus_jump, 1);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+// The handler is installed once, for the whole process (reads run on several threads).
+void InstallSigbusHandler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_handler = OnSigbus;
+    sa.sa_flags = SA_NODEFER;  // a guard may jump out without restoring the signal mask
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, nullptr);
+  });
+}
+
+[[noreturn]] void SigbusFail(const std::string& dir) {
+  Fail(ErrorKind::kCorruption,
+       "{}/data.mdb: the state store is damaged or cut short (reading it failed with SIGBUS); refusing to use it "
+       "(nothing was deleted; `fld run --reset` starts over)",
+       dir);
+}
+
+template <typename F>
+auto GuardSigbus(const std::string& dir, F&& f) -> decltype(f()) {
+  InstallSigbusHandler();
+  sigjmp_buf jump;
+  sigjmp_buf* outer = g_sigbus_jump;
+  if (sigsetjmp(jump, 0) != 0) {
+    g_sigbus_jump = outer;
+    SigbusFail(dir);
+  }
+  g_sigbus_jump = &jump;
+  struct Restore {  // also when f throws
+    sigjmp_buf* outer;
+    ~Restore() { g_sigbus_jump = outer; }
+  } restore{outer};
+  return f();
+}
+}  // namespace
+
 bool StateStore::Exists(const std::string& dir) {
   return std::filesystem::exists(std::filesystem::path(dir) / "data.mdb");
 }
@@ -110,7 +161,7 @@ std::unique_ptr<StateStore> StateStore::Open(const std::string& dir, bool read_o
   s->env_ = env;
   mdb_env_set_maxdbs(env, 4096);
   mdb_env_set_mapsize(env, kMapSize);
-  mdb_env_set_maxreaders(env, 126);
+  mdb_env_set_maxreaders(env, 1024);  // lookups hold one per aggregate shard (readers of an existing lock file use its size)
   unsigned flags = MDB_NOTLS;
   if (read_only) flags |= MDB_RDONLY;
   rc = mdb_env_open(env, dir.c_str(), flags, 0644);
@@ -128,51 +179,21 @@ std::unique_ptr<StateStore> StateStore::Open(const std::string& dir, bool read_o
            "(nothing was deleted; `fld run --reset` starts over)",
            dir, fst.st_size, need);
   }
+  if (!read_only) {
+    GuardSigbus(dir, [&] {
+      MDB_txn* t = nullptr;
+      if ((rc = mdb_txn_begin(env, nullptr, 0, &t))) LmdbFail("begin write transaction", rc, dir);
+      MDB_dbi dbi;
+      if ((rc = mdb_dbi_open(t, "state", MDB_CREATE, &dbi))) {
+        mdb_txn_abort(t);
+        LmdbFail("open database state", rc, dir);
+      }
+      if ((rc = mdb_txn_commit(t))) LmdbFail("commit", rc, dir);
+      s->state_dbi_ = dbi;
+    });
+  }
   return s;
 }
-
-// LMDB reads through a memory map, so a data file damaged or cut short under it shows up as
-// SIGBUS rather than an error code. Reads run under a guard that turns that signal into
-// fld::Error(kCorruption) (the LMDB transaction it interrupts is abandoned: the process is
-// about to stop anyway).
-namespace {
-thread_local sigjmp_buf* g_sigbus_jump = nullptr;
-
-extern "C" void OnSigbus(int sig) {
-  if (g_sigbus_jump) siglongjmp(*g_sigbus_jump, 1);
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
-template <typename F>
-auto GuardSigbus(const std::string& dir, F&& f) -> decltype(f()) {
-  struct sigaction sa {
-  }, old{};
-  sa.sa_handler = OnSigbus;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGBUS, &sa, &old);
-  sigjmp_buf jump;
-  sigjmp_buf* outer = g_sigbus_jump;
-  if (sigsetjmp(jump, 1) != 0) {
-    g_sigbus_jump = outer;
-    sigaction(SIGBUS, &old, nullptr);
-    Fail(ErrorKind::kCorruption,
-         "{}/data.mdb: the state store is damaged or cut short (reading it failed with SIGBUS); refusing to use it "
-         "(nothing was deleted; `fld run --reset` starts over)",
-         dir);
-  }
-  g_sigbus_jump = &jump;
-  struct Restore {  // also when f throws
-    sigjmp_buf* outer;
-    struct sigaction old;
-    ~Restore() {
-      g_sigbus_jump = outer;
-      sigaction(SIGBUS, &old, nullptr);
-    }
-  } restore{outer, old};
-  return f();
-}
-}  // namespace
 
 std::optional<std::string> StateStore::GetMeta(const std::string& key) const {
   return GuardSigbus(dir_, [&] { return GetMetaUnguarded(key); });
@@ -192,6 +213,9 @@ StateStore::~StateStore() {
 }
 
 unsigned StateStore::Dbi(void* txn, const std::string& name, bool create) const {
+  // "state" is opened once, when the store is (lookups read it from other threads, and LMDB
+  // wants no two transactions opening databases at the same time).
+  if (name == "state" && state_dbi_ != UINT32_MAX) return state_dbi_;
   MDB_dbi dbi;
   int rc = mdb_dbi_open(static_cast<MDB_txn*>(txn), name.c_str(), create ? MDB_CREATE : 0, &dbi);
   if (rc == MDB_NOTFOUND) return UINT32_MAX;
@@ -434,6 +458,70 @@ uint64_t StateStore::ForEachStateEntryUnguarded(
   }
   if (rc != 0 && rc != MDB_NOTFOUND) LmdbFail("read operator state", rc, dir_);
   return hash;
+}
+
+namespace {
+// A StateLookup over one node's entries: a read transaction kept open (reset and renewed by
+// Refresh), so a lookup costs one B-tree descent.
+class StoreLookup : public StateLookup {
+ public:
+  StoreLookup(MDB_env* env, unsigned dbi, uint32_t node, std::string dir)
+      : env_(env), dbi_(dbi), dir_(std::move(dir)), max_key_(static_cast<size_t>(mdb_env_get_maxkeysize(env))) {
+    NodePrefix(node, &prefix_);
+  }
+  ~StoreLookup() override {
+    if (txn_) mdb_txn_abort(txn_);
+  }
+  bool Get(std::string_view key, std::string* value) override {
+    if (!txn_) {
+      if (int rc = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn_)) {
+        txn_ = nullptr;
+        LmdbFail("begin read transaction", rc, dir_);
+      }
+    } else if (stale_) {
+      if (int rc = mdb_txn_renew(txn_)) LmdbFail("renew read transaction", rc, dir_);
+    }
+    stale_ = false;
+    full_.assign(prefix_).append(key);
+    const bool long_key = full_.size() >= max_key_;
+    if (long_key) RowKey(full_, max_key_, &stored_key_);
+    const std::string& k = long_key ? stored_key_ : full_;
+    return GuardSigbus(dir_, [&] {
+      MDB_val mk = Val(k), mv;
+      const int rc = mdb_get(txn_, dbi_, &mk, &mv);
+      if (rc == MDB_NOTFOUND) return false;
+      if (rc) LmdbFail("read operator state", rc, dir_);
+      std::string_view stored_full = full_, v;
+      if (!SplitStateValue({static_cast<const char*>(mv.mv_data), mv.mv_size}, &stored_full, &v))
+        Fail(ErrorKind::kCorruption,
+             "{}: state store: a stored operator entry is malformed (the file is damaged); refusing to use it "
+             "(nothing was deleted; `fld run --reset` starts over)",
+             dir_);
+      if (stored_full != full_) return false;  // another key with the same long-key hash: ours is not stored
+      value->assign(v);
+      return true;
+    });
+  }
+  void Refresh() override {
+    if (txn_ && !stale_) mdb_txn_reset(txn_);
+    stale_ = txn_ != nullptr;
+  }
+
+ private:
+  MDB_env* env_;
+  unsigned dbi_;
+  std::string dir_;
+  size_t max_key_;
+  std::string prefix_, full_, stored_key_;
+  MDB_txn* txn_ = nullptr;
+  bool stale_ = false;  // reset: renewed at the next Get
+};
+}  // namespace
+
+std::unique_ptr<StateLookup> StateStore::OpenLookup(uint32_t node) {
+  if (state_dbi_ == UINT32_MAX)
+    Fail(ErrorKind::kRuntime, "{}: state store: lookups need a store opened for writing", dir_);
+  return std::make_unique<StoreLookup>(static_cast<MDB_env*>(env_), state_dbi_, node, dir_);
 }
 
 void StateStore::Txn::Commit() {

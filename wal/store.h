@@ -30,17 +30,18 @@
 #include <string>
 #include <vector>
 
+#include "core/circuit/operator.h"
 #include "core/zset/batch.h"
 
 namespace fld {
 
-class StateStore {
+class StateStore : public StateSource {
  public:
   // Opens (creating when `create`) the store under `dir` (the folder <storage>/state).
   // read_only opens without taking LMDB's writer lock.
   static std::unique_ptr<StateStore> Open(const std::string& dir, bool read_only, bool create);
   static bool Exists(const std::string& dir);
-  ~StateStore();
+  ~StateStore() override;
 
   // A write transaction: every change becomes visible at Commit, together.
   class Txn {
@@ -89,6 +90,10 @@ class StateStore {
   // 64-bit hash of each (key, value).
   uint64_t ForEachStateEntry(uint32_t node,
                              const std::function<void(std::string_view key, std::string_view value)>& f) const;
+  // Point reads of operator `node`'s entries (StateSource): each lookup keeps a read
+  // transaction on the last committed checkpoint until its Refresh. Only on a store opened for
+  // writing; a lookup may run on any thread, one thread at a time.
+  std::unique_ptr<StateLookup> OpenLookup(uint32_t node) override;
   // Size of the data file in bytes.
   uint64_t SizeBytes() const;
 
@@ -104,6 +109,7 @@ class StateStore {
   std::string dir_;
   void* env_ = nullptr;
   bool read_only_ = false;
+  unsigned state_dbi_ = UINT32_MAX;  // the "state" database, opened with the store (writable)
 };
 
 // The checksum a checkpoint stores under the meta key "meta_crc": CRC32C over every other meta

@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/common/temp_dir.h"
@@ -66,6 +67,63 @@ TEST_CASE("state store: rows longer than LMDB's key limit keep their weights", "
     for (size_t r = 0; r < got->size(); ++r) read[{got->Get(0, r).i, got->Get(1, r).s}] += got->weights[r];
     REQUIRE(read == expected);
   }
+}
+
+// Point lookups of operator entries (StateStore::OpenLookup): short keys and keys beyond LMDB's
+// limit read back as written; a lookup keeps reading the checkpoint it started on until its
+// Refresh, while another transaction commits; entries of other nodes are not seen.
+TEST_CASE("state store: lookups read one committed checkpoint until refreshed", "[wal]") {
+  TempDir dir;
+  auto store = StateStore::Open(dir.path(), false, true);
+  using Change = StateStore::Txn::StateChange;
+  auto apply = [&](uint32_t node, const std::vector<Change>& changes) {
+    std::vector<uint32_t> order(changes.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto txn = store->Begin();
+    txn->ApplyState(node, changes, order);
+    txn->Commit();
+  };
+  const std::string long_a = Text(3000, 0), long_b = Text(3000, 1);  // same prefix, different keys
+  apply(7, {{"k1", "v1", true}, {long_a, "long a", true}, {"gone", "x", true}});
+  apply(8, {{"k1", "other node", true}});
+  auto lookup = store->OpenLookup(7);
+  std::string v;
+  REQUIRE(lookup->Get("k1", &v));
+  REQUIRE(v == "v1");
+  REQUIRE(lookup->Get(long_a, &v));
+  REQUIRE(v == "long a");
+  REQUIRE_FALSE(lookup->Get(long_b, &v));
+  REQUIRE_FALSE(lookup->Get("k2", &v));
+  REQUIRE(lookup->Get("gone", &v));
+
+  apply(7, {{"k1", "v1 again", true}, {"gone", "", false}, {long_b, "long b", true}, {"k2", "", true}});
+  // Still the first checkpoint...
+  REQUIRE(lookup->Get("k1", &v));
+  REQUIRE(v == "v1");
+  REQUIRE(lookup->Get("gone", &v));
+  REQUIRE_FALSE(lookup->Get(long_b, &v));
+  // ... until Refresh.
+  lookup->Refresh();
+  lookup->Refresh();  // twice is harmless
+  REQUIRE(lookup->Get("k1", &v));
+  REQUIRE(v == "v1 again");
+  REQUIRE_FALSE(lookup->Get("gone", &v));
+  REQUIRE(lookup->Get(long_b, &v));
+  REQUIRE(v == "long b");
+  REQUIRE(lookup->Get(long_a, &v));
+  REQUIRE(v == "long a");
+  REQUIRE(lookup->Get("k2", &v));
+  REQUIRE(v.empty());
+  // A lookup from another thread, on a store read by this one at the same time.
+  std::string from_thread;
+  bool found = false;
+  std::thread t([&] {
+    auto other = store->OpenLookup(8);
+    found = other->Get("k1", &from_thread);
+  });
+  t.join();
+  REQUIRE(found);
+  REQUIRE(from_thread == "other node");
 }
 
 }  // namespace

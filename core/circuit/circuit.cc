@@ -142,14 +142,41 @@ void Circuit::SaveChanges(std::string* out, std::vector<std::pair<int, StateDelt
   });
 }
 
-void Circuit::RestoreKeyed(std::string_view in, const std::function<void(int, const EntrySink&)>& entries) {
+void Circuit::RestoreKeyed(std::string_view in, const std::function<void(int, const EntrySink&)>& entries,
+                           StateSource* lazy) {
   ReadNodes(in, [&](size_t i, StateReader& r) {
     Operator& op = *nodes_[i].op;
     if (!op.HasKeyedState()) return op.RestoreState(r);
     op.BeginRestore(r);
-    entries(static_cast<int>(i), [&](std::string_view k, std::string_view v) { op.RestoreEntry(k, v); });
+    const bool backed = lazy && BacksState(nodes_[i]);
+    if (backed)
+      entries(static_cast<int>(i), [](std::string_view, std::string_view) {});
+    else
+      entries(static_cast<int>(i), [&](std::string_view k, std::string_view v) { op.RestoreEntry(k, v); });
     op.EndRestore();
+    if (backed) op.BackState(lazy, static_cast<uint32_t>(i), true);
   });
+}
+
+bool Circuit::BacksState(const Node& n) const {
+  return n.op->HasKeyedState() && !IsIntegrate(n) && n.op->CanBackState();
+}
+
+void Circuit::BackState(StateSource* source) {
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (BacksState(nodes_[i])) nodes_[i].op->BackState(source, static_cast<uint32_t>(i), false);
+}
+
+void Circuit::StateCommitted(bool evict) {
+  for (auto& n : nodes_)
+    if (BacksState(n)) n.op->StateCommitted(evict);
+}
+
+size_t Circuit::StateMemoryBytes() const {
+  size_t bytes = 0;
+  for (const auto& n : nodes_)
+    if (BacksState(n)) bytes += n.op->StateMemoryBytes();
+  return bytes;
 }
 
 uint64_t Circuit::LateRecords() const {

@@ -94,9 +94,20 @@ class Circuit {
   void TrackChanges();
   void SaveChanges(std::string* out, std::vector<std::pair<int, StateDelta>>* deltas);
   // Restores SaveChanges's `in`; entries(node, put) must call put(key, value) for every entry
-  // stored for that node, in key order.
+  // stored for that node, in key order. With `lazy`, the operators that can be backed by the
+  // store (Operator::CanBackState) load nothing: entries gets a put that ignores them (the
+  // caller still reads them to check the checksum) and the operators read them from `lazy`
+  // when a step needs them.
   using EntrySink = std::function<void(std::string_view key, std::string_view value)>;
-  void RestoreKeyed(std::string_view in, const std::function<void(int node, const EntrySink& put)>& entries);
+  void RestoreKeyed(std::string_view in, const std::function<void(int node, const EntrySink& put)>& entries,
+                    StateSource* lazy = nullptr);
+  // State beyond memory (operator.h): attaches `source` to every operator that can be backed by
+  // it; StateCommitted after each committed checkpoint that saved changes (with `evict`, the
+  // operators drop the entries that are in the store and unchanged since from memory);
+  // StateMemoryBytes sums what those operators hold.
+  void BackState(StateSource* source);
+  void StateCommitted(bool evict);
+  size_t StateMemoryBytes() const;
   void LoadContents(int relation, const Batch& contents);
   // Rows dropped so far for lying behind a LATENESS waterline (core/operators/lateness.h).
   uint64_t LateRecords() const;
@@ -111,6 +122,7 @@ class Circuit {
     Batch output;
   };
   bool IsIntegrate(const Node& n) const;
+  bool BacksState(const Node& n) const;  // a keyed operator that can be backed by the store
   // The saved-state frame both forms share: the step count, the node count, then one string per
   // node, which node(i, ...) writes or reads for each stateful node (integrates excluded).
   void WriteNodes(std::string* out, const std::function<void(size_t, StateWriter&)>& node) const;

@@ -12,6 +12,13 @@
 // entries that changed since its previous save (StateDelta); the checkpoint store keeps the
 // entries, so a checkpoint's cost follows the changes, not the state's size. Restoring reads
 // the header, then every stored entry in key order.
+//
+// State beyond memory: an operator that can be backed by the store (CanBackState) keeps in
+// memory only a cache of its entries. Once its entries are in a committed checkpoint, the clean
+// ones (unchanged since) may be evicted (StateCommitted with evict); a lookup that misses memory
+// reads the entry from the store (StateLookup), so a resume need not load them at all (lazy
+// restore: BeginRestore, then BackState, no RestoreEntry). Entries erased since the last
+// committed checkpoint stay known in memory, so the store's older copy is never read back.
 #pragma once
 
 #include <algorithm>
@@ -85,6 +92,24 @@ class StateDelta {
   size_t puts_ = 0, erases_ = 0, bytes_ = 0;
 };
 
+// Point reads of one operator's stored entries as they are in the last committed checkpoint
+// that Refresh saw. One per shard: not for concurrent use.
+class StateLookup {
+ public:
+  virtual ~StateLookup() = default;
+  // The stored value of `key` into *value; false when the store has no such entry.
+  virtual bool Get(std::string_view key, std::string* value) = 0;
+  // Moves to the newest committed checkpoint (after a commit).
+  virtual void Refresh() = 0;
+};
+
+// The store's side of a backed operator: a StateLookup per caller.
+class StateSource {
+ public:
+  virtual ~StateSource() = default;
+  virtual std::unique_ptr<StateLookup> OpenLookup(uint32_t node) = 0;
+};
+
 class Operator {
  public:
   virtual ~Operator() = default;
@@ -108,6 +133,16 @@ class Operator {
   virtual void BeginRestore(StateReader& r) {}
   virtual void RestoreEntry(std::string_view key, std::string_view value) {}
   virtual void EndRestore() {}
+
+  // State beyond memory (see the top of this file). BackState attaches the store holding this
+  // operator's entries (node: its number there; again: no change); `all_stored` after a lazy
+  // restore (BeginRestore, EndRestore, then BackState): every entry is read from it on demand. StateCommitted follows each committed
+  // checkpoint that included this operator's SaveChanges: the lookups move to it, and with
+  // `evict` the clean entries leave memory. StateMemoryBytes: what the entries hold in memory.
+  virtual bool CanBackState() const { return false; }
+  virtual void BackState(StateSource* source, uint32_t node, bool all_stored) {}
+  virtual void StateCommitted(bool evict) {}
+  virtual size_t StateMemoryBytes() const { return 0; }
 };
 
 }  // namespace fld

@@ -123,7 +123,59 @@ void AggregateOp::EraseGroup(Shard& sh, uint32_t slot) {
     sh.boxes[box] = Acc{};
     sh.free_boxes.push_back(box);
   }
+  if (track_erased_) sh.erased.emplace(sh.groups.Key(slot));
   sh.groups.Erase(slot);
+}
+
+uint32_t AggregateOp::LoadStored(Shard& sh, std::string_view key) {
+  if (!sh.backed) return ArenaMap::kNone;
+  if (!sh.erased.empty() || !sh.erased_saved.empty()) {
+    const std::string k(key);
+    if (sh.erased.count(k) || sh.erased_saved.count(k)) return ArenaMap::kNone;
+  }
+  if (!sh.lookup->Get(key, &sh.value)) return ArenaMap::kNone;
+  RestoreEntry(key, sh.value);  // into ShardOf(key), which is sh
+  const uint32_t slot = sh.groups.Find(key);
+  sh.groups.MarkClean(slot);
+  return slot;
+}
+
+void AggregateOp::BackState(StateSource* source, uint32_t node, bool all_stored) {
+  track_erased_ = true;
+  for (Shard& sh : shards_) {
+    if (!sh.lookup) sh.lookup = source->OpenLookup(node);
+    sh.backed = sh.backed || all_stored;
+  }
+}
+
+void AggregateOp::StateCommitted(bool evict) {
+  for (Shard& sh : shards_) {
+    if (!sh.lookup) continue;
+    sh.erased_saved.clear();
+    sh.lookup->Refresh();
+    if (!evict) continue;
+    const size_t n = sh.groups.EvictClean([&](uint32_t slot) {
+      const char* rec = sh.groups.Value(slot).data();
+      for (size_t a = 0; a < aggs_.size(); ++a) {
+        if (stored_[a] != Stored::kBox) continue;
+        uint32_t box;
+        std::memcpy(&box, rec + offset_[a], 4);
+        sh.boxes[box] = Acc{};
+        sh.free_boxes.push_back(box);
+      }
+    });
+    if (n > 0) sh.backed = true;
+    if (sh.free_boxes.size() == sh.boxes.size()) {
+      std::vector<Acc>().swap(sh.boxes);  // (assigning {} would keep the capacity)
+      std::vector<uint32_t>().swap(sh.free_boxes);
+    }
+  }
+}
+
+size_t AggregateOp::StateMemoryBytes() const {
+  size_t n = 0;
+  for (const Shard& sh : shards_) n += sh.groups.MemoryBytes() + sh.boxes.capacity() * sizeof(Acc);
+  return n;
 }
 
 const char* AggName(AggKind kind) {
@@ -582,6 +634,7 @@ void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, 
     const std::string& key = keys[g];
     Shard& sh = only ? *only : ShardOf(key);
     uint32_t slot = sh.groups.Find(key);
+    if (slot == ArenaMap::kNone) slot = LoadStored(sh, key);
     if (slot != ArenaMap::kNone) {
       LoadGroup(sh, sh.groups.Value(slot).data(), &cur);
     } else {
@@ -658,7 +711,8 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
     const uint32_t g = order[i];
     const std::string& key = keys[g];
     Shard& sh = *shard_of[i];
-    const uint32_t slot = sh.groups.Find(key, hashes[i]);
+    uint32_t slot = sh.groups.Find(key, hashes[i]);
+    if (slot == ArenaMap::kNone) slot = LoadStored(sh, key);
     if (slot != ArenaMap::kNone)
       std::memcpy(rec.data(), sh.groups.Value(slot).data(), record_bytes_);
     else
@@ -946,6 +1000,8 @@ bool AggregateOp::SmallKeyPreaggregate(const Batch& in, ThreadPool* pool, std::v
 }
 
 void AggregateOp::SaveState(StateWriter& w) const {
+  for (const Shard& sh : shards_)
+    if (sh.backed) Fail(ErrorKind::kRuntime, "aggregate: the whole state of a store-backed aggregate is in the store");
   w.U64(initialized_);
   // Sorted by key: equal states, equal bytes, whatever the shards.
   std::vector<std::tuple<std::string_view, const char*, const Shard*>> entries;
@@ -1069,6 +1125,8 @@ void AggregateOp::SaveChanges(StateWriter& w, StateDelta& d) {
   // A key lives in one shard, so its erase still comes before a later put of it.
   for (Shard& sh : shards_) {
     sh.groups.ForEachErased([&](std::string_view k) { d.Erase(k); });
+    sh.erased_saved.merge(sh.erased);
+    sh.erased.clear();
     sh.groups.ForEachDirty([&](uint32_t s) {
       std::string_view rec = sh.groups.Value(s);
       buf.assign(1, raw ? 1 : 0);
@@ -1090,6 +1148,9 @@ void AggregateOp::BeginRestore(StateReader& r) {
     sh.boxes.clear();
     sh.free_boxes.clear();
     sh.gc.Clear();
+    sh.backed = false;
+    sh.erased.clear();
+    sh.erased_saved.clear();
   }
   initialized_ = r.U64() != 0;
 }

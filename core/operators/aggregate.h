@@ -48,6 +48,7 @@
 
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -123,6 +124,10 @@ class AggregateOp : public Operator {
   void EndRestore() override {
     for (Shard& sh : shards_) sh.groups.ClearChanges();
   }
+  bool CanBackState() const override { return num_keys_ > 0 && !shards_[0].gc.active(); }
+  void BackState(StateSource* source, uint32_t node, bool all_stored) override;
+  void StateCommitted(bool evict) override;
+  size_t StateMemoryBytes() const override;
   int num_keys() const { return num_keys_; }
   void SetWaterline(int key_col, WaterlineRef w) {
     for (Shard& sh : shards_) sh.gc = WaterlineIndex(key_col, w);
@@ -151,7 +156,17 @@ class AggregateOp : public Operator {
     std::vector<Acc> boxes;            // boxed accumulators
     std::vector<uint32_t> free_boxes;  // indexes of unused boxes
     WaterlineIndex gc;                 // groups by a key column with a waterline
+    // Backed state (core/circuit/operator.h): the store's groups of this shard, whether some
+    // may be there and not in memory, and the keys erased since the last SaveChanges / in the
+    // checkpoint being written (the store may still hold them: never read them back).
+    std::unique_ptr<StateLookup> lookup;
+    bool backed = false;
+    std::unordered_set<std::string> erased, erased_saved;
+    std::string value;  // a stored entry being read
   };
+  // A group missing from the shard's memory: when the store may hold it, reads it into memory
+  // (clean). Returns its slot, or kNone when it does not exist.
+  uint32_t LoadStored(Shard& sh, std::string_view key);
   // One shard's step over its rows (`pool`: for pre-aggregating in slices, or null). Emits the
   // changed groups' rows in key order; with `emitted`, also each such group's key and row count.
   void StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchBuilder* out,
@@ -225,6 +240,7 @@ class AggregateOp : public Operator {
   bool all_inline_ = false;     // no accumulator is boxed: records are stored as they are
   std::vector<Shard> shards_;   // one per worker (one without a pool or without keys)
   bool initialized_ = false;    // global: the initial row was emitted
+  bool track_erased_ = false;   // backed: keep the erased keys (Shard::erased)
   // One group's rows and accumulators as checkpoints write them (record: its groups value).
   void WriteGroup(StateWriter& w, const Shard& sh, const char* rec) const;
   void ReadGroup(StateReader& r, const std::string& key);

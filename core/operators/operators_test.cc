@@ -572,6 +572,122 @@ void CheckSharded(const Scenario& sc, uint64_t seed) {
   }
 }
 
+// State beyond memory (operator.h): a store standing for the checkpoint store, whose committed
+// versions are kept whole, so a lookup reads exactly the version its last Refresh saw.
+class VersionedStore : public StateSource {
+ public:
+  using Entries = std::map<std::string, std::string>;
+  VersionedStore() : committed_(std::make_shared<Entries>()) {}
+  std::unique_ptr<StateLookup> OpenLookup(uint32_t) override { return std::make_unique<Lookup>(this); }
+  // Applies one SaveChanges's delta (erases and puts, in order) as a new committed version.
+  void Commit(const StateDelta& d) {
+    auto next = std::make_shared<Entries>(*committed_);
+    d.ForEach([&](std::string_view k, std::string_view v, bool put) {
+      if (put)
+        (*next)[std::string(k)] = std::string(v);
+      else
+        next->erase(std::string(k));
+    });
+    committed_ = std::move(next);
+  }
+  const Entries& committed() const { return *committed_; }
+  size_t reads = 0;
+
+ private:
+  struct Lookup : StateLookup {
+    explicit Lookup(VersionedStore* s) : store(s), version(s->committed_) {}
+    bool Get(std::string_view key, std::string* value) override {
+      ++store->reads;
+      auto it = version->find(std::string(key));
+      if (it == version->end()) return false;
+      *value = it->second;
+      return true;
+    }
+    void Refresh() override { version = store->committed_; }
+    VersionedStore* store;
+    std::shared_ptr<const Entries> version;
+  };
+  std::shared_ptr<const Entries> committed_;
+};
+
+// A store-backed operator (sharded or not), checkpointed at random moments (a checkpoint's
+// changes taken at one step and committed some steps later, as the background writer does),
+// evicting its clean entries at random commits and sometimes restored lazily (nothing loaded,
+// everything read back on demand) into another number of shards, emits the same bytes as one
+// that keeps everything in memory, and its store ends holding exactly that one's state.
+void CheckBacked(const Scenario& sc, uint64_t seed) {
+  if (!sc.make()->CanBackState()) return;
+  ThreadPool two(2), three(3);
+  Gen g(seed);
+  size_t reads = 0;
+  for (int it = 0; it < std::max(20, sc.iterations / 4); ++it) {
+    Sequence seq = RandomSequence(sc, g, 2, 12);
+    INFO(sc.name << " iteration " << it << "\n" << DescribeSequence(seq));
+    auto make = [&](int variant) -> std::unique_ptr<Operator> {
+      if (!sc.make_pooled || variant == 0) return sc.make();
+      return sc.make_pooled(variant == 1 ? &two : &three);
+    };
+    auto plain = sc.make();
+    plain->TrackChanges();
+    VersionedStore store;
+    auto backed = make(it % 3);
+    backed->TrackChanges();
+    backed->BackState(&store, 0, false);
+    std::optional<StateDelta> in_flight;  // saved, not yet committed
+    size_t saved_after = 0, committed_after = SIZE_MAX;  // the step after which they were taken
+    std::string header, committed_header;
+    size_t evictions = 0, lazy_restores = 0;
+    auto commit = [&](bool evict) {
+      store.Commit(*in_flight);
+      in_flight.reset();
+      committed_after = saved_after;
+      committed_header = header;
+      backed->StateCommitted(evict);
+      evictions += evict;
+    };
+    for (size_t s = 0; s < seq.steps.size(); ++s) {
+      INFO("step " << s << " (" << evictions << " evictions, " << lazy_restores << " lazy restores so far)");
+      REQUIRE(ByteDiff(RunStep(*plain, sc, seq.steps[s]), RunStep(*backed, sc, seq.steps[s])) == "");
+      if (in_flight && g.Chance(0.6)) commit(g.Chance(0.7));
+      if (!in_flight && g.Chance(0.5)) {
+        in_flight.emplace();
+        header.clear();
+        StateWriter w(&header);
+        backed->SaveChanges(w, *in_flight);
+        saved_after = s;
+        if (g.Chance(0.5)) commit(g.Chance(0.7));  // else the next steps run while it is written
+      }
+      if (committed_after == s && g.Chance(0.4)) {
+        // A restart from the checkpoint just committed (nothing ran since).
+        auto restored = make(g.Int(0, 2));
+        restored->TrackChanges();
+        StateReader r(committed_header);
+        restored->BeginRestore(r);
+        restored->EndRestore();
+        restored->BackState(&store, 0, true);
+        backed = std::move(restored);
+        in_flight.reset();  // (empty: taken after the commit, with nothing run since)
+        ++lazy_restores;
+      }
+    }
+    if (in_flight) commit(false);
+    in_flight.emplace();
+    header.clear();
+    StateWriter w(&header);
+    backed->SaveChanges(w, *in_flight);
+    commit(true);
+    std::map<std::string, std::string> want;
+    std::string want_header;
+    SaveChangesInto(*plain, &want, &want_header);
+    REQUIRE(store.committed() == want);
+    REQUIRE(committed_header == want_header);
+    // After the final eviction every entry is clean: none is left in memory.
+    REQUIRE(backed->StateMemoryBytes() == 0);
+    reads += store.reads;
+  }
+  REQUIRE(reads > 0);  // the evicted and lazily restored entries were read back
+}
+
 void CheckAll(const Scenario& sc, uint64_t seed) {
   CheckCorrectness(sc, seed);
   CheckStepBoundaries(sc, seed + 1);
@@ -1187,6 +1303,16 @@ TEST_CASE("aggregate: incremental saves store exactly the state", "[operators]")
 TEST_CASE("aggregate: sharded across workers, the same outputs and state as one shard", "[operators]") {
   uint64_t seed = 7700;
   for (const auto& sc : AggScenarios()) CheckSharded(sc, seed++);
+}
+
+TEST_CASE("aggregate: backed by the store, evicted and restored lazily, the same outputs and state", "[operators]") {
+  uint64_t seed = 7900;
+  size_t backed = 0;
+  for (const auto& sc : AggScenarios()) {
+    backed += sc.make()->CanBackState();
+    CheckBacked(sc, seed++);
+  }
+  REQUIRE(backed >= 5);  // the keyed scenarios (not the global aggregates)
 }
 
 // -------------------------------------------------------------------------------- top-K

@@ -190,6 +190,33 @@ void ArenaMap::Clear() {
   erased_.clear();
 }
 
+void ArenaMap::KeepOnlyDirty() {
+  std::vector<Slot> old = std::move(slots_);
+  std::vector<Block> old_blocks = std::move(blocks_);
+  size_t dirty = 0;
+  for (const Slot& s : old) dirty += s.block != kNone && (s.offset & kDirty);
+  size_t cap = 16;
+  while ((dirty + 1) * 8 > cap * 7) cap *= 2;
+  slots_.assign(dirty == 0 ? 0 : cap, Slot{});
+  blocks_.clear();
+  size_ = live_ = garbage_ = 0;
+  const size_t mask = slots_.size() - 1;
+  for (const Slot& s : old) {
+    if (s.block == kNone || !(s.offset & kDirty)) continue;
+    const char* p = old_blocks[s.block].data.get() + (s.offset & ~kDirty);
+    const uint64_t k = GetVarint(&p);
+    const uint64_t v = GetVarint(&p);
+    Slot moved;
+    moved.hash = s.hash;
+    moved.offset = kDirty;
+    Append(&moved, std::string_view(p, k), std::string_view(p + k, v));
+    size_t i = s.hash & mask;
+    while (slots_[i].block != kNone) i = (i + 1) & mask;
+    slots_[i] = moved;
+    ++size_;
+  }
+}
+
 void ArenaMap::ClearChanges() {
   for (Slot& s : slots_) s.offset &= ~kDirty;
   erased_.clear();

@@ -112,6 +112,22 @@ class ArenaMap {
   // Change tracking (see the top of this file).
   void TrackErasures(bool on) { track_erasures_ = on; }
   void MarkDirty(uint32_t s) { slots_[s].offset |= kDirty; }
+  void MarkClean(uint32_t s) { slots_[s].offset &= ~kDirty; }
+  bool IsDirty(uint32_t s) const { return (slots_[s].offset & kDirty) != 0; }
+  // Drops every clean record (unchanged since the last ClearChanges) without recording it as
+  // erased, calling f(slot) for each first, and rebuilds the table and arena around the dirty
+  // ones, so the memory they held is given back. Returns the number dropped.
+  template <typename F>
+  size_t EvictClean(F f) {
+    size_t n = 0;
+    for (uint32_t s = 0; s < slots_.size(); ++s)
+      if (slots_[s].block != kNone && !(slots_[s].offset & kDirty)) {
+        f(s);
+        ++n;
+      }
+    if (n > 0 || (size_ == 0 && !slots_.empty())) KeepOnlyDirty();
+    return n;
+  }
   // f(slot) for every record changed since the last ClearChanges.
   template <typename F>
   void ForEachDirty(F f) const {
@@ -158,6 +174,7 @@ class ArenaMap {
   static size_t RecordSize(const char* rec);
   void Grow();
   void MaybeCompact();
+  void KeepOnlyDirty();
 
   std::vector<Slot> slots_;  // capacity a power of two, or empty
   std::vector<Block> blocks_;

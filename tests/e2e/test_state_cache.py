@@ -1,0 +1,115 @@
+"""State beyond memory (storage.cache_mib, man/fld-storage.5): an aggregate over many more
+groups than a 1 MiB cache holds evicts its checkpointed groups and reads them back from the store
+on demand. Its output file is byte-identical to the same pipeline's with the whole state in
+memory and to a recomputation in Python; under kill -9 it resumes (lazily: no group is loaded at
+the resume, each is read when a step needs it) with another worker count to the same answer;
+under fault_tolerance none the state is saved only to make room; a completed pipeline whose
+input grew resumes lazily and updates the groups; a bad cache_mib is a usage error naming its
+line.
+"""
+
+import collections
+import filecmp
+import os
+import random
+import signal
+
+from fldtest import Bg, check, finish, integrate_csv, run, spec, tmpdir, write
+
+KEYS = 150000
+rnd = random.Random(11)
+ROWS = [(rnd.randint(0, KEYS), rnd.randint(-50, 100)) for _ in range(1200000)]
+
+
+def csv_text(rows):
+    return "".join(f"{k},{v}\n" for k, v in rows)
+
+
+def expected(rows):
+    s, n = collections.Counter(), collections.Counter()
+    for k, v in rows:
+        s[k] += v
+        n[k] += 1
+    return sorted((k, s[k], n[k]) for k in n)
+
+
+SQL = """CREATE TABLE t (k BIGINT NOT NULL, v INT NOT NULL) WITH ('connectors' = '[{
+  "transport": {"name": "file_input", "config": {"path": "in.csv"}}, "format": {"name": "csv"}}]');
+CREATE VIEW g AS SELECT k, SUM(v) AS s, COUNT(*) AS n FROM t GROUP BY k;
+"""
+
+
+def pipeline(d, model="exactly_once", cache=None, workers=1):
+    storage = f"storage: {{cache_mib: {cache}}}\n" if cache else ""
+    return spec(d, "c", SQL, f"""workers: {workers}
+fault_tolerance: {{model: {model}, checkpoint_interval_secs: 1}}
+min_batch_size_records: 20000
+{storage}connectors:
+  g:
+    - transport: {{name: file_output, config: {{path: g.csv}}}}
+      format: {{name: csv}}
+""")
+
+
+def answer(d):
+    return sorted(integrate_csv(os.path.join(d, "g.csv"), [int, int, int]))
+
+
+full_dir, small_dir = tmpdir(), tmpdir()
+for d in (full_dir, small_dir):
+    write(os.path.join(d, "in.csv"), csv_text(ROWS))
+
+
+@check("a 1 MiB cache: evicts, reads back, and writes the same bytes as the whole state in memory")
+def _():
+    run(["run", "--quiet", pipeline(full_dir)])
+    _, err = run(["run", pipeline(small_dir, cache=1, workers=2)])
+    assert "over storage.cache_mib (1 MiB)" in err, err
+    assert filecmp.cmp(os.path.join(full_dir, "g.csv"), os.path.join(small_dir, "g.csv"), shallow=False)
+    assert answer(small_dir) == expected(ROWS)
+
+
+@check("kill -9 with a 1 MiB cache, resumed lazily with another worker count: the recomputed answer")
+def _():
+    d = tmpdir()
+    write(os.path.join(d, "in.csv"), csv_text(ROWS))
+    p = pipeline(d, cache=1, workers=2)
+    bg = Bg(p)
+    bg.wait_checkpoint(min_step=3)
+    bg.p.send_signal(signal.SIGKILL)
+    assert bg.wait() == -signal.SIGKILL, "the run ended before it was killed"
+    p = pipeline(d, cache=1, workers=1)
+    _, err = run(["run", p])
+    assert "resuming c from checkpoint" in err, err
+    assert answer(d) == expected(ROWS)
+    assert filecmp.cmp(os.path.join(full_dir, "g.csv"), os.path.join(d, "g.csv"), shallow=False)
+
+
+@check("fault_tolerance none: the state is saved only to make room, the answer is the same")
+def _():
+    d = tmpdir()
+    write(os.path.join(d, "in.csv"), csv_text(ROWS))
+    _, err = run(["run", pipeline(d, model="none", cache=1)])
+    assert "over storage.cache_mib" in err, err
+    assert filecmp.cmp(os.path.join(full_dir, "g.csv"), os.path.join(d, "g.csv"), shallow=False)
+
+
+@check("a completed pipeline's input grows: resumed lazily, the groups read back are updated")
+def _():
+    more = [(rnd.randint(0, KEYS), rnd.randint(-50, 100)) for _ in range(30000)]
+    with open(os.path.join(small_dir, "in.csv"), "a") as f:
+        f.write(csv_text(more))
+    run(["run", "--quiet", pipeline(small_dir, cache=1, workers=2)])
+    assert answer(small_dir) == expected(ROWS + more)
+
+
+@check("a bad storage.cache_mib is a usage error naming its line")
+def _():
+    d = tmpdir()
+    for bad in ("0", "-3", "lots", "[1]"):
+        p = write(os.path.join(d, "bad.yaml"), f"name: bad\nsql: CREATE TABLE t (x INT);\nstorage:\n  cache_mib: {bad}\n")
+        _, err = run(["run", p], expect=2)
+        assert "bad.yaml:4" in err and "cache_mib" in err, err
+
+
+finish()
