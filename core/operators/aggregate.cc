@@ -47,6 +47,7 @@ void AggregateOp::LoadGroup(Shard& sh, const char* rec, Group* g) {
     if (stored_[a] == Stored::kBox) {
       uint32_t box;
       std::memcpy(&box, p, 4);
+      sh.box_heap -= HeapBytes(sh.boxes[box]);
       acc = std::move(sh.boxes[box]);
       continue;
     }
@@ -56,6 +57,14 @@ void AggregateOp::LoadGroup(Shard& sh, const char* rec, Group* g) {
     if (stored_[a] == Stored::kCountInt) std::memcpy(&acc.isum, p + 8, 8);
     if (stored_[a] == Stored::kCountDouble) std::memcpy(&acc.dsum, p + 8, 8);
   }
+}
+
+size_t AggregateOp::HeapBytes(const Acc& acc) {
+  // A red-black tree node is 32 bytes of links and colour plus its pair; strings' own buffers
+  // beyond the inline ones are not counted (it would take a walk over the values).
+  return acc.values.size() * (32 + sizeof(std::pair<const Value, int64_t>)) +
+         acc.pairs.size() * (32 + sizeof(std::pair<const std::pair<Value, Value>, int64_t>)) +
+         acc.bits.capacity() * sizeof(int64_t);
 }
 
 void AggregateOp::StoreGroup(Shard& sh, Group* g, const char* old_rec, std::string* rec) {
@@ -91,6 +100,7 @@ void AggregateOp::StoreGroup(Shard& sh, Group* g, const char* old_rec, std::stri
           box = static_cast<uint32_t>(sh.boxes.size());
           sh.boxes.emplace_back();
         }
+        sh.box_heap += HeapBytes(acc);
         sh.boxes[box] = std::move(acc);
         acc = Acc{};
         std::memcpy(p, &box, 4);
@@ -120,6 +130,7 @@ void AggregateOp::EraseGroup(Shard& sh, uint32_t slot) {
     if (stored_[a] != Stored::kBox) continue;
     uint32_t box;
     std::memcpy(&box, rec + offset_[a], 4);
+    sh.box_heap -= HeapBytes(sh.boxes[box]);
     sh.boxes[box] = Acc{};
     sh.free_boxes.push_back(box);
   }
@@ -160,6 +171,7 @@ void AggregateOp::StateCommitted(bool evict) {
         if (stored_[a] != Stored::kBox) continue;
         uint32_t box;
         std::memcpy(&box, rec + offset_[a], 4);
+        sh.box_heap -= HeapBytes(sh.boxes[box]);
         sh.boxes[box] = Acc{};
         sh.free_boxes.push_back(box);
       }
@@ -174,7 +186,7 @@ void AggregateOp::StateCommitted(bool evict) {
 
 size_t AggregateOp::StateMemoryBytes() const {
   size_t n = 0;
-  for (const Shard& sh : shards_) n += sh.groups.MemoryBytes() + sh.boxes.capacity() * sizeof(Acc);
+  for (const Shard& sh : shards_) n += sh.groups.MemoryBytes() + sh.boxes.capacity() * sizeof(Acc) + sh.box_heap;
   return n;
 }
 
@@ -1148,6 +1160,7 @@ void AggregateOp::BeginRestore(StateReader& r) {
     sh.boxes.clear();
     sh.free_boxes.clear();
     sh.gc.Clear();
+    sh.box_heap = 0;
     sh.backed = false;
     sh.erased.clear();
     sh.erased_saved.clear();

@@ -155,6 +155,7 @@ class AggregateOp : public Operator {
     ArenaMap groups;                   // key encoding -> group record
     std::vector<Acc> boxes;            // boxed accumulators
     std::vector<uint32_t> free_boxes;  // indexes of unused boxes
+    size_t box_heap = 0;               // heap bytes the boxes' trees hold (HeapBytes)
     WaterlineIndex gc;                 // groups by a key column with a waterline
     // Backed state (core/circuit/operator.h): the store's groups of this shard, whether some
     // may be there and not in memory, and the keys erased since the last SaveChanges / in the
@@ -226,6 +227,8 @@ class AggregateOp : public Operator {
   void LoadGroup(Shard& sh, const char* rec, Group* g);
   void StoreGroup(Shard& sh, Group* g, const char* old_rec, std::string* rec);
   // The accumulator of aggregate a in a record, without moving it (tmp holds inline ones).
+  // Heap bytes an accumulator's trees and vectors hold, about (for StateMemoryBytes).
+  static size_t HeapBytes(const Acc& acc);
   const Acc& AccIn(const Shard& sh, const char* rec, size_t a, Acc* tmp) const;
   void EraseGroup(Shard& sh, uint32_t slot);
 
