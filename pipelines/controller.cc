@@ -897,6 +897,9 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
       ReleaseOutputs(false, !ready && holding == 0);
       Publish("RUNNING", false);
       FinishCheckpoint(true);  // one written in the background has finished: account for it
+      // Back-pressure: while a checkpoint is written the state keeps growing; at twice the cache
+      // the steps wait for it, so that what it stored can leave memory.
+      if (writing_ && writing_->saved_state && c.StateMemoryBytes() > 2 * cache_bytes_) FinishCheckpoint();
       const bool requested = !writing_ && checkpoint_flag_ && checkpoint_flag_->exchange(false);
       const bool due =
           !writing_ && spec().ft_model != FtModel::kNone && spec().checkpoint_interval_secs > 0 &&

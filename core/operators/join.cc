@@ -19,6 +19,7 @@ JoinOp::JoinOp(std::vector<PhysType> left_types, std::vector<PhysType> right_typ
     sh.right.types = right_types;
     sh.left.keys = left_keys;
     sh.right.keys = right_keys;
+    sh.right.tag = 'R';
   }
 }
 
@@ -131,7 +132,29 @@ void JoinOp::EraseKey(Side* side, uint32_t s) {
     side->big[idx].clear();
     side->free_big.push_back(idx);
   }
+  Forget(side, s);
   side->trace.Erase(s);
+}
+
+uint32_t JoinOp::AllocBig(Side* side) {
+  if (side->free_big.empty()) {
+    side->big.emplace_back();
+    return static_cast<uint32_t>(side->big.size() - 1);
+  }
+  const uint32_t idx = side->free_big.back();
+  side->free_big.pop_back();
+  return idx;
+}
+
+uint32_t JoinOp::Locate(Side* side, const std::string& key, uint32_t hash) {
+  uint32_t s = side->trace.Find(key, hash);
+  if (s != ArenaMap::kNone || !side->backed) return s;
+  if (side->erased.count(key) || side->erased_saved.count(key)) return ArenaMap::kNone;
+  if (!side->lookup->Get(std::string(1, side->tag) + key, &side->value)) return ArenaMap::kNone;
+  LoadEntry(side, key, side->value);
+  s = side->trace.Find(key, hash);
+  side->trace.MarkClean(s);
+  return s;
 }
 
 namespace {
@@ -143,9 +166,9 @@ void AppendPacked(std::string* out, std::string_view row, int64_t w) {
 }
 }  // namespace
 
-void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64_t w, uint32_t hash) const {
+void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64_t w, uint32_t hash, bool load) {
   if (w == 0) return;
-  uint32_t s = side->trace.Find(key, hash);
+  uint32_t s = load ? Locate(side, key, hash) : side->trace.Find(key, hash);
   if (s == ArenaMap::kNone) {
     std::string rec(1, kPacked);
     AppendPacked(&rec, row, w);
@@ -191,6 +214,7 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
       next.append(p + len + 8, end);
       if (next.size() == 1) {
         side->gc.Removed(key);
+        Forget(side, s);
         side->trace.Erase(s);
       } else {
         side->trace.Assign(s, next);
@@ -212,14 +236,7 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
     return;
   }
   // Too many rows for one record: the key moves to an ordered map.
-  uint32_t idx;
-  if (!side->free_big.empty()) {
-    idx = side->free_big.back();
-    side->free_big.pop_back();
-  } else {
-    idx = static_cast<uint32_t>(side->big.size());
-    side->big.emplace_back();
-  }
+  const uint32_t idx = AllocBig(side);
   Rows& rows = side->big[idx];
   const char* q = next.data() + 1;
   const char* qend = next.data() + next.size();
@@ -242,17 +259,17 @@ void JoinOp::SetWaterline(int key, WaterlineRef w) {
   }
 }
 
-int64_t JoinOp::Count(const Side& s, const std::string& key) {
-  uint32_t slot = s.trace.Find(key);
+int64_t JoinOp::Count(Side* s, const std::string& key) {
+  uint32_t slot = Locate(s, key, ArenaMap::Hash(key));
   if (slot == ArenaMap::kNone) return 0;
   int64_t n = 0;
-  ForEachRow(s, slot, [&](std::string_view, int64_t w) { n += w; });
+  ForEachRow(*s, slot, [&](std::string_view, int64_t w) { n += w; });
   return n;
 }
 
-void JoinOp::EmitPadded(const Side& side, bool side_is_left, const std::string& key, int64_t sign,
-                        BatchBuilder* out) const {
-  uint32_t slot = side.trace.Find(key);
+void JoinOp::EmitPadded(Side* side_ptr, bool side_is_left, const std::string& key, int64_t sign, BatchBuilder* out) {
+  const Side& side = *side_ptr;
+  uint32_t slot = Locate(side_ptr, key, ArenaMap::Hash(key));
   if (slot == ArenaMap::kNone) return;
   size_t nl = shards_[0].left.types.size(), nr = shards_[0].right.types.size();
   ForEachRow(side, slot, [&](std::string_view row, int64_t w) {
@@ -339,8 +356,8 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
     for (size_t r = 0; r < dr.size(); ++r)
       if (KeyOf(dr, r, right.keys, &key)) touched.insert(key);
     for (const auto& k : touched) {
-      if (pad_left_ && Count(right, k) == 0) EmitPadded(left, true, k, -1, &out);
-      if (pad_right_ && Count(left, k) == 0) EmitPadded(right, false, k, -1, &out);
+      if (pad_left_ && Count(&right, k) == 0) EmitPadded(&left, true, k, -1, &out);
+      if (pad_right_ && Count(&left, k) == 0) EmitPadded(&right, false, k, -1, &out);
     }
   }
 
@@ -394,7 +411,7 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
       }
       continue;
     }
-    uint32_t slot = right.trace.Find(key, hashes[r]);
+    uint32_t slot = Locate(&right, key, hashes[r]);
     if (slot != ArenaMap::kNone) {
       ForEachRow(right, slot, [&](std::string_view rrow, int64_t w) {
         AppendSide(left, dl, r, &out, 0);
@@ -419,7 +436,7 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
       }
       continue;
     }
-    uint32_t slot = left.trace.Find(key, hashes[r]);
+    uint32_t slot = Locate(&left, key, hashes[r]);
     if (slot != ArenaMap::kNone) {
       ForEachRow(left, slot, [&](std::string_view lrow, int64_t w) {
         DecodeRowInto(lrow, &out, 0);
@@ -434,8 +451,8 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
 
   if (outer) {
     for (const auto& k : touched) {
-      if (pad_left_ && Count(right, k) == 0) EmitPadded(left, true, k, +1, &out);
-      if (pad_right_ && Count(left, k) == 0) EmitPadded(right, false, k, +1, &out);
+      if (pad_left_ && Count(&right, k) == 0) EmitPadded(&left, true, k, +1, &out);
+      if (pad_right_ && Count(&left, k) == 0) EmitPadded(&right, false, k, +1, &out);
     }
   }
   CollectGarbage(sh);
@@ -476,17 +493,21 @@ void JoinOp::WriteKeyRows(StateWriter& w, const Side& side, uint32_t s) {
 }
 
 void JoinOp::ClearSide(Side* side) {
+  side->backed = false;
+  side->erased.clear();
+  side->erased_saved.clear();
   side->trace.Clear();
   side->big.clear();
   side->free_big.clear();
   side->gc.Clear();
 }
 
-void JoinOp::ReadKeyRows(StateReader& r, Side* side, const std::string& key) const {
+void JoinOp::ReadKeyRows(StateReader& r, Side* side, const std::string& key) {
   uint64_t nr = r.U64();
+  const uint32_t hash = ArenaMap::Hash(key);
   for (uint64_t j = 0; j < nr; ++j) {
     std::string row = r.Str();
-    Add(side, key, row, r.I64());
+    Add(side, key, row, r.I64(), hash, false);
   }
 }
 
@@ -501,6 +522,9 @@ void JoinOp::LoadTrace(StateReader& r, bool left) {
 }
 
 void JoinOp::SaveState(StateWriter& w) const {
+  for (const Shard& sh : shards_)
+    if (sh.left.backed || sh.right.backed)
+      Fail(ErrorKind::kRuntime, "join: the whole state of a store-backed join is in the store");
   SaveTrace(w, true);
   SaveTrace(w, false);
 }
@@ -529,6 +553,8 @@ void JoinOp::SaveChanges(StateWriter&, StateDelta& d) {
         key.assign(1, tag).append(k);
         d.Erase(key);
       });
+      side->erased_saved.merge(side->erased);
+      side->erased.clear();
       side->trace.ForEachDirty([&](uint32_t s) {
         key.assign(1, tag).append(side->trace.Key(s));
         std::string_view rec = side->trace.Value(s);
@@ -552,6 +578,48 @@ void JoinOp::BeginRestore(StateReader&) {
   }
 }
 
+void JoinOp::BackState(StateSource* source, uint32_t node, bool all_stored) {
+  for (Shard& sh : shards_)
+    for (Side* side : {&sh.left, &sh.right}) {
+      if (!side->lookup) side->lookup = source->OpenLookup(node);
+      side->backed = side->backed || all_stored;
+    }
+}
+
+void JoinOp::StateCommitted(bool evict) {
+  for (Shard& sh : shards_)
+    for (Side* side : {&sh.left, &sh.right}) {
+      if (!side->lookup) continue;
+      side->erased_saved.clear();
+      side->lookup->Refresh();
+      if (!evict) continue;
+      const size_t n = side->trace.EvictClean([&](uint32_t s) {
+        std::string_view rec = side->trace.Value(s);
+        if (rec[0] != kBig) return;
+        uint32_t idx;
+        std::memcpy(&idx, rec.data() + 1, 4);
+        Rows().swap(side->big[idx]);
+        side->free_big.push_back(idx);
+      });
+      if (n > 0) side->backed = true;
+      if (side->free_big.size() == side->big.size()) {
+        std::vector<Rows>().swap(side->big);
+        std::vector<uint32_t>().swap(side->free_big);
+      }
+    }
+}
+
+size_t JoinOp::StateMemoryBytes() const {
+  size_t n = 0;
+  for (const Shard& sh : shards_)
+    for (const Side* side : {&sh.left, &sh.right}) {
+      n += side->trace.MemoryBytes() + side->big.capacity() * sizeof(Rows);
+      for (const Rows& rows : side->big)  // few: keys whose rows outgrew a record
+        for (const auto& [row, w] : rows) n += 64 + row.capacity();
+    }
+  return n;
+}
+
 // An entry is a packed record (inserted as it is, after checking its framing) or kBig followed
 // by WriteKeyRows's bytes.
 void JoinOp::RestoreEntry(std::string_view key, std::string_view value) {
@@ -559,7 +627,11 @@ void JoinOp::RestoreEntry(std::string_view key, std::string_view value) {
     Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
   std::string k(key.substr(1));
   Shard& sh = ShardOf(k);
-  Side* side = key[0] == 'L' ? &sh.left : &sh.right;
+  LoadEntry(key[0] == 'L' ? &sh.left : &sh.right, k, value);
+}
+
+void JoinOp::LoadEntry(Side* side, const std::string& k, std::string_view value) {
+  if (value.empty()) Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
   if (value[0] == kPacked) {
     const char* p = value.data() + 1;
     const char* end = value.data() + value.size();
@@ -578,9 +650,22 @@ void JoinOp::RestoreEntry(std::string_view key, std::string_view value) {
     return;
   }
   if (value[0] != kBig) Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
+  // A key stored with its rows in an ordered map gets one again (not a packed record, even when
+  // its rows would fit one now), so that it is saved again in the same form.
   StateReader r(value.substr(1));
-  ReadKeyRows(r, side, k);
+  Rows rows;
+  for (uint64_t j = 0, n = r.U64(); j < n; ++j) {
+    std::string row = r.Str();
+    rows.emplace_hint(rows.end(), std::move(row), r.I64());
+  }
   if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "a join's stored entry has {} bytes too many", value.size());
+  if (rows.empty()) Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
+  const uint32_t idx = AllocBig(side);
+  side->big[idx] = std::move(rows);
+  std::string rec(1, kBig);
+  rec.append(reinterpret_cast<const char*>(&idx), 4);
+  side->trace.Insert(k, rec);
+  side->gc.Added(k);
 }
 
 void JoinOp::EndRestore() {

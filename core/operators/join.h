@@ -29,6 +29,9 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <string>
+#include <unordered_set>
 #include <string_view>
 
 #include "core/circuit/operator.h"
@@ -56,6 +59,12 @@ class JoinOp : public Operator {
   void BeginRestore(StateReader& r) override;
   void RestoreEntry(std::string_view key, std::string_view value) override;
   void EndRestore() override;
+  bool CanBackState() const override {
+    return !shards_[0].left.gc.active() && !shards_[0].right.gc.active();
+  }
+  void BackState(StateSource* source, uint32_t node, bool all_stored) override;
+  void StateCommitted(bool evict) override;
+  size_t StateMemoryBytes() const override;
   const std::vector<int>& left_keys() const { return shards_[0].left.keys; }
   const std::vector<int>& right_keys() const { return shards_[0].right.keys; }
   // Key column `key` (an index into the key lists) has waterline `w` on both sides (their minimum).
@@ -85,6 +94,14 @@ class JoinOp : public Operator {
     WaterlineIndex gc;               // keys of the trace by the key column with a waterline
     std::vector<bool> needed;        // per column; empty: all
     BoundExprPtr filter;             // null: every row
+    // Backed state (core/circuit/operator.h): the store's keys of this side and shard, whether
+    // some may be there and not in memory, and the keys erased since the last SaveChanges / in
+    // the checkpoint being written.
+    char tag = 'L';  // the stored keys' prefix
+    std::unique_ptr<StateLookup> lookup;
+    bool backed = false;
+    std::unordered_set<std::string> erased, erased_saved;
+    std::string value;  // a stored entry being read
   };
   struct Shard {
     Side left, right;
@@ -97,10 +114,22 @@ class JoinOp : public Operator {
   // Appends row r of b (a side's batch) to out's columns from `first`, NULL where not needed.
   static void AppendSide(const Side& side, const Batch& b, size_t r, BatchBuilder* out, size_t first);
   static void EncodeSide(const Side& side, const Batch& b, size_t r, std::string* out);
-  void Add(Side* side, const std::string& key, std::string_view row, int64_t w) const {
+  void Add(Side* side, const std::string& key, std::string_view row, int64_t w) {
     Add(side, key, row, w, ArenaMap::Hash(key));
   }
-  void Add(Side* side, const std::string& key, std::string_view row, int64_t w, uint32_t hash) const;
+  // `load`: a key missing from memory may be in the store (false while loading it from there).
+  void Add(Side* side, const std::string& key, std::string_view row, int64_t w, uint32_t hash, bool load = true);
+  // The slot of key in the side's trace, read from the store first when it is backed and the key
+  // is not in memory; kNone when the side has no such key.
+  uint32_t Locate(Side* side, const std::string& key, uint32_t hash);
+  // A stored entry's value (a packed record, or kBig and WriteKeyRows's bytes) into side.
+  void LoadEntry(Side* side, const std::string& key, std::string_view value);
+  // An unused entry of side->big.
+  static uint32_t AllocBig(Side* side);
+  // Before erasing slot s: remembers its key when the side is backed.
+  static void Forget(Side* side, uint32_t s) {
+    if (side->lookup) side->erased.emplace(side->trace.Key(s));
+  }
   static constexpr size_t kSlotsAhead = 16, kRecordsAhead = 8;  // prefetch distances, in rows
   // f(row encoding, weight) for each row of the key in slot s, in row order.
   template <typename F>
@@ -110,10 +139,10 @@ class JoinOp : public Operator {
   static void ClearSide(Side* side);
   // One key's rows as checkpoints write them: row count, then (row, weight) in row order.
   static void WriteKeyRows(StateWriter& w, const Side& side, uint32_t s);
-  void ReadKeyRows(StateReader& r, Side* side, const std::string& key) const;
+  void ReadKeyRows(StateReader& r, Side* side, const std::string& key);
   static void CollectGarbage(Shard& sh);
-  static int64_t Count(const Side& s, const std::string& key);
-  void EmitPadded(const Side& side, bool side_is_left, const std::string& key, int64_t sign, BatchBuilder* out) const;
+  int64_t Count(Side* s, const std::string& key);
+  void EmitPadded(Side* side, bool side_is_left, const std::string& key, int64_t sign, BatchBuilder* out);
 
   std::vector<Shard> shards_;  // one per worker (one without a pool or without keys)
   ThreadPool* pool_;

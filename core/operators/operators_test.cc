@@ -1305,6 +1305,16 @@ TEST_CASE("aggregate: sharded across workers, the same outputs and state as one 
   for (const auto& sc : AggScenarios()) CheckSharded(sc, seed++);
 }
 
+TEST_CASE("join: backed by the store, evicted and restored lazily, the same outputs and state", "[operators]") {
+  uint64_t seed = 7950;
+  size_t backed = 0;
+  for (const auto& sc : JoinScenarios()) {
+    backed += sc.make()->CanBackState();
+    CheckBacked(sc, seed++);
+  }
+  REQUIRE(backed >= 3);
+}
+
 TEST_CASE("aggregate: backed by the store, evicted and restored lazily, the same outputs and state", "[operators]") {
   uint64_t seed = 7900;
   size_t backed = 0;

@@ -1,6 +1,6 @@
 """State beyond memory (storage.cache_mib, man/fld-storage.5): an aggregate over many more
-groups than a 1 MiB cache holds evicts its checkpointed groups and reads them back from the store
-on demand. Its output file is byte-identical to the same pipeline's with the whole state in
+groups than a 1 MiB cache holds, and a join whose traces are as large, evict their checkpointed
+entries and read them back from the store on demand. Its output file is byte-identical to the same pipeline's with the whole state in
 memory and to a recomputation in Python; under kill -9 it resumes (lazily: no group is loaded at
 the resume, each is read when a step needs it) with another worker count to the same answer;
 under fault_tolerance none the state is saved only to make room; a completed pipeline whose
@@ -16,9 +16,9 @@ import signal
 
 from fldtest import Bg, check, finish, integrate_csv, run, spec, tmpdir, write
 
-KEYS = 150000
+KEYS = 100000
 rnd = random.Random(11)
-ROWS = [(rnd.randint(0, KEYS), rnd.randint(-50, 100)) for _ in range(1200000)]
+ROWS = [(rnd.randint(0, KEYS), rnd.randint(-50, 100)) for _ in range(600000)]
 
 
 def csv_text(rows):
@@ -33,9 +33,23 @@ def expected(rows):
     return sorted((k, s[k], n[k]) for k in n)
 
 
+def expected_join(rows):
+    by_name = collections.Counter()
+    for k, v in rows:
+        if k % 3 != 0:  # the dimension table has the keys not divisible by 3
+            by_name[f"n{k % 97}"] += v
+    return sorted(by_name.items())
+
+
+DIM = "".join(f"{k},n{k % 97}\n" for k in range(KEYS + 1) if k % 3 != 0)
+
+
 SQL = """CREATE TABLE t (k BIGINT NOT NULL, v INT NOT NULL) WITH ('connectors' = '[{
   "transport": {"name": "file_input", "config": {"path": "in.csv"}}, "format": {"name": "csv"}}]');
+CREATE TABLE d (k BIGINT NOT NULL, name VARCHAR NOT NULL) WITH ('connectors' = '[{
+  "transport": {"name": "file_input", "config": {"path": "d.csv"}}, "format": {"name": "csv"}}]');
 CREATE VIEW g AS SELECT k, SUM(v) AS s, COUNT(*) AS n FROM t GROUP BY k;
+CREATE VIEW j AS SELECT d.name, SUM(t.v) AS s FROM t JOIN d ON t.k = d.k GROUP BY d.name;
 """
 
 
@@ -48,6 +62,9 @@ min_batch_size_records: 20000
   g:
     - transport: {{name: file_output, config: {{path: g.csv}}}}
       format: {{name: csv}}
+  j:
+    - transport: {{name: file_output, config: {{path: j.csv}}}}
+      format: {{name: csv}}
 """)
 
 
@@ -55,9 +72,23 @@ def answer(d):
     return sorted(integrate_csv(os.path.join(d, "g.csv"), [int, int, int]))
 
 
+def answer_join(d):
+    return sorted(integrate_csv(os.path.join(d, "j.csv"), [str, int]))
+
+
+def same_files(d):
+    for name in ("g.csv", "j.csv"):
+        assert filecmp.cmp(os.path.join(full_dir, name), os.path.join(d, name), shallow=False), name
+
+
+def prepare(d):
+    write(os.path.join(d, "in.csv"), csv_text(ROWS))
+    write(os.path.join(d, "d.csv"), DIM)
+
+
 full_dir, small_dir = tmpdir(), tmpdir()
 for d in (full_dir, small_dir):
-    write(os.path.join(d, "in.csv"), csv_text(ROWS))
+    prepare(d)
 
 
 @check("a 1 MiB cache: evicts, reads back, and writes the same bytes as the whole state in memory")
@@ -65,14 +96,15 @@ def _():
     run(["run", "--quiet", pipeline(full_dir)])
     _, err = run(["run", pipeline(small_dir, cache=1, workers=2)])
     assert "over storage.cache_mib (1 MiB)" in err, err
-    assert filecmp.cmp(os.path.join(full_dir, "g.csv"), os.path.join(small_dir, "g.csv"), shallow=False)
+    same_files(small_dir)
     assert answer(small_dir) == expected(ROWS)
+    assert answer_join(small_dir) == expected_join(ROWS)
 
 
 @check("kill -9 with a 1 MiB cache, resumed lazily with another worker count: the recomputed answer")
 def _():
     d = tmpdir()
-    write(os.path.join(d, "in.csv"), csv_text(ROWS))
+    prepare(d)
     p = pipeline(d, cache=1, workers=2)
     bg = Bg(p)
     bg.wait_checkpoint(min_step=3)
@@ -82,16 +114,17 @@ def _():
     _, err = run(["run", p])
     assert "resuming c from checkpoint" in err, err
     assert answer(d) == expected(ROWS)
-    assert filecmp.cmp(os.path.join(full_dir, "g.csv"), os.path.join(d, "g.csv"), shallow=False)
+    assert answer_join(d) == expected_join(ROWS)
+    same_files(d)
 
 
 @check("fault_tolerance none: the state is saved only to make room, the answer is the same")
 def _():
     d = tmpdir()
-    write(os.path.join(d, "in.csv"), csv_text(ROWS))
+    prepare(d)
     _, err = run(["run", pipeline(d, model="none", cache=1)])
     assert "over storage.cache_mib" in err, err
-    assert filecmp.cmp(os.path.join(full_dir, "g.csv"), os.path.join(d, "g.csv"), shallow=False)
+    same_files(d)
 
 
 @check("a completed pipeline's input grows: resumed lazily, the groups read back are updated")
@@ -101,6 +134,7 @@ def _():
         f.write(csv_text(more))
     run(["run", "--quiet", pipeline(small_dir, cache=1, workers=2)])
     assert answer(small_dir) == expected(ROWS + more)
+    assert answer_join(small_dir) == expected_join(ROWS + more)
 
 
 @check("a bad storage.cache_mib is a usage error naming its line")
