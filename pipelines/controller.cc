@@ -1,8 +1,8 @@
 #include "pipelines/controller.h"
 
 #include <fcntl.h>
-#include <malloc.h>
 #include <fmt/chrono.h>
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -217,13 +217,13 @@ class Controller::Impl {
   };
   static constexpr size_t kConsolidateRows = size_t{1} << 20;
   std::map<int, PendingChanges> pending_rel_;
-  std::map<std::string, uint64_t> rel_hash_;       // materialized relation -> content hash (StateStore)
-  uint64_t state_hash_ = 0;                        // content hash of the operators' stored keyed state
-  bool state_stored_ = false;                      // the store holds the keyed state as of the last checkpoint
+  std::map<std::string, uint64_t> rel_hash_;  // materialized relation -> content hash (StateStore)
+  uint64_t state_hash_ = 0;                   // content hash of the operators' stored keyed state
+  bool state_stored_ = false;                 // the store holds the keyed state as of the last checkpoint
   std::unique_ptr<Written> writing_;
-  size_t cache_bytes_ = 0;   // storage.cache_mib, or half the memory
-  size_t after_evict_ = 0;   // state bytes the last eviction kept
-  bool spill_ = false;       // under none: the state outgrew the cache and is saved from now on
+  size_t cache_bytes_ = 0;  // storage.cache_mib, or half the memory
+  size_t after_evict_ = 0;  // state bytes the last eviction kept
+  bool spill_ = false;      // under none: the state outgrew the cache and is saved from now on
   Clock::time_point last_sync_ = Clock::now(), last_checkpoint_ = Clock::now();
   bool unreleased_ = false;
   bool logged_unsynced_ = false;            // a step holds rows that exist only in the log: sync it soon
@@ -489,7 +489,7 @@ void Controller::Impl::FinishCheckpoint(bool only_if_done) {
     // the budget, what is unchanged since leaves memory.
     Circuit& c = p_->circuit();
     const size_t before = c.StateMemoryBytes();
-    const bool evict = before > cache_bytes_;
+    const bool evict = before > cache_bytes_ / 2;
     c.StateCommitted(evict);
     if (evict) {
       after_evict_ = c.StateMemoryBytes();
@@ -505,11 +505,12 @@ void Controller::Impl::FinishCheckpoint(bool only_if_done) {
 }
 
 bool Controller::Impl::OverCache() {
-  // A memory-triggered checkpoint runs when the state has grown past the budget, and past what
-  // the last eviction kept by a quarter of the budget (what was changed since the last
-  // checkpoint cannot be evicted: checkpointing again at once would not help).
+  // A checkpoint copies the entries changed since the last one while it is written, so the state
+  // itself gets half the cache: a memory-triggered checkpoint runs when the state has grown past
+  // that, and past what the last eviction kept by an eighth of the cache (what changed since the
+  // last checkpoint cannot be evicted: checkpointing again at once would not help).
   const size_t bytes = p_->circuit().StateMemoryBytes();
-  if (bytes <= cache_bytes_ || bytes <= after_evict_ + cache_bytes_ / 4) return false;
+  if (bytes <= cache_bytes_ / 2 || bytes <= after_evict_ + cache_bytes_ / 8) return false;
   if (spec().ft_model == FtModel::kNone && !spill_) {
     // Under none nothing was saved so far: from now on the changes are tracked and saved.
     spill_ = true;
@@ -897,9 +898,9 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
       ReleaseOutputs(false, !ready && holding == 0);
       Publish("RUNNING", false);
       FinishCheckpoint(true);  // one written in the background has finished: account for it
-      // Back-pressure: while a checkpoint is written the state keeps growing; at twice the cache
-      // the steps wait for it, so that what it stored can leave memory.
-      if (writing_ && writing_->saved_state && c.StateMemoryBytes() > 2 * cache_bytes_) FinishCheckpoint();
+      // Back-pressure: while a checkpoint is written the state keeps growing; once it fills the
+      // cache the steps wait for it, so that what it stored can leave memory.
+      if (writing_ && writing_->saved_state && c.StateMemoryBytes() > cache_bytes_) FinishCheckpoint();
       const bool requested = !writing_ && checkpoint_flag_ && checkpoint_flag_->exchange(false);
       const bool due =
           !writing_ && spec().ft_model != FtModel::kNone && spec().checkpoint_interval_secs > 0 &&

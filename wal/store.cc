@@ -161,7 +161,9 @@ std::unique_ptr<StateStore> StateStore::Open(const std::string& dir, bool read_o
   s->env_ = env;
   mdb_env_set_maxdbs(env, 4096);
   mdb_env_set_mapsize(env, kMapSize);
-  mdb_env_set_maxreaders(env, 1024);  // lookups hold one per aggregate shard (readers of an existing lock file use its size)
+  // Lookups hold a reader slot per operator shard (a process opening an existing lock file gets
+  // the size its creator chose).
+  mdb_env_set_maxreaders(env, 1024);
   unsigned flags = MDB_NOTLS;
   if (read_only) flags |= MDB_RDONLY;
   rc = mdb_env_open(env, dir.c_str(), flags, 0644);

@@ -135,10 +135,11 @@ class Operator {
   virtual void EndRestore() {}
 
   // State beyond memory (see the top of this file). BackState attaches the store holding this
-  // operator's entries (node: its number there; again: no change); `all_stored` after a lazy
-  // restore (BeginRestore, EndRestore, then BackState): every entry is read from it on demand. StateCommitted follows each committed
-  // checkpoint that included this operator's SaveChanges: the lookups move to it, and with
-  // `evict` the clean entries leave memory. StateMemoryBytes: what the entries hold in memory.
+  // operator's entries (node: its number there; attaching again changes nothing); `all_stored`
+  // after a lazy restore (BeginRestore, EndRestore, then BackState): every entry is read from
+  // the store on demand. StateCommitted follows each committed checkpoint that included this
+  // operator's SaveChanges: the lookups move to it, and with `evict` the clean entries leave
+  // memory. StateMemoryBytes: what the entries hold in memory.
   virtual bool CanBackState() const { return false; }
   virtual void BackState(StateSource* source, uint32_t node, bool all_stored) {}
   virtual void StateCommitted(bool evict) {}

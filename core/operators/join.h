@@ -31,8 +31,8 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <unordered_set>
 #include <string_view>
+#include <unordered_set>
 
 #include "core/circuit/operator.h"
 #include "core/circuit/waterline.h"
@@ -59,9 +59,7 @@ class JoinOp : public Operator {
   void BeginRestore(StateReader& r) override;
   void RestoreEntry(std::string_view key, std::string_view value) override;
   void EndRestore() override;
-  bool CanBackState() const override {
-    return !shards_[0].left.gc.active() && !shards_[0].right.gc.active();
-  }
+  bool CanBackState() const override { return !shards_[0].left.gc.active() && !shards_[0].right.gc.active(); }
   void BackState(StateSource* source, uint32_t node, bool all_stored) override;
   void StateCommitted(bool evict) override;
   size_t StateMemoryBytes() const override;

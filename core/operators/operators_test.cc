@@ -633,7 +633,7 @@ void CheckBacked(const Scenario& sc, uint64_t seed) {
     auto backed = make(it % 3);
     backed->TrackChanges();
     backed->BackState(&store, 0, false);
-    std::optional<StateDelta> in_flight;  // saved, not yet committed
+    std::optional<StateDelta> in_flight;                 // saved, not yet committed
     size_t saved_after = 0, committed_after = SIZE_MAX;  // the step after which they were taken
     std::string header, committed_header;
     size_t evictions = 0, lazy_restores = 0;

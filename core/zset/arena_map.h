@@ -113,7 +113,6 @@ class ArenaMap {
   void TrackErasures(bool on) { track_erasures_ = on; }
   void MarkDirty(uint32_t s) { slots_[s].offset |= kDirty; }
   void MarkClean(uint32_t s) { slots_[s].offset &= ~kDirty; }
-  bool IsDirty(uint32_t s) const { return (slots_[s].offset & kDirty) != 0; }
   // Drops every clean record (unchanged since the last ClearChanges) without recording it as
   // erased, calling f(slot) for each first, and rebuilds the table and arena around the dirty
   // ones, so the memory they held is given back. Returns the number dropped.
