@@ -358,7 +358,7 @@ void Controller::Impl::Checkpoint(const char* state, bool complete, bool backgro
   w->step = step;
   // Under fault_tolerance none a run never resumes (it starts afresh), so the operators' state
   // would never be read back: it is not saved (a quarter of a join-heavy run's time).
-  // Under none, the state is saved only to make room in memory (MaybeEvict).
+  // Under none, the state is saved only to make room in memory (OverCache).
   if (spec().ft_model != FtModel::kNone || (spill_ && background)) {
     c.SaveChanges(&w->blob, &w->deltas);
     w->drop_state = !state_stored_;

@@ -27,6 +27,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "core/common/serialize.h"
@@ -108,6 +109,62 @@ class StateSource {
  public:
   virtual ~StateSource() = default;
   virtual std::unique_ptr<StateLookup> OpenLookup(uint32_t node) = 0;
+};
+
+// One shard's link to the store, for an operator backed by it: the lookup, whether some entries
+// may be stored and not in memory, and the keys erased since the last SaveChanges and those
+// erased in the checkpoint being written (the store may still hold them: they are never read
+// back). Keys are the operator's memory keys; `prefix` is what the stored key adds before one.
+class StoredEntries {
+ public:
+  explicit StoredEntries(std::string prefix = {}) : prefix_(std::move(prefix)) {}
+  void Attach(StateSource* source, uint32_t node, bool all_stored) {
+    if (!lookup_) lookup_ = source->OpenLookup(node);
+    backed_ = backed_ || all_stored;
+  }
+  // Forgets everything but the lookup (a restore starts over).
+  void Reset() {
+    backed_ = false;
+    erased_.clear();
+    erased_saved_.clear();
+  }
+  bool backed() const { return backed_; }
+  // A key is erased from memory.
+  void Erased(std::string_view key) {
+    if (lookup_) erased_.emplace(key);
+  }
+  // The stored value of a key missing from memory, or null when there is none (or it was erased
+  // since the last committed checkpoint). Valid until the next call.
+  const std::string* Read(std::string_view key) {
+    if (!backed_) return nullptr;
+    if (!erased_.empty() || !erased_saved_.empty()) {
+      const std::string k(key);
+      if (erased_.count(k) || erased_saved_.count(k)) return nullptr;
+    }
+    stored_key_.assign(prefix_).append(key);
+    return lookup_->Get(stored_key_, &value_) ? &value_ : nullptr;
+  }
+  // SaveChanges took the changes: the erased keys are now in the checkpoint being written.
+  void Saved() {
+    erased_saved_.merge(erased_);
+    erased_.clear();
+  }
+  // That checkpoint committed: its erasures are in the store, and lookups see it. Returns
+  // whether the operator may evict (it has a store to read back from).
+  bool Committed() {
+    erased_saved_.clear();
+    if (lookup_) lookup_->Refresh();
+    return lookup_ != nullptr;
+  }
+  // After `n` clean entries were evicted.
+  void Evicted(size_t n) { backed_ = backed_ || n > 0; }
+
+ private:
+  std::string prefix_;
+  std::unique_ptr<StateLookup> lookup_;
+  bool backed_ = false;
+  std::unordered_set<std::string> erased_, erased_saved_;
+  std::string stored_key_, value_;
 };
 
 class Operator {

@@ -134,37 +134,26 @@ void AggregateOp::EraseGroup(Shard& sh, uint32_t slot) {
     sh.boxes[box] = Acc{};
     sh.free_boxes.push_back(box);
   }
-  if (track_erased_) sh.erased.emplace(sh.groups.Key(slot));
+  sh.stored.Erased(sh.groups.Key(slot));
   sh.groups.Erase(slot);
 }
 
 uint32_t AggregateOp::LoadStored(Shard& sh, std::string_view key) {
-  if (!sh.backed) return ArenaMap::kNone;
-  if (!sh.erased.empty() || !sh.erased_saved.empty()) {
-    const std::string k(key);
-    if (sh.erased.count(k) || sh.erased_saved.count(k)) return ArenaMap::kNone;
-  }
-  if (!sh.lookup->Get(key, &sh.value)) return ArenaMap::kNone;
-  RestoreEntry(key, sh.value);  // into ShardOf(key), which is sh
+  const std::string* value = sh.stored.Read(key);
+  if (value == nullptr) return ArenaMap::kNone;
+  RestoreEntry(key, *value);  // into ShardOf(key), which is sh
   const uint32_t slot = sh.groups.Find(key);
   sh.groups.MarkClean(slot);
   return slot;
 }
 
 void AggregateOp::BackState(StateSource* source, uint32_t node, bool all_stored) {
-  track_erased_ = true;
-  for (Shard& sh : shards_) {
-    if (!sh.lookup) sh.lookup = source->OpenLookup(node);
-    sh.backed = sh.backed || all_stored;
-  }
+  for (Shard& sh : shards_) sh.stored.Attach(source, node, all_stored);
 }
 
 void AggregateOp::StateCommitted(bool evict) {
   for (Shard& sh : shards_) {
-    if (!sh.lookup) continue;
-    sh.erased_saved.clear();
-    sh.lookup->Refresh();
-    if (!evict) continue;
+    if (!sh.stored.Committed() || !evict) continue;
     const size_t n = sh.groups.EvictClean([&](uint32_t slot) {
       const char* rec = sh.groups.Value(slot).data();
       for (size_t a = 0; a < aggs_.size(); ++a) {
@@ -176,7 +165,7 @@ void AggregateOp::StateCommitted(bool evict) {
         sh.free_boxes.push_back(box);
       }
     });
-    if (n > 0) sh.backed = true;
+    sh.stored.Evicted(n);
     if (sh.free_boxes.size() == sh.boxes.size()) {
       std::vector<Acc>().swap(sh.boxes);  // (assigning {} would keep the capacity)
       std::vector<uint32_t>().swap(sh.free_boxes);
@@ -1013,7 +1002,8 @@ bool AggregateOp::SmallKeyPreaggregate(const Batch& in, ThreadPool* pool, std::v
 
 void AggregateOp::SaveState(StateWriter& w) const {
   for (const Shard& sh : shards_)
-    if (sh.backed) Fail(ErrorKind::kRuntime, "aggregate: the whole state of a store-backed aggregate is in the store");
+    if (sh.stored.backed())
+      Fail(ErrorKind::kRuntime, "aggregate: the whole state of a store-backed aggregate is in the store");
   w.U64(initialized_);
   // Sorted by key: equal states, equal bytes, whatever the shards.
   std::vector<std::tuple<std::string_view, const char*, const Shard*>> entries;
@@ -1137,8 +1127,7 @@ void AggregateOp::SaveChanges(StateWriter& w, StateDelta& d) {
   // A key lives in one shard, so its erase still comes before a later put of it.
   for (Shard& sh : shards_) {
     sh.groups.ForEachErased([&](std::string_view k) { d.Erase(k); });
-    sh.erased_saved.merge(sh.erased);
-    sh.erased.clear();
+    sh.stored.Saved();
     sh.groups.ForEachDirty([&](uint32_t s) {
       std::string_view rec = sh.groups.Value(s);
       buf.assign(1, raw ? 1 : 0);
@@ -1161,9 +1150,7 @@ void AggregateOp::BeginRestore(StateReader& r) {
     sh.free_boxes.clear();
     sh.gc.Clear();
     sh.box_heap = 0;
-    sh.backed = false;
-    sh.erased.clear();
-    sh.erased_saved.clear();
+    sh.stored.Reset();
   }
   initialized_ = r.U64() != 0;
 }

@@ -48,7 +48,6 @@
 
 #include <map>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -157,13 +156,7 @@ class AggregateOp : public Operator {
     std::vector<uint32_t> free_boxes;  // indexes of unused boxes
     size_t box_heap = 0;               // heap bytes the boxes' trees hold (HeapBytes)
     WaterlineIndex gc;                 // groups by a key column with a waterline
-    // Backed state (core/circuit/operator.h): the store's groups of this shard, whether some
-    // may be there and not in memory, and the keys erased since the last SaveChanges / in the
-    // checkpoint being written (the store may still hold them: never read them back).
-    std::unique_ptr<StateLookup> lookup;
-    bool backed = false;
-    std::unordered_set<std::string> erased, erased_saved;
-    std::string value;  // a stored entry being read
+    StoredEntries stored;              // backed state (core/circuit/operator.h)
   };
   // A group missing from the shard's memory: when the store may hold it, reads it into memory
   // (clean). Returns its slot, or kNone when it does not exist.
@@ -243,7 +236,6 @@ class AggregateOp : public Operator {
   bool all_inline_ = false;     // no accumulator is boxed: records are stored as they are
   std::vector<Shard> shards_;   // one per worker (one without a pool or without keys)
   bool initialized_ = false;    // global: the initial row was emitted
-  bool track_erased_ = false;   // backed: keep the erased keys (Shard::erased)
   // One group's rows and accumulators as checkpoints write them (record: its groups value).
   void WriteGroup(StateWriter& w, const Shard& sh, const char* rec) const;
   void ReadGroup(StateReader& r, const std::string& key);

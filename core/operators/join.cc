@@ -19,7 +19,8 @@ JoinOp::JoinOp(std::vector<PhysType> left_types, std::vector<PhysType> right_typ
     sh.right.types = right_types;
     sh.left.keys = left_keys;
     sh.right.keys = right_keys;
-    sh.right.tag = 'R';
+    sh.left.stored = StoredEntries("L");
+    sh.right.stored = StoredEntries("R");
   }
 }
 
@@ -129,7 +130,8 @@ void JoinOp::EraseKey(Side* side, uint32_t s) {
   if (rec[0] == kBig) {
     uint32_t idx;
     std::memcpy(&idx, rec.data() + 1, 4);
-    side->big[idx].clear();
+    for (const auto& [row, w] : side->big[idx]) side->big_bytes -= RowBytes(row);
+    Rows().swap(side->big[idx]);
     side->free_big.push_back(idx);
   }
   Forget(side, s);
@@ -148,10 +150,10 @@ uint32_t JoinOp::AllocBig(Side* side) {
 
 uint32_t JoinOp::Locate(Side* side, const std::string& key, uint32_t hash) {
   uint32_t s = side->trace.Find(key, hash);
-  if (s != ArenaMap::kNone || !side->backed) return s;
-  if (side->erased.count(key) || side->erased_saved.count(key)) return ArenaMap::kNone;
-  if (!side->lookup->Get(std::string(1, side->tag) + key, &side->value)) return ArenaMap::kNone;
-  LoadEntry(side, key, side->value);
+  if (s != ArenaMap::kNone) return s;
+  const std::string* value = side->stored.Read(key);
+  if (value == nullptr) return ArenaMap::kNone;
+  LoadEntry(side, key, *value);
   s = side->trace.Find(key, hash);
   side->trace.MarkClean(s);
   return s;
@@ -182,9 +184,15 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
     std::memcpy(&idx, rec.data() + 1, 4);
     Rows& rows = side->big[idx];
     auto it = rows.find(row);
-    if (it == rows.end()) it = rows.emplace(std::string(row), 0).first;
+    if (it == rows.end()) {
+      it = rows.emplace(std::string(row), 0).first;
+      side->big_bytes += RowBytes(row);
+    }
     it->second += w;
-    if (it->second == 0) rows.erase(it);
+    if (it->second == 0) {
+      side->big_bytes -= RowBytes(row);
+      rows.erase(it);
+    }
     side->trace.MarkDirty(s);  // the record stays; its rows changed
     if (rows.empty()) {
       side->gc.Removed(key);
@@ -245,6 +253,7 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
     int64_t wt;
     std::memcpy(&wt, q + len, 8);
     rows.emplace_hint(rows.end(), std::string(q, len), wt);
+    side->big_bytes += RowBytes(std::string_view(q, len));
     q += len + 8;
   }
   std::string big(1, kBig);
@@ -493,12 +502,11 @@ void JoinOp::WriteKeyRows(StateWriter& w, const Side& side, uint32_t s) {
 }
 
 void JoinOp::ClearSide(Side* side) {
-  side->backed = false;
-  side->erased.clear();
-  side->erased_saved.clear();
+  side->stored.Reset();
   side->trace.Clear();
   side->big.clear();
   side->free_big.clear();
+  side->big_bytes = 0;
   side->gc.Clear();
 }
 
@@ -523,7 +531,7 @@ void JoinOp::LoadTrace(StateReader& r, bool left) {
 
 void JoinOp::SaveState(StateWriter& w) const {
   for (const Shard& sh : shards_)
-    if (sh.left.backed || sh.right.backed)
+    if (sh.left.stored.backed() || sh.right.stored.backed())
       Fail(ErrorKind::kRuntime, "join: the whole state of a store-backed join is in the store");
   SaveTrace(w, true);
   SaveTrace(w, false);
@@ -553,8 +561,7 @@ void JoinOp::SaveChanges(StateWriter&, StateDelta& d) {
         key.assign(1, tag).append(k);
         d.Erase(key);
       });
-      side->erased_saved.merge(side->erased);
-      side->erased.clear();
+      side->stored.Saved();
       side->trace.ForEachDirty([&](uint32_t s) {
         key.assign(1, tag).append(side->trace.Key(s));
         std::string_view rec = side->trace.Value(s);
@@ -580,28 +587,23 @@ void JoinOp::BeginRestore(StateReader&) {
 
 void JoinOp::BackState(StateSource* source, uint32_t node, bool all_stored) {
   for (Shard& sh : shards_)
-    for (Side* side : {&sh.left, &sh.right}) {
-      if (!side->lookup) side->lookup = source->OpenLookup(node);
-      side->backed = side->backed || all_stored;
-    }
+    for (Side* side : {&sh.left, &sh.right}) side->stored.Attach(source, node, all_stored);
 }
 
 void JoinOp::StateCommitted(bool evict) {
   for (Shard& sh : shards_)
     for (Side* side : {&sh.left, &sh.right}) {
-      if (!side->lookup) continue;
-      side->erased_saved.clear();
-      side->lookup->Refresh();
-      if (!evict) continue;
+      if (!side->stored.Committed() || !evict) continue;
       const size_t n = side->trace.EvictClean([&](uint32_t s) {
         std::string_view rec = side->trace.Value(s);
         if (rec[0] != kBig) return;
         uint32_t idx;
         std::memcpy(&idx, rec.data() + 1, 4);
+        for (const auto& [row, w] : side->big[idx]) side->big_bytes -= RowBytes(row);
         Rows().swap(side->big[idx]);
         side->free_big.push_back(idx);
       });
-      if (n > 0) side->backed = true;
+      side->stored.Evicted(n);
       if (side->free_big.size() == side->big.size()) {
         std::vector<Rows>().swap(side->big);
         std::vector<uint32_t>().swap(side->free_big);
@@ -613,9 +615,7 @@ size_t JoinOp::StateMemoryBytes() const {
   size_t n = 0;
   for (const Shard& sh : shards_)
     for (const Side* side : {&sh.left, &sh.right}) {
-      n += side->trace.MemoryBytes() + side->big.capacity() * sizeof(Rows);
-      for (const Rows& rows : side->big)  // few: keys whose rows outgrew a record
-        for (const auto& [row, w] : rows) n += 64 + row.capacity();
+      n += side->trace.MemoryBytes() + side->big.capacity() * sizeof(Rows) + side->big_bytes;
     }
   return n;
 }
@@ -656,6 +656,7 @@ void JoinOp::LoadEntry(Side* side, const std::string& k, std::string_view value)
   Rows rows;
   for (uint64_t j = 0, n = r.U64(); j < n; ++j) {
     std::string row = r.Str();
+    side->big_bytes += RowBytes(row);
     rows.emplace_hint(rows.end(), std::move(row), r.I64());
   }
   if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "a join's stored entry has {} bytes too many", value.size());

@@ -32,7 +32,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 
 #include "core/circuit/operator.h"
 #include "core/circuit/waterline.h"
@@ -89,17 +88,11 @@ class JoinOp : public Operator {
     ArenaMap trace;                  // key encoding -> record
     std::vector<Rows> big;           // rows of the big keys
     std::vector<uint32_t> free_big;  // unused entries of big
+    size_t big_bytes = 0;            // heap bytes big's rows hold (RowBytes)
     WaterlineIndex gc;               // keys of the trace by the key column with a waterline
     std::vector<bool> needed;        // per column; empty: all
     BoundExprPtr filter;             // null: every row
-    // Backed state (core/circuit/operator.h): the store's keys of this side and shard, whether
-    // some may be there and not in memory, and the keys erased since the last SaveChanges / in
-    // the checkpoint being written.
-    char tag = 'L';  // the stored keys' prefix
-    std::unique_ptr<StateLookup> lookup;
-    bool backed = false;
-    std::unordered_set<std::string> erased, erased_saved;
-    std::string value;  // a stored entry being read
+    StoredEntries stored;            // backed state (core/circuit/operator.h): keys 'L'/'R' + key
   };
   struct Shard {
     Side left, right;
@@ -122,12 +115,12 @@ class JoinOp : public Operator {
   uint32_t Locate(Side* side, const std::string& key, uint32_t hash);
   // A stored entry's value (a packed record, or kBig and WriteKeyRows's bytes) into side.
   void LoadEntry(Side* side, const std::string& key, std::string_view value);
+  // Heap bytes a row of a big key holds, about: its tree node and its string.
+  static size_t RowBytes(std::string_view row) { return 64 + row.size(); }
   // An unused entry of side->big.
   static uint32_t AllocBig(Side* side);
   // Before erasing slot s: remembers its key when the side is backed.
-  static void Forget(Side* side, uint32_t s) {
-    if (side->lookup) side->erased.emplace(side->trace.Key(s));
-  }
+  static void Forget(Side* side, uint32_t s) { side->stored.Erased(side->trace.Key(s)); }
   static constexpr size_t kSlotsAhead = 16, kRecordsAhead = 8;  // prefetch distances, in rows
   // f(row encoding, weight) for each row of the key in slot s, in row order.
   template <typename F>
