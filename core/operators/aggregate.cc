@@ -124,7 +124,7 @@ const AggregateOp::Acc& AggregateOp::AccIn(const Shard& sh, const char* rec, siz
   return *tmp;
 }
 
-void AggregateOp::EraseGroup(Shard& sh, uint32_t slot) {
+void AggregateOp::FreeBoxes(Shard& sh, uint32_t slot) {
   const char* rec = sh.groups.Value(slot).data();
   for (size_t a = 0; a < aggs_.size(); ++a) {
     if (stored_[a] != Stored::kBox) continue;
@@ -134,6 +134,10 @@ void AggregateOp::EraseGroup(Shard& sh, uint32_t slot) {
     sh.boxes[box] = Acc{};
     sh.free_boxes.push_back(box);
   }
+}
+
+void AggregateOp::EraseGroup(Shard& sh, uint32_t slot) {
+  FreeBoxes(sh, slot);
   sh.stored.Erased(sh.groups.Key(slot));
   sh.groups.Erase(slot);
 }
@@ -154,17 +158,7 @@ void AggregateOp::BackState(StateSource* source, uint32_t node, bool all_stored)
 void AggregateOp::StateCommitted(bool evict) {
   for (Shard& sh : shards_) {
     if (!sh.stored.Committed() || !evict) continue;
-    const size_t n = sh.groups.EvictClean([&](uint32_t slot) {
-      const char* rec = sh.groups.Value(slot).data();
-      for (size_t a = 0; a < aggs_.size(); ++a) {
-        if (stored_[a] != Stored::kBox) continue;
-        uint32_t box;
-        std::memcpy(&box, rec + offset_[a], 4);
-        sh.box_heap -= HeapBytes(sh.boxes[box]);
-        sh.boxes[box] = Acc{};
-        sh.free_boxes.push_back(box);
-      }
-    });
+    const size_t n = sh.groups.EvictClean([&](uint32_t slot) { FreeBoxes(sh, slot); });
     sh.stored.Evicted(n);
     if (sh.free_boxes.size() == sh.boxes.size()) {
       std::vector<Acc>().swap(sh.boxes);  // (assigning {} would keep the capacity)

@@ -224,6 +224,8 @@ class AggregateOp : public Operator {
   static size_t HeapBytes(const Acc& acc);
   const Acc& AccIn(const Shard& sh, const char* rec, size_t a, Acc* tmp) const;
   void EraseGroup(Shard& sh, uint32_t slot);
+  // Gives the group's boxed accumulators back to the shard (before it leaves memory).
+  void FreeBoxes(Shard& sh, uint32_t slot);
 
   std::vector<PhysType> in_types_;
   ThreadPool* pool_ = nullptr;

@@ -125,15 +125,18 @@ void JoinOp::ForEachRow(const Side& side, uint32_t s, F f) {
   }
 }
 
-void JoinOp::EraseKey(Side* side, uint32_t s) {
+void JoinOp::FreeBig(Side* side, uint32_t s) {
   std::string_view rec = side->trace.Value(s);
-  if (rec[0] == kBig) {
-    uint32_t idx;
-    std::memcpy(&idx, rec.data() + 1, 4);
-    for (const auto& [row, w] : side->big[idx]) side->big_bytes -= RowBytes(row);
-    Rows().swap(side->big[idx]);
-    side->free_big.push_back(idx);
-  }
+  if (rec[0] != kBig) return;
+  uint32_t idx;
+  std::memcpy(&idx, rec.data() + 1, 4);
+  for (const auto& [row, w] : side->big[idx]) side->big_bytes -= RowBytes(row);
+  Rows().swap(side->big[idx]);
+  side->free_big.push_back(idx);
+}
+
+void JoinOp::EraseKey(Side* side, uint32_t s) {
+  FreeBig(side, s);
   Forget(side, s);
   side->trace.Erase(s);
 }
@@ -594,15 +597,7 @@ void JoinOp::StateCommitted(bool evict) {
   for (Shard& sh : shards_)
     for (Side* side : {&sh.left, &sh.right}) {
       if (!side->stored.Committed() || !evict) continue;
-      const size_t n = side->trace.EvictClean([&](uint32_t s) {
-        std::string_view rec = side->trace.Value(s);
-        if (rec[0] != kBig) return;
-        uint32_t idx;
-        std::memcpy(&idx, rec.data() + 1, 4);
-        for (const auto& [row, w] : side->big[idx]) side->big_bytes -= RowBytes(row);
-        Rows().swap(side->big[idx]);
-        side->free_big.push_back(idx);
-      });
+      const size_t n = side->trace.EvictClean([&](uint32_t s) { FreeBig(side, s); });
       side->stored.Evicted(n);
       if (side->free_big.size() == side->big.size()) {
         std::vector<Rows>().swap(side->big);

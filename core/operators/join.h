@@ -126,6 +126,8 @@ class JoinOp : public Operator {
   template <typename F>
   static void ForEachRow(const Side& side, uint32_t s, F f);
   static void EraseKey(Side* side, uint32_t s);
+  // Gives a big key's rows back (before its record leaves memory); nothing for a packed one.
+  static void FreeBig(Side* side, uint32_t s);
   void LoadTrace(StateReader& r, bool left);
   static void ClearSide(Side* side);
   // One key's rows as checkpoints write them: row count, then (row, weight) in row order.
