@@ -220,6 +220,17 @@ void CsvWriter::AppendHeader(std::string* out) const {
   out->append("weight\n");
 }
 
+namespace {
+
+// Decimal text of v (std::to_chars: no format parsing, no growth of a back-inserter buffer).
+void AppendInt(int64_t v, std::string* out) {
+  char tmp[24];
+  auto res = std::to_chars(tmp, tmp + sizeof tmp, v);
+  out->append(tmp, static_cast<size_t>(res.ptr - tmp));
+}
+
+}  // namespace
+
 void CsvWriter::AppendRow(const Batch& b, size_t r, std::string* out) const {
   for (size_t c = 0; c < schema_.size(); ++c) {
     const Column& col = *b.cols[c];
@@ -234,7 +245,7 @@ void CsvWriter::AppendRow(const Batch& b, size_t r, std::string* out) const {
           break;
         case PhysType::kI64:
           if (type.IsInteger()) {
-            fmt::format_to(std::back_inserter(*out), "{}", col.i64[r]);
+            AppendInt(col.i64[r], out);
             break;
           }
           out->append(FormatValue(col.Get(r), type));
@@ -250,7 +261,8 @@ void CsvWriter::AppendRow(const Batch& b, size_t r, std::string* out) const {
     }
     out->push_back(options_.delimiter);
   }
-  fmt::format_to(std::back_inserter(*out), "{}\n", b.weights[r]);
+  AppendInt(b.weights[r], out);
+  out->push_back('\n');
 }
 
 }  // namespace fld

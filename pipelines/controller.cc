@@ -213,10 +213,15 @@ class Controller::Impl {
   struct PendingChanges {
     std::vector<Batch> parts;
     size_t rows = 0;       // rows in parts
+    size_t bytes = 0;      // their memory (MemoryBytes)
     size_t threshold = 0;  // consolidate when rows exceed it
   };
   static constexpr size_t kConsolidateRows = size_t{1} << 20;
   std::map<int, PendingChanges> pending_rel_;
+  size_t pending_bytes_ = 0;  // the sum of their bytes: memory the cache budget counts too
+  // What the cache budget (storage.cache_mib) counts: the operators' state in memory and the
+  // materialized changes waiting for the next checkpoint.
+  size_t MemoryBytes() const { return p_->circuit().StateMemoryBytes() + pending_bytes_; }
   std::map<std::string, uint64_t> rel_hash_;  // materialized relation -> content hash (StateStore)
   uint64_t state_hash_ = 0;                   // content hash of the operators' stored keyed state
   bool state_stored_ = false;                 // the store holds the keyed state as of the last checkpoint
@@ -262,11 +267,17 @@ void Controller::Impl::AccumulateMaterialized() {
     PendingChanges& p = pending_rel_[static_cast<int>(r)];
     p.parts.push_back(d);
     p.rows += d.size();
+    const size_t bytes = fld::MemoryBytes(d);
+    p.bytes += bytes;
+    pending_bytes_ += bytes;
     if (p.rows > std::max(p.threshold, kConsolidateRows)) {
-      Batch merged = Consolidate(Concat(p.parts));
+      Batch merged = Consolidate(p.parts);
       p.rows = merged.size();
       p.threshold = 2 * p.rows;  // doubling: each row is consolidated O(1) times amortized
       p.parts.clear();
+      pending_bytes_ -= p.bytes;
+      p.bytes = fld::MemoryBytes(merged);
+      pending_bytes_ += p.bytes;
       p.parts.push_back(std::move(merged));
     }
   }
@@ -375,6 +386,7 @@ void Controller::Impl::Checkpoint(const char* state, bool complete, bool backgro
     w->rel.emplace_back(rel.name, it == pending_rel_.end() ? std::vector<Batch>{} : std::move(it->second.parts));
   }
   pending_rel_.clear();
+  pending_bytes_ = 0;
   const uint64_t total = base_records_ + s_.records;
   auto& meta = w->meta;
   meta["name"] = spec().name;
@@ -449,7 +461,7 @@ void Controller::Impl::WriteCheckpoint(Written* w) {
     w->bytes += d.bytes();
   }
   for (auto& [name, parts] : w->rel) {
-    Batch delta = parts.empty() ? Batch{} : Consolidate(Concat(parts));
+    Batch delta = Consolidate(parts);
     parts.clear();
     rel_hash_[name] += txn->ApplyDelta(name, delta);  // creates the relation even when unchanged
   }
@@ -506,10 +518,11 @@ void Controller::Impl::FinishCheckpoint(bool only_if_done) {
 
 bool Controller::Impl::OverCache() {
   // A checkpoint copies the entries changed since the last one while it is written, so the state
-  // itself gets half the cache: a memory-triggered checkpoint runs when the state has grown past
+  // itself gets half the cache: a memory-triggered checkpoint runs when the state (with the
+  // materialized changes waiting for a checkpoint, which it moves to the store) has grown past
   // that, and past what the last eviction kept by an eighth of the cache (what changed since the
   // last checkpoint cannot be evicted: checkpointing again at once would not help).
-  const size_t bytes = p_->circuit().StateMemoryBytes();
+  const size_t bytes = MemoryBytes();
   if (bytes <= cache_bytes_ / 2 || bytes <= after_evict_ + cache_bytes_ / 8) return false;
   if (spec().ft_model == FtModel::kNone && !spill_) {
     // Under none nothing was saved so far: from now on the changes are tracked and saved.
@@ -656,8 +669,8 @@ bool Controller::Impl::Resume() {
   for (size_t r = 0; r < c.relations().size(); ++r) {
     const Relation& rel = c.relations()[r];
     if (!rel.materialized) continue;
-    uint64_t got = 0;
-    auto contents = store_->ReadRelation(rel.name, rel.schema.PhysTypes(), &got);
+    // Checked, not loaded: the store holds the contents (the circuit keeps none, see Run).
+    uint64_t got = store_->CheckRelation(rel.name, rel.schema.PhysTypes()).value_or(0);
     uint64_t want = meta.count("rel_hash:" + rel.name) ? std::stoull(meta["rel_hash:" + rel.name]) : 0;
     if (got != want)
       Fail(ErrorKind::kCorruption,
@@ -665,7 +678,6 @@ bool Controller::Impl::Resume() {
            "deleted; `fld run --reset` starts over)",
            state_dir, rel.name);
     rel_hash_[rel.name] = want;
-    if (contents) c.LoadContents(static_cast<int>(r), *contents);
   }
   if (spec().ft_model == FtModel::kExactlyOnce)
     for (size_t i = 0; i < outputs.size(); ++i) p_->outputs()[i].connector->TruncateTo(outputs[i].get<uint64_t>());
@@ -768,6 +780,9 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
   if (opts_.reset || spec().ft_model == FtModel::kNone) RemoveStored(spec());
   store_ = StateStore::Open(StateDir(spec()), false, true);
   live_ = std::make_unique<LiveStatusWriter>(spec().storage_path);
+  // Materialized relations live in the store (their changes are applied at each checkpoint and
+  // `fld query` reads them there), so the circuit keeps no copy of them.
+  p_->circuit().ContentsKeptOutside();
   if (spec().ft_model != FtModel::kNone) p_->circuit().TrackChanges();
   cache_bytes_ = spec().cache_bytes ? spec().cache_bytes : DefaultCacheBytes();
   bool resumed = Resume();
@@ -900,7 +915,7 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
       FinishCheckpoint(true);  // one written in the background has finished: account for it
       // Back-pressure: while a checkpoint is written the state keeps growing; once it fills the
       // cache the steps wait for it, so that what it stored can leave memory.
-      if (writing_ && writing_->saved_state && c.StateMemoryBytes() > cache_bytes_) FinishCheckpoint();
+      if (writing_ && MemoryBytes() > cache_bytes_) FinishCheckpoint();
       const bool requested = !writing_ && checkpoint_flag_ && checkpoint_flag_->exchange(false);
       const bool due =
           !writing_ && spec().ft_model != FtModel::kNone && spec().checkpoint_interval_secs > 0 &&

@@ -207,7 +207,13 @@ std::map<std::string, std::string> StateStore::AllMeta() const {
 
 std::optional<Batch> StateStore::ReadRelation(const std::string& name, const std::vector<PhysType>& types,
                                               uint64_t* content_hash) const {
-  return GuardSigbus(dir_, [&] { return ReadRelationUnguarded(name, types, content_hash); });
+  return GuardSigbus(dir_, [&] { return ReadRelationUnguarded(name, types, content_hash, true); });
+}
+
+std::optional<uint64_t> StateStore::CheckRelation(const std::string& name, const std::vector<PhysType>& types) const {
+  uint64_t hash = 0;
+  if (!GuardSigbus(dir_, [&] { return ReadRelationUnguarded(name, types, &hash, false); })) return std::nullopt;
+  return hash;
 }
 
 StateStore::~StateStore() {
@@ -567,7 +573,7 @@ std::map<std::string, std::string> StateStore::AllMetaUnguarded() const {
 }
 
 std::optional<Batch> StateStore::ReadRelationUnguarded(const std::string& name, const std::vector<PhysType>& types,
-                                                       uint64_t* content_hash) const {
+                                                       uint64_t* content_hash, bool decode) const {
   MDB_txn* t = nullptr;
   int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
   if (rc) LmdbFail("begin read transaction", rc, dir_);
@@ -576,16 +582,16 @@ std::optional<Batch> StateStore::ReadRelationUnguarded(const std::string& name, 
     mdb_txn_abort(t);
     return std::nullopt;
   }
-  BatchBuilder b(types);
+  BatchBuilder b(decode ? types : std::vector<PhysType>{});
   uint64_t hash = 0;
   const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(static_cast<MDB_env*>(env_)));
   MDB_cursor* c;
   mdb_cursor_open(t, dbi, &c);
   MDB_val k, v;
+  std::string key;
   while ((rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) == 0) {
     std::string_view row(static_cast<const char*>(k.mv_data), k.mv_size);
     if (v.mv_size > 8) row = std::string_view(static_cast<const char*>(v.mv_data) + 8, v.mv_size - 8);  // a long row
-    std::string key;
     if (v.mv_size > 8) RowKey(row, max_key, &key);
     if (v.mv_size < 8 || (v.mv_size > 8 && key != std::string_view(static_cast<const char*>(k.mv_data), k.mv_size)) ||
         !WellFormedRow(row, types)) {
@@ -599,6 +605,7 @@ std::optional<Batch> StateStore::ReadRelationUnguarded(const std::string& name, 
     int64_t w;
     std::memcpy(&w, v.mv_data, 8);
     if (content_hash) hash += RowHash(row) * static_cast<uint64_t>(w);
+    if (!decode) continue;
     DecodeRowInto(row, &b, 0);
     b.AddWeight(w);
   }
@@ -606,6 +613,7 @@ std::optional<Batch> StateStore::ReadRelationUnguarded(const std::string& name, 
   mdb_txn_abort(t);
   if (rc != MDB_NOTFOUND) LmdbFail("read " + name, rc, dir_);
   if (content_hash) *content_hash = hash;
+  if (!decode) return Batch{};
   return b.Finish();
 }
 

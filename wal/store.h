@@ -85,6 +85,9 @@ class StateStore : public StateSource {
   // from ApplyDelta's results and a reader checks the stored rows against it.
   std::optional<Batch> ReadRelation(const std::string& name, const std::vector<PhysType>& types,
                                     uint64_t* content_hash = nullptr) const;
+  // The same checks and content hash without decoding the rows (a resume checks the stored
+  // relations this way: nothing of them is loaded into memory); nullopt when absent.
+  std::optional<uint64_t> CheckRelation(const std::string& name, const std::vector<PhysType>& types) const;
   // f(key, value) for every keyed-state entry of operator `node`, in key order (long keys in
   // the order of their stored prefix). Returns the content hash of those entries: the sum of a
   // 64-bit hash of each (key, value).
@@ -105,7 +108,7 @@ class StateStore : public StateSource {
   uint64_t ForEachStateEntryUnguarded(uint32_t node,
                                       const std::function<void(std::string_view, std::string_view)>& f) const;
   std::optional<Batch> ReadRelationUnguarded(const std::string& name, const std::vector<PhysType>& types,
-                                             uint64_t* content_hash) const;
+                                             uint64_t* content_hash, bool decode) const;
   std::string dir_;
   void* env_ = nullptr;
   bool read_only_ = false;

@@ -79,16 +79,25 @@ bool Circuit::IsIntegrate(const Node& n) const {
   return dynamic_cast<const IntegrateOp*>(n.op.get()) != nullptr;
 }
 
-void Circuit::LoadContents(int relation, const Batch& contents) {
+IntegrateOp* Circuit::ContentsOf(int relation) const {
   const Relation& r = relations_[relation];
   if (r.integrate_node < 0) Fail(ErrorKind::kUsage, "relation '{}' is not materialized", r.name);
-  static_cast<IntegrateOp*>(nodes_[r.integrate_node].op.get())->Load(contents);
+  auto* op = static_cast<IntegrateOp*>(nodes_[r.integrate_node].op.get());
+  if (!op->keeps()) Fail(ErrorKind::kUsage, "the contents of '{}' are kept outside the circuit", r.name);
+  return op;
+}
+
+void Circuit::LoadContents(int relation, const Batch& contents) {
+  ContentsOf(relation)->Load(contents);
 }
 
 Batch Circuit::Contents(int relation) const {
-  const Relation& r = relations_[relation];
-  if (r.integrate_node < 0) Fail(ErrorKind::kUsage, "relation '{}' is not materialized", r.name);
-  return static_cast<const IntegrateOp*>(nodes_[r.integrate_node].op.get())->Contents();
+  return ContentsOf(relation)->Contents();
+}
+
+void Circuit::ContentsKeptOutside() {
+  for (auto& n : nodes_)
+    if (IsIntegrate(n)) static_cast<IntegrateOp*>(n.op.get())->KeepNothing();
 }
 
 void Circuit::WriteNodes(std::string* out, const std::function<void(size_t, StateWriter&)>& node) const {

@@ -21,6 +21,8 @@
 
 namespace fld {
 
+class IntegrateOp;
+
 struct Relation {
   enum class Kind : uint8_t { kTable, kView };
   Kind kind = Kind::kTable;
@@ -109,6 +111,10 @@ class Circuit {
   void StateCommitted(bool evict);
   size_t StateMemoryBytes() const;
   void LoadContents(int relation, const Batch& contents);
+  // For a caller that keeps materialized relations' contents itself (a pipeline: its state store
+  // holds them and `fld query` reads them there): the circuit then keeps no copy; Contents and
+  // LoadContents refuse.
+  void ContentsKeptOutside();
   // Rows dropped so far for lying behind a LATENESS waterline (core/operators/lateness.h).
   uint64_t LateRecords() const;
   // Text form of the operator graph that computes `relation` (for `fld check`).
@@ -122,6 +128,7 @@ class Circuit {
     Batch output;
   };
   bool IsIntegrate(const Node& n) const;
+  IntegrateOp* ContentsOf(int relation) const;  // fails unless materialized and kept here
   bool BacksState(const Node& n) const;  // a keyed operator that can be backed by the store
   // The saved-state frame both forms share: the step count, the node count, then one string per
   // node, which node(i, ...) writes or reads for each stateful node (integrates excluded).

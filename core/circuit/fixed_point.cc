@@ -58,7 +58,7 @@ Batch FixedPointOp::Step(std::span<const Batch* const> inputs) {
     Batch before = EmptyBatch(copies_.back()->node_types(layout_.feedback_out[v]));
     if (copies_.size() > 1) before = copies_[copies_.size() - 2]->NodeOutput(layout_.feedback_out[v]);
     Batch parts[] = {prev[v], Negated(before)};
-    diff[v] = Consolidate(Concat(parts));
+    diff[v] = Consolidate(parts);
     settled = settled && diff[v].empty();
   }
   while (!settled) {

@@ -48,7 +48,7 @@ Batch BagSetOp::Step(std::span<const Batch* const> inputs) {
   a.weights = std::move(lw);
   b.weights = std::move(rw);
   Batch parts[] = {std::move(a), std::move(b)};
-  return Consolidate(Concat(parts));
+  return Consolidate(parts);
 }
 
 void BagSetOp::SaveState(StateWriter& w) const {

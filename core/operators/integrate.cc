@@ -7,6 +7,7 @@ namespace fld {
 
 Batch IntegrateOp::Step(std::span<const Batch* const> inputs) {
   const Batch& in = *inputs[0];
+  if (!keep_) return in;
   std::string key;
   for (size_t r = 0; r < in.size(); ++r) {
     key.clear();

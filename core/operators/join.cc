@@ -326,7 +326,7 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
     StepShard(shards_[s], l, r, &b, outer ? nullptr : &counts[s]);
     outs[s] = b.Finish();
   });
-  if (outer) return Consolidate(Concat(outs));
+  if (outer) return Consolidate(outs);
   // Which shard each input row went to, then its output rows from that shard, in row order.
   std::vector<uint32_t> lshard(dl.size()), rshard(dr.size());
   for (uint32_t s = 0; s < shards; ++s) {

@@ -1,6 +1,7 @@
 #include "core/zset/batch.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cstring>
 #include <map>
@@ -261,26 +262,119 @@ void DecodeRowInto(std::string_view in, BatchBuilder* b, size_t first_col) {
   }
 }
 
-Batch Consolidate(const Batch& b) {
-  // Hash the encodings to sum equal rows, then sort the survivors by encoding.
-  std::vector<std::string> keys(b.size());
-  for (size_t r = 0; r < b.size(); ++r) EncodeRow(&keys[r], b, r);
-  std::unordered_map<std::string_view, std::pair<int64_t, uint32_t>> acc;  // encoding -> (weight, first row)
-  acc.reserve(b.size());
-  for (size_t r = 0; r < b.size(); ++r) {
-    auto [it, fresh] = acc.try_emplace(keys[r], 0, static_cast<uint32_t>(r));
-    it->second.first += b.weights[r];
+namespace {
+
+// The unsigned integer whose order is memcmp's order of v's bytes as EncodeValue stores them
+// (native byte order).
+inline uint64_t ByteOrder64(uint64_t v) {
+  if constexpr (std::endian::native == std::endian::little) return __builtin_bswap64(v);
+  return v;
+}
+inline uint32_t ByteOrder32(uint32_t v) {
+  if constexpr (std::endian::native == std::endian::little) return __builtin_bswap32(v);
+  return v;
+}
+inline uint64_t F64Bits(double d) {
+  if (d == 0.0) d = 0.0;  // as EncodeValue: -0.0 and 0.0 are the same value
+  uint64_t bits;
+  std::memcpy(&bits, &d, 8);
+  return bits;
+}
+
+// memcmp's order of the encodings (EncodeValue) of a[x] and b[y], two values of one column type:
+// the tag (0 = NULL first), then the bytes, which for a string start with its length.
+int CompareEncoded(const Column& a, size_t x, const Column& b, size_t y) {
+  const bool an = a.IsNull(x), bn = b.IsNull(y);
+  if (an || bn) return an == bn ? 0 : (an ? -1 : 1);
+  switch (a.phys) {
+    case PhysType::kI64: {
+      const uint64_t u = ByteOrder64(static_cast<uint64_t>(a.i64[x])), v = ByteOrder64(static_cast<uint64_t>(b.i64[y]));
+      return u == v ? 0 : (u < v ? -1 : 1);
+    }
+    case PhysType::kF64: {
+      const uint64_t u = ByteOrder64(F64Bits(a.f64[x])), v = ByteOrder64(F64Bits(b.f64[y]));
+      return u == v ? 0 : (u < v ? -1 : 1);
+    }
+    case PhysType::kStr: {
+      const std::string& s = a.str[x];
+      const std::string& t = b.str[y];
+      if (s.size() != t.size()) {
+        const uint32_t u = ByteOrder32(static_cast<uint32_t>(s.size())), v = ByteOrder32(static_cast<uint32_t>(t.size()));
+        if (u != v) return u < v ? -1 : 1;
+      }
+      const int c = std::memcmp(s.data(), t.data(), std::min(s.size(), t.size()));
+      return c;
+    }
   }
-  std::vector<std::pair<std::string_view, std::pair<int64_t, uint32_t>>> live;
-  live.reserve(acc.size());
-  for (const auto& kv : acc)
-    if (kv.second.first != 0) live.emplace_back(kv.first, kv.second);
-  std::sort(live.begin(), live.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  return 0;
+}
+
+}  // namespace
+
+Batch Consolidate(const Batch& b) {
+  return Consolidate(std::span<const Batch>(&b, 1));
+}
+
+Batch Consolidate(std::span<const Batch> parts) {
+  // Sort references to the rows in their encodings' order, then sum the weights of equal
+  // neighbours. Each reference carries its encoding's first 8 bytes as a big-endian integer, so
+  // most comparisons are one integer compare; the rest compare column by column as memcmp
+  // would compare the encodings.
+  if (parts.empty()) return Batch{};
+  const Batch* shape = &parts[0];
+  for (const Batch& p : parts)
+    if (!p.empty()) shape = &p;
   std::vector<PhysType> types;
-  for (const auto& c : b.cols) types.push_back(c->phys);
-  BatchBuilder out(types);
-  for (const auto& [k, wr] : live) out.AppendFrom(b, wr.second, wr.first);
-  return out.Finish();
+  for (const auto& c : shape->cols) types.push_back(c->phys);
+  struct Entry {
+    uint64_t prefix;
+    RowRef ref;
+    int64_t weight;
+  };
+  size_t total = 0;
+  for (const Batch& p : parts) total += p.size();
+  std::vector<Entry> order;
+  order.reserve(total);
+  std::string enc;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const Batch& b = parts[p];
+    for (size_t r = 0; r < b.size(); ++r) {
+      enc.clear();
+      for (size_t c = 0; c < b.cols.size() && enc.size() < 8; ++c) EncodeValue(&enc, *b.cols[c], r);
+      uint64_t prefix = 0;
+      for (size_t i = 0; i < 8; ++i) prefix = (prefix << 8) | (i < enc.size() ? static_cast<uint8_t>(enc[i]) : 0);
+      order.push_back({prefix, {static_cast<uint32_t>(p), static_cast<uint32_t>(r)}, b.weights[r]});
+    }
+  }
+  auto compare = [&](const RowRef& x, const RowRef& y) {
+    const Batch &bx = parts[x.part], &by = parts[y.part];
+    for (size_t c = 0; c < types.size(); ++c)
+      if (int d = CompareEncoded(*bx.cols[c], x.row, *by.cols[c], y.row)) return d;
+    return 0;
+  };
+  // Equal rows stay in input order, so each group's first row represents it.
+  std::sort(order.begin(), order.end(), [&](const Entry& x, const Entry& y) {
+    if (x.prefix != y.prefix) return x.prefix < y.prefix;
+    if (int d = compare(x.ref, y.ref)) return d < 0;
+    return x.ref.part != y.ref.part ? x.ref.part < y.ref.part : x.ref.row < y.ref.row;
+  });
+  std::vector<RowRef> rows;
+  std::vector<int64_t> weights;
+  for (size_t i = 0; i < order.size();) {
+    int64_t w = order[i].weight;
+    size_t j = i + 1;
+    for (; j < order.size() && order[j].prefix == order[i].prefix && compare(order[j].ref, order[i].ref) == 0; ++j)
+      w += order[j].weight;
+    if (w != 0) {
+      rows.push_back(order[i].ref);
+      weights.push_back(w);
+    }
+    i = j;
+  }
+  order = {};
+  Batch out = GatherRows(parts, rows, types);
+  out.weights = std::move(weights);
+  return out;
 }
 
 Batch Concat(std::span<const Batch> parts) {
@@ -332,34 +426,64 @@ Batch Concat(std::span<const Batch> parts) {
   return out;
 }
 
-Batch Gather(const Batch& b, std::span<const uint32_t> sel) {
+size_t MemoryBytes(const Batch& b) {
+  size_t bytes = b.weights.capacity() * sizeof(int64_t);
+  for (const auto& c : b.cols) {
+    bytes += sizeof(Column) + c->i64.capacity() * 8 + c->f64.capacity() * 8 + c->nulls.capacity() +
+             c->str.capacity() * sizeof(std::string);
+    for (const auto& s : c->str)
+      if (s.capacity() > 15) bytes += s.capacity() + 1;  // beyond the inline buffer
+  }
+  return bytes;
+}
+
+namespace {
+
+// The batch whose k-th row (k < n) is row at(k).row of parts[at(k).part]: Gather and GatherRows.
+template <typename At>
+Batch GatherFrom(std::span<const Batch> parts, size_t n, std::span<const PhysType> types, At at) {
   Batch out;
-  for (const auto& src : b.cols) {
-    auto col = std::make_shared<Column>(src->phys);
-    switch (src->phys) {
+  for (size_t c = 0; c < types.size(); ++c) {
+    auto col = std::make_shared<Column>(types[c]);
+    switch (types[c]) {
       case PhysType::kI64:
-        col->i64.resize(sel.size());
-        for (size_t k = 0; k < sel.size(); ++k) col->i64[k] = src->i64[sel[k]];
+        col->i64.resize(n);
+        for (size_t k = 0; k < n; ++k) col->i64[k] = parts[at(k).part].cols[c]->i64[at(k).row];
         break;
       case PhysType::kF64:
-        col->f64.resize(sel.size());
-        for (size_t k = 0; k < sel.size(); ++k) col->f64[k] = src->f64[sel[k]];
+        col->f64.resize(n);
+        for (size_t k = 0; k < n; ++k) col->f64[k] = parts[at(k).part].cols[c]->f64[at(k).row];
         break;
       case PhysType::kStr:
-        col->str.resize(sel.size());
-        for (size_t k = 0; k < sel.size(); ++k) col->str[k] = src->str[sel[k]];
+        col->str.resize(n);
+        for (size_t k = 0; k < n; ++k) col->str[k] = parts[at(k).part].cols[c]->str[at(k).row];
         break;
     }
-    if (src->HasNulls()) {
-      col->nulls.resize(sel.size());
-      for (size_t k = 0; k < sel.size(); ++k) col->nulls[k] = src->nulls[sel[k]];
+    bool nulls = false;
+    for (const Batch& p : parts) nulls |= p.cols[c]->HasNulls();
+    if (nulls) {
+      col->nulls.resize(n);
+      for (size_t k = 0; k < n; ++k) col->nulls[k] = parts[at(k).part].cols[c]->IsNull(at(k).row);
       col->CompactNulls();
     }
     out.cols.push_back(std::move(col));
   }
-  out.weights.resize(sel.size());
-  for (size_t k = 0; k < sel.size(); ++k) out.weights[k] = b.weights[sel[k]];
+  out.weights.resize(n);
+  for (size_t k = 0; k < n; ++k) out.weights[k] = parts[at(k).part].weights[at(k).row];
   return out;
+}
+
+}  // namespace
+
+Batch GatherRows(std::span<const Batch> parts, std::span<const RowRef> order, std::span<const PhysType> types) {
+  return GatherFrom(parts, order.size(), types, [&](size_t k) { return order[k]; });
+}
+
+Batch Gather(const Batch& b, std::span<const uint32_t> sel) {
+  std::vector<PhysType> types;
+  for (const auto& c : b.cols) types.push_back(c->phys);
+  return GatherFrom(std::span<const Batch>(&b, 1), sel.size(), types,
+                    [&](size_t k) { return RowRef{0, sel[k]}; });
 }
 
 }  // namespace fld

@@ -103,11 +103,23 @@ std::vector<Value> DecodeRow(std::string_view in);
 void DecodeRowInto(std::string_view in, BatchBuilder* b, size_t first_col);
 
 // Adds the weights of equal rows and drops rows whose weight sums to 0. The result is sorted by
-// the rows' encodings, so it is deterministic whatever the input order.
+// the rows' encodings (memcmp order of EncodeRow; compared column by column, nothing encoded), so
+// it is deterministic whatever the input order. Of several batches of the same shape: the
+// consolidation of their concatenation, without building it.
 Batch Consolidate(const Batch& b);
+Batch Consolidate(std::span<const Batch> parts);
 // Concatenates batches of the same shape.
 Batch Concat(std::span<const Batch> parts);
+// One row of one of several batches.
+struct RowRef {
+  uint32_t part;
+  uint32_t row;
+};
+// The rows `order` names, in that order, from batches of the same shape as `types`.
+Batch GatherRows(std::span<const Batch> parts, std::span<const RowRef> order, std::span<const PhysType> types);
 // Rows of b selected by `sel` (indices), in that order.
 Batch Gather(const Batch& b, std::span<const uint32_t> sel);
+// Heap bytes a batch holds (its columns, their strings' heap buffers, NULL flags, weights).
+size_t MemoryBytes(const Batch& b);
 
 }  // namespace fld

@@ -111,7 +111,8 @@ const std::vector<Value>& Pool(PhysType t) {
                                           Value::String(std::string("a\0b", 3)),
                                           Value::String("\xff\xfe"),
                                           Value::String("h\xc3\xa9llo"),
-                                          Value::String(std::string(300, 'x'))};
+                                          Value::String(std::string(300, 'x')),
+                                          Value::String(std::string(256, 'a'))};
   switch (t) {
     case PhysType::kI64:
       return ints;
@@ -289,6 +290,18 @@ TEST_CASE("Consolidate sums weights, drops zeros, and does not depend on row ord
     // Idempotent.
     Batch cc = Consolidate(c);
     REQUIRE(SameCells(cc, c));
+    // In parts (some empty): the consolidation of their concatenation.
+    std::vector<Batch> parts;
+    for (size_t at = 0; at < b.size() || parts.empty();) {
+      const size_t len = std::uniform_int_distribution<size_t>(0, b.size() - at)(rng);
+      std::vector<uint32_t> sel;
+      for (size_t r = at; r < at + len; ++r) sel.push_back(static_cast<uint32_t>(r));
+      parts.push_back(Gather(b, sel));
+      at += len;
+    }
+    Batch cp = Consolidate(parts);
+    REQUIRE(WellFormed(cp));
+    REQUIRE(SameCells(cp, c));
   }
 }
 

@@ -67,37 +67,4 @@ std::vector<std::vector<uint32_t>> PartitionRows(const Batch& b, std::span<const
   return out;
 }
 
-Batch GatherRows(std::span<const Batch> parts, std::span<const RowRef> order, std::span<const PhysType> types) {
-  Batch out;
-  const size_t n = order.size();
-  for (size_t c = 0; c < types.size(); ++c) {
-    auto col = std::make_shared<Column>(types[c]);
-    switch (types[c]) {
-      case PhysType::kI64:
-        col->i64.resize(n);
-        for (size_t k = 0; k < n; ++k) col->i64[k] = parts[order[k].part].cols[c]->i64[order[k].row];
-        break;
-      case PhysType::kF64:
-        col->f64.resize(n);
-        for (size_t k = 0; k < n; ++k) col->f64[k] = parts[order[k].part].cols[c]->f64[order[k].row];
-        break;
-      case PhysType::kStr:
-        col->str.resize(n);
-        for (size_t k = 0; k < n; ++k) col->str[k] = parts[order[k].part].cols[c]->str[order[k].row];
-        break;
-    }
-    bool nulls = false;
-    for (const Batch& p : parts) nulls |= p.cols[c]->HasNulls();
-    if (nulls) {
-      col->nulls.resize(n);
-      for (size_t k = 0; k < n; ++k) col->nulls[k] = parts[order[k].part].cols[c]->IsNull(order[k].row);
-      col->CompactNulls();
-    }
-    out.cols.push_back(std::move(col));
-  }
-  out.weights.resize(n);
-  for (size_t k = 0; k < n; ++k) out.weights[k] = parts[order[k].part].weights[order[k].row];
-  return out;
-}
-
 }  // namespace fld

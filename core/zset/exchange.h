@@ -3,7 +3,7 @@
 // An operator with sharded state (aggregate groups, join traces) keeps one shard per worker and
 // routes every key to the shard KeyShard names. A step partitions its change batch by the same
 // function (PartitionRows), runs each shard on its rows in parallel, and merges the shards'
-// outputs back into the order one shard would have produced (GatherRows), so a result never
+// outputs back into the order one shard would have produced (GatherRows, batch.h), so a result never
 // depends on the number of workers. Shards are a function of the key's encoding alone: a saved
 // state restores into any number of shards.
 #pragma once
@@ -26,13 +26,5 @@ uint32_t KeyShard(std::string_view key, uint32_t shards);
 // encoding of its columns `keys` (rows whose key has a NULL go to shard 0 when `null_to_zero`).
 std::vector<std::vector<uint32_t>> PartitionRows(const Batch& b, std::span<const int> keys, uint32_t shards,
                                                  bool null_to_zero = false);
-
-// One row of one of several batches.
-struct RowRef {
-  uint32_t part;
-  uint32_t row;
-};
-// The rows `order` names, in that order, from batches of the same shape as `types`.
-Batch GatherRows(std::span<const Batch> parts, std::span<const RowRef> order, std::span<const PhysType> types);
 
 }  // namespace fld
