@@ -129,9 +129,14 @@ class StoredEntries {
     erased_saved_.clear();
   }
   bool backed() const { return backed_; }
+  // The operator tracks its changes (Operator::TrackChanges): checkpoints will save them, and
+  // only then can the store hold a key that memory has since erased. Untracked (fault_tolerance
+  // none before the state first outgrows the cache), erasures are not remembered: the first
+  // saved checkpoint stores the whole state.
+  void Track() { track_ = true; }
   // A key is erased from memory.
   void Erased(std::string_view key) {
-    if (lookup_) erased_.emplace(key);
+    if (lookup_ && track_) erased_.emplace(key);
   }
   // The stored value of a key missing from memory, or null when there is none (or it was erased
   // since the last committed checkpoint). Valid until the next call.
@@ -163,6 +168,7 @@ class StoredEntries {
   std::string prefix_;
   std::unique_ptr<StateLookup> lookup_;
   bool backed_ = false;
+  bool track_ = false;
   std::unordered_set<std::string> erased_, erased_saved_;
   std::string stored_key_, value_;
 };

@@ -115,7 +115,10 @@ class AggregateOp : public Operator {
   void RestoreState(StateReader& r) override;
   bool HasKeyedState() const override { return true; }
   void TrackChanges() override {
-    for (Shard& sh : shards_) sh.groups.TrackErasures(true);
+    for (Shard& sh : shards_) {
+      sh.groups.TrackErasures(true);
+      sh.stored.Track();
+    }
   }
   void SaveChanges(StateWriter& w, StateDelta& d) override;
   void BeginRestore(StateReader& r) override;

@@ -551,6 +551,8 @@ void JoinOp::TrackChanges() {
   for (Shard& sh : shards_) {
     sh.left.trace.TrackErasures(true);
     sh.right.trace.TrackErasures(true);
+    sh.left.stored.Track();
+    sh.right.stored.Track();
   }
 }
 
