@@ -13,7 +13,7 @@ Batch DistinctOp::Step(std::span<const Batch* const> inputs) {
   for (size_t r = 0; r < delta.size(); ++r) {
     key.clear();
     EncodeRow(&key, delta, r);
-    uint32_t slot = weights_.Find(key);
+    uint32_t slot = Locate(key);
     int64_t before = 0;
     if (slot != ArenaMap::kNone) std::memcpy(&before, weights_.Value(slot).data(), 8);
     const int64_t after = before + delta.weights[r];
@@ -24,6 +24,7 @@ Batch DistinctOp::Step(std::span<const Batch* const> inputs) {
       }
     } else if (after == 0) {
       gc_.Removed(key);
+      stored_.Erased(key);
       weights_.Erase(slot);
     } else {
       std::memcpy(weights_.MutableValue(slot), &after, 8);
@@ -45,12 +46,31 @@ Batch DistinctOp::Step(std::span<const Batch* const> inputs) {
   return out;
 }
 
+uint32_t DistinctOp::Locate(std::string_view key) {
+  uint32_t slot = weights_.Find(key);
+  if (slot != ArenaMap::kNone) return slot;
+  const std::string* value = stored_.Read(key);
+  if (value == nullptr) return ArenaMap::kNone;
+  if (value->size() != 8)
+    Fail(ErrorKind::kCorruption, "a distinct operator's stored weight has {} bytes", value->size());
+  weights_.Insert(key, *value);
+  slot = weights_.Find(key);
+  weights_.MarkClean(slot);  // as stored
+  return slot;
+}
+
+void DistinctOp::StateCommitted(bool evict) {
+  if (!stored_.Committed() || !evict) return;
+  stored_.Evicted(weights_.EvictClean([](uint32_t) {}));
+}
+
 std::string DistinctOp::Describe() const {
   if (!gc_.active()) return Name();
   return "distinct (discards rows below the waterline of $" + std::to_string(gc_.column()) + ")";
 }
 
 void DistinctOp::SaveState(StateWriter& w) const {
+  if (stored_.backed()) Fail(ErrorKind::kRuntime, "distinct: the whole state of a store-backed distinct is in the store");
   SaveWeights(w, weights_);
 }
 
@@ -70,11 +90,13 @@ void DistinctOp::SaveChanges(StateWriter&, StateDelta& d) {
   weights_.ForEachErased([&](std::string_view k) { d.Erase(k); });
   weights_.ForEachDirty([&](uint32_t s) { d.Put(weights_.Key(s), weights_.Value(s)); });
   weights_.ClearChanges();
+  stored_.Saved();
 }
 
 void DistinctOp::BeginRestore(StateReader&) {
   weights_.Clear();
   gc_.Clear();
+  stored_.Reset();
 }
 
 void DistinctOp::RestoreEntry(std::string_view key, std::string_view value) {

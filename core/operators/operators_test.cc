@@ -1574,6 +1574,12 @@ TEST_CASE("distinct: I(output) is the set of rows with positive weight", "[opera
   CheckAll(DistinctScenario(true), 8100);
 }
 
+TEST_CASE("distinct: backed by the store, evicted and restored lazily, the same outputs and state", "[operators]") {
+  REQUIRE(DistinctScenario(false).make()->CanBackState());
+  CheckBacked(DistinctScenario(false), 8200);
+  CheckBacked(DistinctScenario(true), 8300);
+}
+
 // ----------------------------------------------------------------- EXCEPT ALL / INTERSECT ALL
 
 Scenario BagSetScenario(BagSetOp::Kind kind, bool arbitrary) {

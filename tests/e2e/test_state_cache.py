@@ -1,5 +1,5 @@
 """State beyond memory (storage.cache_mib, man/fld-storage.5): an aggregate over many more
-groups than a 1 MiB cache holds, and a join whose traces are as large, evict their checkpointed
+groups than a 1 MiB cache holds, a join whose traces are as large, and a DISTINCT as large, evict their checkpointed
 entries and read them back from the store on demand. Its output file is byte-identical to the same pipeline's with the whole state in
 memory and to a recomputation in Python; under kill -9 it resumes (lazily: no group is loaded at
 the resume, each is read when a step needs it) with another worker count to the same answer;
@@ -51,6 +51,7 @@ CREATE TABLE d (k BIGINT NOT NULL, name VARCHAR NOT NULL) WITH ('connectors' = '
   "transport": {"name": "file_input", "config": {"path": "d.csv"}}, "format": {"name": "csv"}}]');
 CREATE VIEW g AS SELECT k, SUM(v) AS s, COUNT(*) AS n FROM t GROUP BY k;
 CREATE VIEW j AS SELECT d.name, SUM(t.v) AS s FROM t JOIN d ON t.k = d.k GROUP BY d.name;
+CREATE VIEW u AS SELECT DISTINCT k % 50000 AS b, v FROM t;
 """
 
 
@@ -66,6 +67,9 @@ min_batch_size_records: 20000
   j:
     - transport: {{name: file_output, config: {{path: j.csv}}}}
       format: {{name: csv}}
+  u:
+    - transport: {{name: file_output, config: {{path: u.csv}}}}
+      format: {{name: csv}}
 """)
 
 
@@ -77,8 +81,16 @@ def answer_join(d):
     return sorted(integrate_csv(os.path.join(d, "j.csv"), [str, int]))
 
 
+def expected_distinct(rows):
+    return sorted(set((k % 50000, v) for k, v in rows))
+
+
+def answer_distinct(d):
+    return sorted(integrate_csv(os.path.join(d, "u.csv"), [int, int]))
+
+
 def same_files(d):
-    for name in ("g.csv", "j.csv"):
+    for name in ("g.csv", "j.csv", "u.csv"):
         assert filecmp.cmp(os.path.join(full_dir, name), os.path.join(d, name), shallow=False), name
 
 
@@ -100,6 +112,7 @@ def _():
     same_files(small_dir)
     assert answer(small_dir) == expected(ROWS)
     assert answer_join(small_dir) == expected_join(ROWS)
+    assert answer_distinct(small_dir) == expected_distinct(ROWS)
 
 
 @check("kill -9 with a 1 MiB cache, resumed lazily with another worker count: the recomputed answer")
@@ -116,6 +129,7 @@ def _():
     assert "resuming c from checkpoint" in err, err
     assert answer(d) == expected(ROWS)
     assert answer_join(d) == expected_join(ROWS)
+    assert answer_distinct(d) == expected_distinct(ROWS)
     same_files(d)
 
 
@@ -136,6 +150,7 @@ def _():
     run(["run", "--quiet", pipeline(small_dir, cache=1, workers=2)])
     assert answer(small_dir) == expected(ROWS + more)
     assert answer_join(small_dir) == expected_join(ROWS + more)
+    assert answer_distinct(small_dir) == expected_distinct(ROWS + more)
 
 
 MAT_SQL = """CREATE TABLE t (k BIGINT NOT NULL, v INT NOT NULL) WITH ('connectors' = '[{
