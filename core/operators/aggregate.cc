@@ -577,14 +577,21 @@ void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchB
       }
     }
     if (!fast) {
-      std::unordered_map<std::string, uint32_t> ids;
+      // Group ids by key: a flat open-addressing table of ids (at most half full), no node per key.
+      size_t cap = 16;
+      while (cap < 2 * n) cap *= 2;
+      std::vector<uint32_t> ids(cap, UINT32_MAX);
       std::string key;
       for (size_t i = 0; i < n; ++i) {
         key.clear();
         for (int c = 0; c < num_keys_; ++c) EncodeValue(&key, *in.cols[c], i);
-        auto [it, fresh] = ids.try_emplace(key, static_cast<uint32_t>(keys.size()));
-        if (fresh) keys.push_back(key);
-        gid[i] = it->second;
+        size_t at = ArenaMap::Hash(key) & (cap - 1);
+        while (ids[at] != UINT32_MAX && keys[ids[at]] != key) at = (at + 1) & (cap - 1);
+        if (ids[at] == UINT32_MAX) {
+          ids[at] = static_cast<uint32_t>(keys.size());
+          keys.push_back(key);
+        }
+        gid[i] = ids[at];
       }
     }
     if (num_keys_ == 0 && keys.empty()) keys.emplace_back();  // global: the one group exists
