@@ -129,7 +129,7 @@ class Circuit {
   };
   bool IsIntegrate(const Node& n) const;
   IntegrateOp* ContentsOf(int relation) const;  // fails unless materialized and kept here
-  bool BacksState(const Node& n) const;  // a keyed operator that can be backed by the store
+  bool BacksState(const Node& n) const;         // a keyed operator that can be backed by the store
   // The saved-state frame both forms share: the step count, the node count, then one string per
   // node, which node(i, ...) writes or reads for each stateful node (integrates excluded).
   void WriteNodes(std::string* out, const std::function<void(size_t, StateWriter&)>& node) const;

@@ -53,8 +53,7 @@ uint32_t DistinctOp::Locate(std::string_view key) {
   if (value == nullptr) return ArenaMap::kNone;
   if (value->size() != 8)
     Fail(ErrorKind::kCorruption, "a distinct operator's stored weight has {} bytes", value->size());
-  weights_.Insert(key, *value);
-  slot = weights_.Find(key);
+  slot = weights_.Insert(key, *value);
   weights_.MarkClean(slot);  // as stored
   return slot;
 }
@@ -70,7 +69,8 @@ std::string DistinctOp::Describe() const {
 }
 
 void DistinctOp::SaveState(StateWriter& w) const {
-  if (stored_.backed()) Fail(ErrorKind::kRuntime, "distinct: the whole state of a store-backed distinct is in the store");
+  if (stored_.backed())
+    Fail(ErrorKind::kRuntime, "distinct: the whole state of a store-backed distinct is in the store");
   SaveWeights(w, weights_);
 }
 

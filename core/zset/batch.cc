@@ -299,7 +299,8 @@ int CompareEncoded(const Column& a, size_t x, const Column& b, size_t y) {
       const std::string& s = a.str[x];
       const std::string& t = b.str[y];
       if (s.size() != t.size()) {
-        const uint32_t u = ByteOrder32(static_cast<uint32_t>(s.size())), v = ByteOrder32(static_cast<uint32_t>(t.size()));
+        const uint32_t u = ByteOrder32(static_cast<uint32_t>(s.size())),
+                       v = ByteOrder32(static_cast<uint32_t>(t.size()));
         if (u != v) return u < v ? -1 : 1;
       }
       const int c = std::memcmp(s.data(), t.data(), std::min(s.size(), t.size()));
@@ -482,8 +483,7 @@ Batch GatherRows(std::span<const Batch> parts, std::span<const RowRef> order, st
 Batch Gather(const Batch& b, std::span<const uint32_t> sel) {
   std::vector<PhysType> types;
   for (const auto& c : b.cols) types.push_back(c->phys);
-  return GatherFrom(std::span<const Batch>(&b, 1), sel.size(), types,
-                    [&](size_t k) { return RowRef{0, sel[k]}; });
+  return GatherFrom(std::span<const Batch>(&b, 1), sel.size(), types, [&](size_t k) { return RowRef{0, sel[k]}; });
 }
 
 }  // namespace fld
