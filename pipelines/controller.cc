@@ -272,8 +272,11 @@ void Controller::Impl::AccumulateMaterialized() {
     pending_bytes_ += bytes;
     if (p.rows > std::max(p.threshold, kConsolidateRows)) {
       Batch merged = Consolidate(p.parts);
+      // Doubling: each row is consolidated O(1) times amortized. Changes that hardly cancel
+      // (append-only input) wait for four times as many rows: consolidating them gains nothing.
+      const bool cancelled = merged.size() * 4 < p.rows * 3;
       p.rows = merged.size();
-      p.threshold = 2 * p.rows;  // doubling: each row is consolidated O(1) times amortized
+      p.threshold = (cancelled ? 2 : 4) * p.rows;
       p.parts.clear();
       pending_bytes_ -= p.bytes;
       p.bytes = fld::MemoryBytes(merged);
