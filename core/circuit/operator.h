@@ -149,6 +149,18 @@ class StoredEntries {
     stored_key_.assign(prefix_).append(key);
     return lookup_->Get(stored_key_, &value_) ? &value_ : nullptr;
   }
+  // Reads back a key missing from memory: restore(value) puts the stored value into `map` (an
+  // ArenaMap), and the key's slot is returned marked clean (it is as stored); Map::kNone when
+  // the store has no such entry.
+  template <typename Map, typename F>
+  uint32_t Load(Map& map, std::string_view key, F restore) {
+    const std::string* value = Read(key);
+    if (value == nullptr) return Map::kNone;
+    restore(*value);
+    const uint32_t slot = map.Find(key);
+    map.MarkClean(slot);
+    return slot;
+  }
   // SaveChanges took the changes: the erased keys are now in the checkpoint being written.
   void Saved() {
     erased_saved_.merge(erased_);

@@ -143,12 +143,8 @@ void AggregateOp::EraseGroup(Shard& sh, uint32_t slot) {
 }
 
 uint32_t AggregateOp::LoadStored(Shard& sh, std::string_view key) {
-  const std::string* value = sh.stored.Read(key);
-  if (value == nullptr) return ArenaMap::kNone;
-  RestoreEntry(key, *value);  // into ShardOf(key), which is sh
-  const uint32_t slot = sh.groups.Find(key);
-  sh.groups.MarkClean(slot);
-  return slot;
+  // RestoreEntry puts it into ShardOf(key), which is sh.
+  return sh.stored.Load(sh.groups, key, [&](const std::string& value) { RestoreEntry(key, value); });
 }
 
 void AggregateOp::BackState(StateSource* source, uint32_t node, bool all_stored) {

@@ -49,13 +49,11 @@ Batch DistinctOp::Step(std::span<const Batch* const> inputs) {
 uint32_t DistinctOp::Locate(std::string_view key) {
   uint32_t slot = weights_.Find(key);
   if (slot != ArenaMap::kNone) return slot;
-  const std::string* value = stored_.Read(key);
-  if (value == nullptr) return ArenaMap::kNone;
-  if (value->size() != 8)
-    Fail(ErrorKind::kCorruption, "a distinct operator's stored weight has {} bytes", value->size());
-  slot = weights_.Insert(key, *value);
-  weights_.MarkClean(slot);  // as stored
-  return slot;
+  return stored_.Load(weights_, key, [&](const std::string& value) {
+    if (value.size() != 8)
+      Fail(ErrorKind::kCorruption, "a distinct operator's stored weight has {} bytes", value.size());
+    weights_.Insert(key, value);
+  });
 }
 
 void DistinctOp::StateCommitted(bool evict) {

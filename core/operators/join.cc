@@ -154,12 +154,7 @@ uint32_t JoinOp::AllocBig(Side* side) {
 uint32_t JoinOp::Locate(Side* side, const std::string& key, uint32_t hash) {
   uint32_t s = side->trace.Find(key, hash);
   if (s != ArenaMap::kNone) return s;
-  const std::string* value = side->stored.Read(key);
-  if (value == nullptr) return ArenaMap::kNone;
-  LoadEntry(side, key, *value);
-  s = side->trace.Find(key, hash);
-  side->trace.MarkClean(s);
-  return s;
+  return side->stored.Load(side->trace, key, [&](const std::string& value) { LoadEntry(side, key, value); });
 }
 
 namespace {
