@@ -349,6 +349,7 @@ struct Controller::Impl::Written {
   bool has_log = false;
   std::string keep_segment;  // the log segment steps after this checkpoint go to
   Clock::time_point t0;
+  double gather_ms = 0;  // the operators' SaveChanges, on the step thread (processing waits)
   // Written by the writer.
   std::thread thread;
   std::atomic<bool> done{false};
@@ -375,6 +376,7 @@ void Controller::Impl::Checkpoint(const char* state, bool complete, bool backgro
   // Under none, the state is saved only to make room in memory (OverCache).
   if (spec().ft_model != FtModel::kNone || (spill_ && background)) {
     c.SaveChanges(&w->blob, &w->deltas);
+    w->gather_ms = std::chrono::duration<double, std::milli>(Clock::now() - w->t0).count();
     w->drop_state = !state_stored_;
     w->saved_state = true;
     state_stored_ = true;
@@ -494,8 +496,10 @@ void Controller::Impl::FinishCheckpoint(bool only_if_done) {
   std::unique_ptr<Written> w = std::move(writing_);
   if (w->error) std::rethrow_exception(w->error);
   last_checkpoint_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - w->t0).count();
-  spdlog::debug("{}: checkpoint at step {} ({} bytes of circuit state, {} changed entries in {} bytes, {:.1f} ms)",
-                spec().name, w->step, w->blob.size(), w->entries, w->bytes, last_checkpoint_ms_);
+  spdlog::debug(
+      "{}: checkpoint at step {} ({} bytes of circuit state, {} changed entries in {} bytes, {:.1f} ms, of which "
+      "{:.1f} ms gathering them while the steps waited)",
+      spec().name, w->step, w->blob.size(), w->entries, w->bytes, last_checkpoint_ms_, w->gather_ms);
   ++s_.checkpoints;
   last_state_bytes_ = w->blob.size() + w->bytes;
   last_checkpoint_step_ = w->step;

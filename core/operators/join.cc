@@ -192,10 +192,7 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
       rows.erase(it);
     }
     side->trace.MarkDirty(s);  // the record stays; its rows changed
-    if (rows.empty()) {
-      side->gc.Removed(key);
-      EraseKey(side, s);
-    }
+    if (rows.empty()) side->emptied.push_back(key);
     return;
   }
   // Packed: find the row (or where it goes) in row order.
@@ -218,13 +215,8 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
       }
       std::string next(begin, at);
       next.append(p + len + 8, end);
-      if (next.size() == 1) {
-        side->gc.Removed(key);
-        Forget(side, s);
-        side->trace.Erase(s);
-      } else {
-        side->trace.Assign(s, next);
-      }
+      side->trace.Assign(s, next);
+      if (next.size() == 1) side->emptied.push_back(key);
       return;
     }
     if (cmp > 0) {
@@ -462,7 +454,22 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
       if (pad_right_ && Count(&left, k) == 0) EmitPadded(&right, false, k, +1, &out);
     }
   }
+  EraseEmptied(&left);
+  EraseEmptied(&right);
   CollectGarbage(sh);
+}
+
+void JoinOp::EraseEmptied(Side* side) {
+  for (const std::string& key : side->emptied) {
+    const uint32_t s = side->trace.Find(key);
+    if (s == ArenaMap::kNone) continue;  // listed twice
+    bool empty = true;
+    ForEachRow(*side, s, [&](std::string_view, int64_t) { empty = false; });
+    if (!empty) continue;  // rows came back later in the step
+    side->gc.Removed(key);
+    EraseKey(side, s);
+  }
+  side->emptied.clear();
 }
 
 void JoinOp::CollectGarbage(Shard& sh) {
@@ -506,6 +513,7 @@ void JoinOp::ClearSide(Side* side) {
   side->free_big.clear();
   side->big_bytes = 0;
   side->gc.Clear();
+  side->emptied.clear();
 }
 
 void JoinOp::ReadKeyRows(StateReader& r, Side* side, const std::string& key) {

@@ -93,6 +93,11 @@ class JoinOp : public Operator {
     std::vector<bool> needed;        // per column; empty: all
     BoundExprPtr filter;             // null: every row
     StoredEntries stored;            // backed state (core/circuit/operator.h): keys 'L'/'R' + key
+    // Keys whose rows all cancelled during this step: their records stay, empty, until the step
+    // ends (EraseEmptied), so a key updated by a retraction and then an insertion (an aggregate's
+    // -old/+new) is rewritten in place rather than erased and inserted again, and is neither
+    // remembered as erased nor saved as an erasure followed by a put.
+    std::vector<std::string> emptied;
   };
   struct Shard {
     Side left, right;
@@ -101,6 +106,8 @@ class JoinOp : public Operator {
   // each left row, then of each right row, in row order (inner joins).
   void StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder* out, std::vector<uint32_t>* counts);
   Shard& ShardOf(std::string_view key) { return shards_[KeyShard(key, static_cast<uint32_t>(shards_.size()))]; }
+  // Erases the keys of side.emptied whose records are still empty.
+  void EraseEmptied(Side* side);
   void SaveTrace(StateWriter& w, bool left) const;
   // Appends row r of b (a side's batch) to out's columns from `first`, NULL where not needed.
   static void AppendSide(const Side& side, const Batch& b, size_t r, BatchBuilder* out, size_t first);

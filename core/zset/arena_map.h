@@ -102,11 +102,12 @@ class ArenaMap {
   // The value's bytes, writable in place (its size cannot change this way).
   char* MutableValue(uint32_t s);
 
-  // Every slot in use, in table order: f(slot).
+  // Every slot in use, in table order: f(slot). Records lie in the arena in insertion order, not
+  // table order, so each f that reads one would wait for a cache miss: the walk prefetches the
+  // records of the slots some way ahead (a full walk of a large map is several times faster).
   template <typename F>
   void ForEachSlot(F f) const {
-    for (uint32_t s = 0; s < slots_.size(); ++s)
-      if (slots_[s].block != kNone) f(s);
+    ForEachMatching([](const Slot&) { return true; }, f);
   }
 
   // Change tracking (see the top of this file).
@@ -130,8 +131,7 @@ class ArenaMap {
   // f(slot) for every record changed since the last ClearChanges.
   template <typename F>
   void ForEachDirty(F f) const {
-    for (uint32_t s = 0; s < slots_.size(); ++s)
-      if (slots_[s].block != kNone && (slots_[s].offset & kDirty)) f(s);
+    ForEachMatching([](const Slot& s) { return (s.offset & kDirty) != 0; }, f);
   }
   // f(key) for every key erased since the last ClearChanges (when tracking erasures); a key may
   // be listed more than once, and may have been inserted again since.
@@ -168,6 +168,28 @@ class ArenaMap {
   static constexpr size_t kBlockSize = size_t{1} << 20;
 
   const char* Record(const Slot& s) const { return blocks_[s.block].data.get() + (s.offset & ~kDirty); }
+  // f(slot) for each slot in use for which want(slot) holds, in table order, prefetching the
+  // records of the next matching slots.
+  template <typename P, typename F>
+  void ForEachMatching(P want, F f) const {
+    constexpr uint32_t kAhead = 16;
+    const uint32_t n = static_cast<uint32_t>(slots_.size());
+    uint32_t ahead = 0;   // the next slot to look at for prefetching
+    uint32_t queued = 0;  // matching slots prefetched but not visited yet
+    for (uint32_t s = 0; s < n; ++s) {
+      while (queued < kAhead && ahead < n) {
+        const Slot& a = slots_[ahead++];
+        if (a.block != kNone && want(a)) {
+          __builtin_prefetch(Record(a));
+          ++queued;
+        }
+      }
+      if (slots_[s].block != kNone && want(slots_[s])) {
+        --queued;
+        f(s);
+      }
+    }
+  }
   // Appends a record; sets slot's location.
   void Append(Slot* slot, std::string_view key, std::string_view value);
   static size_t RecordSize(const char* rec);
