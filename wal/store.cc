@@ -357,8 +357,17 @@ uint64_t StateStore::Txn::ApplyState(uint32_t node, std::span<const StateChange>
   WriteCursor cur(t, dbi, store_->dir_);
   std::string full, key, value;
   uint64_t hash = 0;
-  for (uint32_t i : order) {
-    const StateChange& c = changes[i];
+  // The changes come in key order, which is not the order they lie in memory: each would be a
+  // cache miss or two. Each change is prefetched some way ahead, its bytes a little later.
+  constexpr size_t kChangeAhead = 16, kBytesAhead = 8;
+  for (size_t n = 0; n < order.size(); ++n) {
+    if (n + kChangeAhead < order.size()) __builtin_prefetch(&changes[order[n + kChangeAhead]]);
+    if (n + kBytesAhead < order.size()) {
+      const StateChange& a = changes[order[n + kBytesAhead]];
+      __builtin_prefetch(a.key.data());
+      __builtin_prefetch(a.value.data());
+    }
+    const StateChange& c = changes[order[n]];
     full.clear();
     NodePrefix(node, &full);
     full.append(c.key);
