@@ -147,6 +147,21 @@ uint32_t AggregateOp::LoadStored(Shard& sh, std::string_view key) {
   return sh.stored.Load(sh.groups, key, [&](const std::string& value) { RestoreEntry(key, value); });
 }
 
+bool AggregateOp::GroupRow(uint32_t shard, std::string_view key, std::string* row) {
+  Shard& sh = shards_[shard];
+  uint32_t slot = sh.groups.Find(key);
+  if (slot == ArenaMap::kNone) slot = LoadStored(sh, key);
+  if (slot == ArenaMap::kNone) return false;
+  const char* rec = sh.groups.Value(slot).data();
+  Group g;
+  std::memcpy(&g.rows, rec, 8);
+  if (g.rows == 0) return false;
+  row->assign(key);
+  Acc tmp;
+  for (size_t a = 0; a < aggs_.size(); ++a) EncodeValue(row, Result(aggs_[a], g, AccIn(sh, rec, a, &tmp)));
+  return true;
+}
+
 void AggregateOp::BackState(StateSource* source, uint32_t node, bool all_stored) {
   for (Shard& sh : shards_) sh.stored.Attach(source, node, all_stored);
 }

@@ -131,6 +131,20 @@ class AggregateOp : public Operator {
   void StateCommitted(bool evict) override;
   size_t StateMemoryBytes() const override;
   int num_keys() const { return num_keys_; }
+  size_t num_shards() const { return shards_.size(); }
+  bool has_waterline() const { return shards_[0].gc.active(); }
+  // For a join reading this aggregate's groups as its integrated input (JoinOp::ReadSideFrom):
+  // the current output row of the group whose key encoding is `key` (the key columns' encodings),
+  // as a row encoding (core/zset/batch.h), into *row; false when there is no such group. `shard`
+  // is the worker's (KeyShard of the key); a group evicted to the store is read back.
+  bool GroupRow(uint32_t shard, std::string_view key, std::string* row);
+  // Hints ahead of GroupRow calls (ArenaMap::Prefetch, PrefetchRecord) for a key's ArenaMap::Hash.
+  void PrefetchGroup(uint32_t shard, uint32_t hash, bool record) const {
+    if (record)
+      shards_[shard].groups.PrefetchRecord(hash);
+    else
+      shards_[shard].groups.Prefetch(hash);
+  }
   void SetWaterline(int key_col, WaterlineRef w) {
     for (Shard& sh : shards_) sh.gc = WaterlineIndex(key_col, w);
   }

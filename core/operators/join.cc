@@ -47,6 +47,8 @@ std::string JoinOp::Describe() const {
       if (!side->needed[c])
         pruned += fmt::format("{}{}.${}", pruned.empty() ? "" : " ", side == &left ? "left" : "right", c);
   if (!pruned.empty()) s += " (unread: " + pruned + ")";
+  for (const Side* side : {&left, &right})
+    if (side->source) s += fmt::format(" ({} side: the aggregate's groups)", side == &left ? "left" : "right");
   if (shards_.size() > 1) s += fmt::format(" ({} shards)", shards_.size());
   return s;
 }
@@ -84,6 +86,51 @@ void JoinOp::SetNeededColumns(const std::vector<bool>& needed) {
 void JoinOp::SetSideFilter(bool left, BoundExprPtr pred) {
   // Applied in Step before the exchange: kept in shard 0's configuration only.
   (left ? shards_[0].left : shards_[0].right).filter = std::move(pred);
+}
+
+bool JoinOp::ReadSideFrom(bool left, AggregateOp* agg) {
+  Side& side = left ? shards_[0].left : shards_[0].right;
+  if (pad_left_ || pad_right_ || side.filter || side.gc.active() || agg->has_waterline() ||
+      agg->num_shards() != shards_.size() || agg->num_keys() != static_cast<int>(side.keys.size()) || side.keys.empty())
+    return false;
+  for (size_t k = 0; k < side.keys.size(); ++k)
+    if (side.keys[k] != static_cast<int>(k)) return false;
+  for (Shard& sh : shards_) (left ? sh.left : sh.right).source = agg;
+  return true;
+}
+
+void JoinOp::OldRows(const Side& side, uint32_t shard, const Batch& d, const std::string& key, ChangeIndex* index,
+                     KeyRows* out) {
+  if (!index->built) {
+    index->built = true;
+    index->keys.resize(d.size());
+    for (uint32_t r = 0; r < d.size(); ++r)
+      if (KeyOf(d, r, side.keys, &index->keys[r])) index->rows.push_back(r);
+    auto by_key = [&](uint32_t a, uint32_t b) { return index->keys[a] < index->keys[b]; };
+    if (!std::is_sorted(index->rows.begin(), index->rows.end(), by_key))
+      std::stable_sort(index->rows.begin(), index->rows.end(), by_key);
+  }
+  out->clear();
+  auto first = std::lower_bound(index->rows.begin(), index->rows.end(), key,
+                                [&](uint32_t r, const std::string& k) { return index->keys[r] < k; });
+  for (auto it = first; it != index->rows.end() && index->keys[*it] == key; ++it) {
+    std::string row;
+    for (const auto& col : d.cols) EncodeValue(&row, *col, *it);  // every column, as GroupRow gives
+    out->emplace_back(std::move(row), -d.weights[*it]);
+  }
+  std::string now;
+  if (side.source->GroupRow(shard, key, &now)) out->emplace_back(std::move(now), 1);
+  if (out->size() < 2) return;
+  std::sort(out->begin(), out->end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t n = 0;
+  for (size_t i = 0; i < out->size(); ++i) {
+    if (n > 0 && (*out)[n - 1].first == (*out)[i].first)
+      (*out)[n - 1].second += (*out)[i].second;
+    else if (n++ != i)
+      (*out)[n - 1] = std::move((*out)[i]);
+    if ((*out)[n - 1].second == 0) --n;
+  }
+  out->resize(n);
 }
 
 void JoinOp::AppendSide(const Side& side, const Batch& b, size_t r, BatchBuilder* out, size_t first) {
@@ -371,6 +418,16 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
   // Each row's lookups (the other trace's key, then its own) are cache misses, since rows come in
   // input order: keys and hashes are computed first, and both traces' slots and records are
   // prefetched some rows ahead.
+  // (the other side's key is looked up: a side reading an aggregate, in the aggregate's groups)
+  const uint32_t shard = static_cast<uint32_t>(&sh - shards_.data());
+  auto slots = [&](uint32_t h) {
+    for (const Side* side : {&left, &right})
+      side->source ? side->source->PrefetchGroup(shard, h, false) : side->trace.Prefetch(h);
+  };
+  auto records = [&](uint32_t h) {
+    for (const Side* side : {&left, &right})
+      side->source ? side->source->PrefetchGroup(shard, h, true) : side->trace.PrefetchRecord(h);
+  };
   std::vector<std::string> keys;
   std::vector<uint32_t> hashes;
   std::vector<uint8_t> valid;
@@ -385,19 +442,17 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
         hashes[r] = ArenaMap::Hash(keys[r]);
       }
     for (size_t r = 0; r < std::min(n, kSlotsAhead); ++r)
-      if (valid[r]) left.trace.Prefetch(hashes[r]), right.trace.Prefetch(hashes[r]);
+      if (valid[r]) slots(hashes[r]);
   };
   auto prefetch = [&](size_t r) {
     const size_t n = keys.size();
-    if (r + kSlotsAhead < n && valid[r + kSlotsAhead]) {
-      left.trace.Prefetch(hashes[r + kSlotsAhead]);
-      right.trace.Prefetch(hashes[r + kSlotsAhead]);
-    }
-    if (r + kRecordsAhead < n && valid[r + kRecordsAhead]) {
-      left.trace.PrefetchRecord(hashes[r + kRecordsAhead]);
-      right.trace.PrefetchRecord(hashes[r + kRecordsAhead]);
-    }
+    if (r + kSlotsAhead < n && valid[r + kSlotsAhead]) slots(hashes[r + kSlotsAhead]);
+    if (r + kRecordsAhead < n && valid[r + kRecordsAhead]) records(hashes[r + kRecordsAhead]);
   };
+  // A side reading an aggregate (ReadSideFrom) has stepped already: its old rows are computed.
+  ChangeIndex right_index;
+  KeyRows old_rows;
+  std::string group_row;
   key_rows(dl, left.keys);
   for (size_t r = 0; r < dl.size(); count_row(), ++r) {
     prefetch(r);
@@ -410,14 +465,18 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
       }
       continue;
     }
-    uint32_t slot = Locate(&right, key, hashes[r]);
-    if (slot != ArenaMap::kNone) {
-      ForEachRow(right, slot, [&](std::string_view rrow, int64_t w) {
-        AppendSide(left, dl, r, &out, 0);
-        DecodeRowInto(rrow, &out, nl);
-        out.AddWeight(dl.weights[r] * w);
-      });
+    auto emit = [&](std::string_view rrow, int64_t w) {
+      AppendSide(left, dl, r, &out, 0);
+      DecodeRowInto(rrow, &out, nl);
+      out.AddWeight(dl.weights[r] * w);
+    };
+    if (right.source) {
+      OldRows(right, shard, dr, key, &right_index, &old_rows);
+      for (const auto& [rrow, w] : old_rows) emit(rrow, w);
+    } else if (uint32_t slot = Locate(&right, key, hashes[r]); slot != ArenaMap::kNone) {
+      ForEachRow(right, slot, emit);
     }
+    if (left.source) continue;  // the aggregate holds the rows
     row.clear();
     EncodeSide(left, dl, r, &row);
     Add(&left, key, row, dl.weights[r], hashes[r]);
@@ -435,14 +494,17 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
       }
       continue;
     }
-    uint32_t slot = Locate(&left, key, hashes[r]);
-    if (slot != ArenaMap::kNone) {
-      ForEachRow(left, slot, [&](std::string_view lrow, int64_t w) {
-        DecodeRowInto(lrow, &out, 0);
-        AppendSide(right, dr, r, &out, nl);
-        out.AddWeight(w * dr.weights[r]);
-      });
+    auto emit = [&](std::string_view lrow, int64_t w) {
+      DecodeRowInto(lrow, &out, 0);
+      AppendSide(right, dr, r, &out, nl);
+      out.AddWeight(w * dr.weights[r]);
+    };
+    if (left.source) {
+      if (left.source->GroupRow(shard, key, &group_row)) emit(group_row, 1);
+    } else if (uint32_t slot = Locate(&left, key, hashes[r]); slot != ArenaMap::kNone) {
+      ForEachRow(left, slot, emit);
     }
+    if (right.source) continue;  // the aggregate holds the rows
     row.clear();
     EncodeSide(right, dr, r, &row);
     Add(&right, key, row, dr.weights[r], hashes[r]);
@@ -627,7 +689,10 @@ void JoinOp::RestoreEntry(std::string_view key, std::string_view value) {
     Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
   std::string k(key.substr(1));
   Shard& sh = ShardOf(k);
-  LoadEntry(key[0] == 'L' ? &sh.left : &sh.right, k, value);
+  Side* side = key[0] == 'L' ? &sh.left : &sh.right;
+  // A side reading an aggregate keeps nothing (a store written before it did may hold its rows).
+  if (side->source) return;
+  LoadEntry(side, k, value);
 }
 
 void JoinOp::LoadEntry(Side* side, const std::string& k, std::string_view value) {

@@ -37,6 +37,7 @@
 #include "core/circuit/waterline.h"
 #include "core/common/thread_pool.h"
 #include "core/expr/expr.h"
+#include "core/operators/aggregate.h"
 #include "core/zset/arena_map.h"
 #include "core/zset/exchange.h"
 
@@ -73,6 +74,17 @@ class JoinOp : public Operator {
   void SetNeededColumns(const std::vector<bool>& needed);
   // Inner joins only: `pred` over the columns of the left (or right) side, TRUE for the rows kept.
   void SetSideFilter(bool left, BoundExprPtr pred);
+  // Set by the planner's pass (core/plan/join_pushdown.h): this inner join's left (or right)
+  // input is the output of `agg`, grouped by exactly that side's key columns in order, so the
+  // aggregate's groups are that side's integrated input, one row per key. The side then keeps no
+  // trace and reads the aggregate's groups instead (a view joining two aggregates on their keys,
+  // as the bank's balances do, holds each group once, not three times). The old rows a step
+  // needs (ΔL ⋈ R_old when the right side reads an aggregate, which has already stepped) are
+  // the group's row minus the side's change for that key; outputs are the same rows in the same
+  // order as with a trace, but for columns no consumer reads (these carry their values, not
+  // NULL). Returns false, changing nothing, for an outer join, a side with a filter or a
+  // waterline, or an aggregate sharded differently.
+  bool ReadSideFrom(bool left, AggregateOp* agg);
   // The record size from which a key's rows move to an ordered map (tests lower it).
   void set_big_key_bytes(size_t n) { big_key_bytes_ = n; }
 
@@ -98,6 +110,7 @@ class JoinOp : public Operator {
     // -old/+new) is rewritten in place rather than erased and inserted again, and is neither
     // remembered as erased nor saved as an erasure followed by a put.
     std::vector<std::string> emptied;
+    AggregateOp* source = nullptr;  // ReadSideFrom: the aggregate whose groups are this side
   };
   struct Shard {
     Side left, right;
@@ -106,6 +119,19 @@ class JoinOp : public Operator {
   // each left row, then of each right row, in row order (inner joins).
   void StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder* out, std::vector<uint32_t>* counts);
   Shard& ShardOf(std::string_view key) { return shards_[KeyShard(key, static_cast<uint32_t>(shards_.size()))]; }
+  // The rows of a step's change of a side, by key: the rows with a non-NULL key, sorted by key
+  // (an aggregate emits its changes in key order, so the sort is usually a check).
+  struct ChangeIndex {
+    bool built = false;
+    std::vector<std::string> keys;  // per row of the change
+    std::vector<uint32_t> rows;     // rows with a key, in key order
+  };
+  // The rows of `key` before the step on a side reading an aggregate (ReadSideFrom), which has
+  // stepped already: the group's row now, minus the side's change `d` for that key (indexed in
+  // *index at the first call), consolidated in row order, into *out.
+  using KeyRows = std::vector<std::pair<std::string, int64_t>>;
+  void OldRows(const Side& side, uint32_t shard, const Batch& d, const std::string& key, ChangeIndex* index,
+               KeyRows* out);
   // Erases the keys of side.emptied whose records are still empty.
   void EraseEmptied(Side* side);
   void SaveTrace(StateWriter& w, bool left) const;

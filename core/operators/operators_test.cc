@@ -1363,6 +1363,83 @@ TEST_CASE("join: a key emptied and refilled in one step is rewritten, not erased
   }
 }
 
+// A join whose sides are aggregates grouped by the join key reads their groups (ReadSideFrom)
+// instead of keeping traces: at every step, for random inserts and deletes (groups appearing,
+// changing on one side or both, disappearing) its output is byte for byte the output of the same
+// join keeping its own traces, with one shard or several. The right aggregate's MAX is boxed
+// (a multiset), the left's SUM and COUNT inline.
+TEST_CASE("join: sides read from aggregates give the same outputs as sides with traces", "[operators]") {
+  const Types in = {PhysType::kI64, PhysType::kI64};
+  struct AggJoin {
+    std::unique_ptr<AggregateOp> left, right;
+    std::unique_ptr<JoinOp> join;
+    AggJoin(ThreadPool* pool, bool read_left, bool read_right, const Types& in) {
+      left = std::make_unique<AggregateOp>(
+          in, 1, std::vector<AggSpec>{Agg(AggKind::kSum, 1, kBigInt), Agg(AggKind::kCountStar, -1, kBigInt)}, pool);
+      right = std::make_unique<AggregateOp>(in, 1, std::vector<AggSpec>{Agg(AggKind::kMax, 1, kBigInt)}, pool);
+      join = std::make_unique<JoinOp>(Types{PhysType::kI64, PhysType::kI64, PhysType::kI64},
+                                      Types{PhysType::kI64, PhysType::kI64}, std::vector<int>{0}, std::vector<int>{0},
+                                      false, false, pool);
+      if (read_left) REQUIRE(join->ReadSideFrom(true, left.get()));
+      if (read_right) REQUIRE(join->ReadSideFrom(false, right.get()));
+    }
+    Batch Step(const Batch& l, const Batch& r) {
+      const Batch* pl = &l;
+      const Batch* pr = &r;
+      Batch ol = left->Step({&pl, 1});
+      Batch orr = right->Step({&pr, 1});
+      const Batch* j[2] = {&ol, &orr};
+      return join->Step({j, 2});
+    }
+  };
+  ThreadPool two(2), three(3);
+  std::mt19937_64 rng(8100);
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &two, &three})
+    for (int mode = 1; mode < 4; ++mode) {
+      INFO("workers " << (pool ? pool->workers() : 1) << " read left " << (mode & 1) << " right " << (mode & 2));
+      AggJoin plain(pool, false, false, in), reading(pool, mode & 1, mode & 2, in);
+      std::vector<Row> live[2];  // each side's rows so far (deletes pick one)
+      for (int step = 0; step < 60; ++step) {
+        Changes ch[2];
+        for (int side = 0; side < 2; ++side) {
+          const int n = static_cast<int>(rng() % 12);
+          for (int i = 0; i < n; ++i) {
+            if (!live[side].empty() && rng() % 3 == 0) {
+              const size_t at = rng() % live[side].size();
+              ch[side].push_back({live[side][at], -1});
+              live[side].erase(live[side].begin() + static_cast<long>(at));
+            } else {
+              Row r{Value::Int(static_cast<int64_t>(rng() % 8)), Value::Int(static_cast<int64_t>(rng() % 20) - 5)};
+              ch[side].push_back({r, 1});
+              live[side].push_back(r);
+            }
+          }
+        }
+        INFO("step " << step);
+        Batch l = MakeBatch(in, ch[0]), r = MakeBatch(in, ch[1]);
+        REQUIRE(ByteDiff(plain.Step(l, r), reading.Step(l, r)) == "");
+      }
+    }
+}
+
+TEST_CASE("join: reads an aggregate's groups only where they are the side's integrated input", "[operators]") {
+  const Types in = {PhysType::kI64, PhysType::kI64};
+  AggregateOp agg(in, 1, {Agg(AggKind::kSum, 1, kBigInt)});
+  const Types side = {PhysType::kI64, PhysType::kI64};
+  JoinOp outer(side, side, {0}, {0}, true, false);
+  CHECK_FALSE(outer.ReadSideFrom(true, &agg));  // padding needs the side's own counts
+  JoinOp other_key(side, side, {1}, {1}, false, false);
+  CHECK_FALSE(other_key.ReadSideFrom(true, &agg));  // not the group key
+  JoinOp two_keys(side, side, {0, 1}, {0, 1}, false, false);
+  CHECK_FALSE(two_keys.ReadSideFrom(true, &agg));  // the aggregate has one key column
+  ThreadPool two(2);
+  JoinOp sharded(side, side, {0}, {0}, false, false, &two);
+  CHECK_FALSE(sharded.ReadSideFrom(true, &agg));  // one shard against two
+  JoinOp ok(side, side, {0}, {0}, false, false);
+  CHECK(ok.ReadSideFrom(false, &agg));
+  CHECK(ok.Describe().find("right side: the aggregate's groups") != std::string::npos);
+}
+
 TEST_CASE("aggregate: backed by the store, evicted and restored lazily, the same outputs and state", "[operators]") {
   uint64_t seed = 7900;
   size_t backed = 0;

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "core/operators/aggregate.h"
 #include "core/operators/join.h"
 #include "core/operators/map.h"
 
@@ -82,6 +83,9 @@ class Pass {
       if (!join) continue;
       join->SetNeededColumns(Needed(static_cast<int>(n)));
       PushFilter(static_cast<int>(n), join);
+      const std::vector<int>& in = c_->node_inputs(static_cast<int>(n));
+      for (int side = 0; side < 2 && side < static_cast<int>(in.size()); ++side)
+        if (auto* agg = dynamic_cast<AggregateOp*>(&c_->op(in[side]))) join->ReadSideFrom(side == 0, agg);
     }
   }
 

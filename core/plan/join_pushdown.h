@@ -7,8 +7,12 @@
 //     anything else reads them: the conjuncts over one side's columns alone drop that side's
 //     failing rows on entry, before they are stored or matched (Nexmark q20's
 //     A.category = 10). The filters still apply afterwards.
+//   - an inner join side whose input is an aggregate grouped by exactly that side's join key
+//     columns reads the aggregate's groups instead of keeping a trace of its own (JoinOp::
+//     ReadSideFrom): the bank's balances join credits and debits per account, so each account's
+//     sums are held once instead of once per operator.
 // A join that is a relation's own node, or is read by anything but a filter/map, keeps every
-// column. Neither change alters any row a consumer reads.
+// column. None of these changes alters any row a consumer reads.
 #pragma once
 
 #include "core/circuit/circuit.h"
