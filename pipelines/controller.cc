@@ -16,6 +16,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/common/byte_order.h"
 #include "core/common/error.h"
 #include "core/sql/parser.h"
 #include "pipelines/journal.h"
@@ -444,30 +445,7 @@ void Controller::Impl::WriteCheckpoint(Written* w) {
     changes.reserve(d.puts() + d.erases());
     d.ForEach([&](std::string_view k, std::string_view v, bool put) { changes.push_back({k, v, put}); });
     // In key order the B-tree's pages fill in order; an erase stays before a later put of its key.
-    // Sorted by the keys' first 16 bytes (two integer compares: a join's or an aggregate's keys
-    // rarely share them, where 8 bytes would leave most ties to a compare of the whole keys in
-    // random memory), then by the rest and the order given.
-    struct Entry {
-      uint64_t hi, lo;
-      uint32_t index;
-    };
-    std::vector<Entry> order(changes.size());
-    for (size_t i = 0; i < changes.size(); ++i) {
-      const std::string_view k = changes[i].key;
-      uint64_t part[2] = {0, 0};
-      for (size_t b = 0; b < 16; ++b)
-        part[b / 8] = (part[b / 8] << 8) | (b < k.size() ? static_cast<uint8_t>(k[b]) : 0);
-      order[i] = {part[0], part[1], static_cast<uint32_t>(i)};
-    }
-    std::sort(order.begin(), order.end(), [&](const Entry& x, const Entry& y) {
-      if (x.hi != y.hi) return x.hi < y.hi;
-      if (x.lo != y.lo) return x.lo < y.lo;
-      const int c = changes[x.index].key.compare(changes[y.index].key);
-      return c != 0 ? c < 0 : x.index < y.index;
-    });
-    std::vector<uint32_t> sequence(order.size());
-    for (size_t i = 0; i < order.size(); ++i) sequence[i] = order[i].index;
-    order = {};
+    const std::vector<uint32_t> sequence = SortedByBytes(changes.size(), [&](size_t i) { return changes[i].key; });
     // After DropState the database is empty and nodes come in increasing order: append.
     state_hash_ += txn->ApplyState(static_cast<uint32_t>(node), changes, sequence, w->drop_state);
     w->entries += changes.size();

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <tuple>
 
+#include "core/common/byte_order.h"
 #include "core/common/error.h"
 #include "core/common/int512.h"
 #include "core/operators/moment.h"
@@ -632,9 +633,7 @@ void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, 
   BatchBuilder& out = *out_rows;
   const size_t ng = keys.size();
   // 3. Fold partials into state in key order; emit old/new rows of each changed group.
-  std::vector<uint32_t> order(ng);
-  for (uint32_t g = 0; g < ng; ++g) order[g] = g;
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+  const std::vector<uint32_t> order = SortedByBytes(ng, [&](size_t g) { return std::string_view(keys[g]); });
   if (all_inline_) return FoldInline(only, keys, partial, order, out_rows, emitted);
   std::vector<Value> old_row, new_row;
   auto row_of = [&](const std::string& key, const Group& g, std::vector<Value>* row) {

@@ -1,0 +1,37 @@
+#include "core/common/byte_order.h"
+
+#include <catch2/catch.hpp>
+#include <random>
+#include <string>
+
+namespace fld {
+namespace {
+
+// SortedByBytes against a stable sort of the strings themselves: short strings, strings that a
+// zero byte pads to the same prefix ("a" and "a\0"), strings sharing their first 16 bytes and
+// differing after them, bytes above 0x7f (memcmp compares them unsigned), duplicates.
+TEST_CASE("SortedByBytes orders byte strings as memcmp does, ties by index", "[byte_order]") {
+  std::mt19937_64 rng(5);
+  const std::string shared = "0123456789abcdef";
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::string> keys(static_cast<size_t>(rng() % 300));
+    for (auto& k : keys) {
+      const int shape = static_cast<int>(rng() % 4);
+      if (shape == 0) k = shared;
+      const size_t len = static_cast<size_t>(rng() % (shape == 1 ? 3 : 24));
+      for (size_t i = 0; i < len; ++i) {
+        const char pool[] = {'\0', 'a', 'b', '\x7f', '\x80', '\xff'};
+        k.push_back(pool[rng() % sizeof(pool)]);
+      }
+    }
+    std::vector<uint32_t> want(keys.size());
+    for (uint32_t i = 0; i < want.size(); ++i) want[i] = i;
+    std::stable_sort(want.begin(), want.end(), [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+    const auto got = SortedByBytes(keys.size(), [&](size_t i) { return std::string_view(keys[i]); });
+    REQUIRE(got == want);
+  }
+  CHECK(SortedByBytes(0, [](size_t) { return std::string_view(); }).empty());
+}
+
+}  // namespace
+}  // namespace fld
