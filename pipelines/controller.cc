@@ -350,7 +350,7 @@ struct Controller::Impl::Written {
   bool has_log = false;
   std::string keep_segment;  // the log segment steps after this checkpoint go to
   Clock::time_point t0;
-  double gather_ms = 0;  // the operators' SaveChanges, on the step thread (processing waits)
+  double gather_ms = 0;  // on the step thread, processing waiting: outputs flushed, changes gathered
   // Written by the writer.
   std::thread thread;
   std::atomic<bool> done{false};
@@ -484,7 +484,7 @@ void Controller::Impl::FinishCheckpoint(bool only_if_done) {
   last_checkpoint_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - w->t0).count();
   spdlog::debug(
       "{}: checkpoint at step {} ({} bytes of circuit state, {} changed entries in {} bytes, {:.1f} ms, of which "
-      "{:.1f} ms gathering them while the steps waited)",
+      "{:.1f} ms on the step thread flushing the outputs and gathering the changes)",
       spec().name, w->step, w->blob.size(), w->entries, w->bytes, last_checkpoint_ms_, w->gather_ms);
   ++s_.checkpoints;
   last_state_bytes_ = w->blob.size() + w->bytes;

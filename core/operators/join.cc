@@ -115,7 +115,7 @@ void JoinOp::OldRows(const Side& side, uint32_t shard, const Batch& d, const std
                                 [&](uint32_t r, const std::string& k) { return index->keys[r] < k; });
   for (auto it = first; it != index->rows.end() && index->keys[*it] == key; ++it) {
     std::string row;
-    for (const auto& col : d.cols) EncodeValue(&row, *col, *it);  // every column, as GroupRow gives
+    EncodeRow(&row, d, *it);  // every column, as GroupRow gives them
     out->emplace_back(std::move(row), -d.weights[*it]);
   }
   std::string now;
@@ -416,9 +416,8 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
     emitted = out.size();
   };
   // Each row's lookups (the other trace's key, then its own) are cache misses, since rows come in
-  // input order: keys and hashes are computed first, and both traces' slots and records are
-  // prefetched some rows ahead.
-  // (the other side's key is looked up: a side reading an aggregate, in the aggregate's groups)
+  // input order: keys and hashes are computed first, and both traces' slots and records (for a
+  // side reading an aggregate, its groups') are prefetched some rows ahead.
   const uint32_t shard = static_cast<uint32_t>(&sh - shards_.data());
   auto slots = [&](uint32_t h) {
     for (const Side* side : {&left, &right})
