@@ -36,7 +36,7 @@ std::string_view ArenaMap::Value(uint32_t s) const {
 }
 
 char* ArenaMap::MutableValue(uint32_t s) {
-  slots_[s].offset |= kDirty;
+  SetDirty(&slots_[s]);
   return const_cast<char*>(Value(s).data());
 }
 
@@ -111,12 +111,13 @@ uint32_t ArenaMap::Insert(std::string_view key, std::string_view value) {
   Append(&s, key, value);
   slots_[i] = s;
   ++size_;
+  ++dirty_;
   return static_cast<uint32_t>(i);
 }
 
 void ArenaMap::Assign(uint32_t s, std::string_view value) {
   std::string_view old = Value(s);
-  slots_[s].offset |= kDirty;
+  SetDirty(&slots_[s]);
   if (old.size() == value.size()) {
     if (!value.empty()) std::memmove(MutableValue(s), value.data(), value.size());
     return;
@@ -144,6 +145,7 @@ void ArenaMap::Erase(uint32_t s) {
   live_ -= rec;
   garbage_ += rec;
   --size_;
+  if (slots_[s].offset & kDirty) --dirty_;
   const size_t mask = slots_.size() - 1;
   size_t i = s;
   slots_[i].block = kNone;
@@ -186,7 +188,7 @@ void ArenaMap::Clear() {
   slots_.clear();
   slots_.shrink_to_fit();
   blocks_.clear();
-  size_ = live_ = garbage_ = 0;
+  size_ = dirty_ = live_ = garbage_ = 0;
   erased_.clear();
 }
 
@@ -215,10 +217,13 @@ void ArenaMap::KeepOnlyDirty() {
     slots_[i] = moved;
     ++size_;
   }
+  dirty_ = size_;
 }
 
 void ArenaMap::ClearChanges() {
-  for (Slot& s : slots_) s.offset &= ~kDirty;
+  if (dirty_ > 0)
+    for (Slot& s : slots_) s.offset &= ~kDirty;
+  dirty_ = 0;
   erased_.clear();
   erased_.shrink_to_fit();
 }

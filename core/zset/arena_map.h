@@ -112,8 +112,13 @@ class ArenaMap {
 
   // Change tracking (see the top of this file).
   void TrackErasures(bool on) { track_erasures_ = on; }
-  void MarkDirty(uint32_t s) { slots_[s].offset |= kDirty; }
-  void MarkClean(uint32_t s) { slots_[s].offset &= ~kDirty; }
+  void MarkDirty(uint32_t s) { SetDirty(&slots_[s]); }
+  void MarkClean(uint32_t s) {
+    if (slots_[s].offset & kDirty) --dirty_;
+    slots_[s].offset &= ~kDirty;
+  }
+  // Records changed since the last ClearChanges (a checkpoint with none walks no table).
+  size_t dirty_count() const { return dirty_; }
   // Drops every clean record (unchanged since the last ClearChanges) without recording it as
   // erased, calling f(slot) for each first, and rebuilds the table and arena around the dirty
   // ones, so the memory they held is given back. Returns the number dropped.
@@ -131,6 +136,7 @@ class ArenaMap {
   // f(slot) for every record changed since the last ClearChanges.
   template <typename F>
   void ForEachDirty(F f) const {
+    if (dirty_ == 0) return;
     ForEachMatching([](const Slot& s) { return (s.offset & kDirty) != 0; }, f);
   }
   // f(key) for every key erased since the last ClearChanges (when tracking erasures); a key may
@@ -167,6 +173,10 @@ class ArenaMap {
   };
   static constexpr size_t kBlockSize = size_t{1} << 20;
 
+  void SetDirty(Slot* s) {
+    if (!(s->offset & kDirty)) ++dirty_;
+    s->offset |= kDirty;
+  }
   const char* Record(const Slot& s) const { return blocks_[s.block].data.get() + (s.offset & ~kDirty); }
   // f(slot) for each slot in use for which want(slot) holds, in table order, prefetching the
   // records of the next matching slots.
@@ -200,6 +210,7 @@ class ArenaMap {
   std::vector<Slot> slots_;  // capacity a power of two, or empty
   std::vector<Block> blocks_;
   size_t size_ = 0;
+  size_t dirty_ = 0;    // slots with the dirty flag
   size_t live_ = 0;     // bytes of live records
   size_t garbage_ = 0;  // bytes of dead records in the blocks
   bool track_erasures_ = false;

@@ -122,6 +122,8 @@ TEST_CASE("ArenaMap reports exactly the records changed since the last ClearChan
         } else if (op < 7 && s != ArenaMap::kNone && !m.Value(s).empty()) {
           m.MutableValue(s)[0] = 'Z';
           model[key][0] = 'Z';
+        } else if (op == 7 && s != ArenaMap::kNone) {
+          m.MarkDirty(s);  // changed in place by its owner
         } else if (s != ArenaMap::kNone) {
           m.Erase(s);
           model.erase(key);
@@ -140,7 +142,9 @@ TEST_CASE("ArenaMap reports exactly the records changed since the last ClearChan
         REQUIRE(touched.count(std::string(m.Key(s))));
         ++reported;
       });
+      REQUIRE(reported == m.dirty_count());
       m.ClearChanges();
+      REQUIRE(m.dirty_count() == 0);
       REQUIRE(stored == model);
       REQUIRE(reported <= touched.size());
       size_t after = 0;
