@@ -125,11 +125,11 @@ class ArenaMap {
   template <typename F>
   size_t EvictClean(F f) {
     size_t n = 0;
-    for (uint32_t s = 0; s < slots_.size(); ++s)
-      if (slots_[s].block != kNone && !(slots_[s].offset & kDirty)) {
-        f(s);
-        ++n;
-      }
+    ForEachMatching([](const Slot& s) { return (s.offset & kDirty) == 0; },
+                    [&](uint32_t s) {
+                      f(s);
+                      ++n;
+                    });
     if (n > 0 || (size_ == 0 && !slots_.empty())) KeepOnlyDirty();
     return n;
   }
