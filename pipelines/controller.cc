@@ -272,7 +272,7 @@ void Controller::Impl::AccumulateMaterialized() {
     p.bytes += bytes;
     pending_bytes_ += bytes;
     if (p.rows > std::max(p.threshold, kConsolidateRows)) {
-      Batch merged = Consolidate(p.parts);
+      Batch merged = Consolidate(p.parts, &p_->pool());
       // Doubling: each row is consolidated O(1) times amortized. Changes that hardly cancel
       // (append-only input) wait for four times as many rows: consolidating them gains nothing.
       const bool cancelled = merged.size() * 4 < p.rows * 3;
@@ -351,6 +351,7 @@ struct Controller::Impl::Written {
   std::string keep_segment;  // the log segment steps after this checkpoint go to
   Clock::time_point t0;
   double gather_ms = 0;  // on the step thread, processing waiting: outputs flushed, changes gathered
+  ThreadPool* pool = nullptr;  // written on the step thread (no steps run meanwhile): the workers help
   // Written by the writer.
   std::thread thread;
   std::atomic<bool> done{false};
@@ -416,6 +417,7 @@ void Controller::Impl::Checkpoint(const char* state, bool complete, bool backgro
   }
   w->has_log = log_ != nullptr;
   last_checkpoint_ = Clock::now();
+  if (!background) w->pool = &p_->pool();
   writing_ = std::move(w);
   Written* job = writing_.get();
   auto write = [this, job] {
@@ -452,7 +454,7 @@ void Controller::Impl::WriteCheckpoint(Written* w) {
     w->bytes += d.bytes();
   }
   for (auto& [name, parts] : w->rel) {
-    Batch delta = Consolidate(parts);
+    Batch delta = Consolidate(parts, w->pool);
     parts.clear();
     rel_hash_[name] += txn->ApplyDelta(name, delta);  // creates the relation even when unchanged
   }

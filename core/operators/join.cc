@@ -345,7 +345,7 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
   if (shards == 1 || (dl.empty() && dr.empty())) {
     BatchBuilder out(types);
     for (Shard& sh : shards_) StepShard(sh, dl, dr, &out, nullptr);
-    return outer ? Consolidate(out.Finish()) : out.Finish();
+    return outer ? Consolidate(out.Finish(), pool_) : out.Finish();
   }
   // Exchange: each shard joins the rows of its keys. Outer joins' outputs are consolidated
   // (sorted) anyway; an inner join's are put back in input-row order.
@@ -360,7 +360,7 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
     StepShard(shards_[s], l, r, &b, outer ? nullptr : &counts[s]);
     outs[s] = b.Finish();
   });
-  if (outer) return Consolidate(outs);
+  if (outer) return Consolidate(outs, pool_);
   // Which shard each input row went to, then its output rows from that shard, in row order.
   std::vector<uint32_t> lshard(dl.size()), rshard(dr.size());
   for (uint32_t s = 0; s < shards; ++s) {
@@ -378,7 +378,7 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
       const uint32_t n = counts[s][next_count[s]++];
       for (uint32_t k = 0; k < n; ++k) order.push_back({s, next_row[s]++});
     }
-  return GatherRows(outs, order, types);
+  return GatherRows(outs, order, types, pool_);
 }
 
 void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder* out_rows,

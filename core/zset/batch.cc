@@ -7,6 +7,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/common/thread_pool.h"
+
 namespace fld {
 
 Value Column::Get(size_t r) const {
@@ -310,17 +312,62 @@ int CompareEncoded(const Column& a, size_t x, const Column& b, size_t y) {
   return 0;
 }
 
-}  // namespace
-
-Batch Consolidate(const Batch& b) {
-  return Consolidate(std::span<const Batch>(&b, 1));
+// The first 8 bytes of row r's encoding (EncodeRow; zero-padded) as a big-endian integer: its
+// order is memcmp's order of those bytes. Written from the columns, nothing encoded.
+uint64_t EncodedPrefix(const Batch& b, size_t r) {
+  unsigned char buf[8] = {};
+  size_t at = 0;
+  auto put = [&](const void* p, size_t n) {
+    n = std::min(n, sizeof buf - at);
+    std::memcpy(buf + at, p, n);
+    at += n;
+  };
+  for (size_t c = 0; c < b.cols.size() && at < sizeof buf; ++c) {
+    const Column& col = *b.cols[c];
+    if (col.IsNull(r)) {
+      buf[at++] = 0;
+      continue;
+    }
+    switch (col.phys) {
+      case PhysType::kI64:
+        buf[at++] = 1;
+        put(&col.i64[r], 8);
+        break;
+      case PhysType::kF64: {
+        buf[at++] = 2;
+        const uint64_t bits = F64Bits(col.f64[r]);
+        put(&bits, 8);
+        break;
+      }
+      case PhysType::kStr: {
+        buf[at++] = 3;
+        const uint32_t n = static_cast<uint32_t>(col.str[r].size());
+        put(&n, 4);
+        put(col.str[r].data(), col.str[r].size());
+        break;
+      }
+    }
+  }
+  uint64_t v;
+  std::memcpy(&v, buf, 8);
+  return ByteOrder64(v);
 }
 
-Batch Consolidate(std::span<const Batch> parts) {
+}  // namespace
+
+Batch Consolidate(const Batch& b, ThreadPool* pool, size_t parallel_rows) {
+  return Consolidate(std::span<const Batch>(&b, 1), pool, parallel_rows);
+}
+
+Batch Consolidate(std::span<const Batch> parts, ThreadPool* pool, size_t parallel_rows) {
   // Sort references to the rows in their encodings' order, then sum the weights of equal
   // neighbours. Each reference carries its encoding's first 8 bytes as a big-endian integer, so
   // most comparisons are one integer compare; the rest compare column by column as memcmp
   // would compare the encodings.
+  //
+  // With a pool, the references are cut into buckets by ranges of that prefix (bounds taken from
+  // a sample): equal rows have equal prefixes, so each bucket consolidates alone, in parallel,
+  // and the buckets in order are the whole result, the same as on one thread.
   if (parts.empty()) return Batch{};
   const Batch* shape = &parts[0];
   for (const Batch& p : parts)
@@ -334,19 +381,34 @@ Batch Consolidate(std::span<const Batch> parts) {
   };
   size_t total = 0;
   for (const Batch& p : parts) total += p.size();
-  std::vector<Entry> order;
-  order.reserve(total);
-  std::string enc;
-  for (size_t p = 0; p < parts.size(); ++p) {
-    const Batch& b = parts[p];
-    for (size_t r = 0; r < b.size(); ++r) {
-      enc.clear();
-      for (size_t c = 0; c < b.cols.size() && enc.size() < 8; ++c) EncodeValue(&enc, *b.cols[c], r);
-      uint64_t prefix = 0;
-      for (size_t i = 0; i < 8; ++i) prefix = (prefix << 8) | (i < enc.size() ? static_cast<uint8_t>(enc[i]) : 0);
-      order.push_back({prefix, {static_cast<uint32_t>(p), static_cast<uint32_t>(r)}, b.weights[r]});
+  const bool parallel = pool != nullptr && pool->workers() > 1 && total >= std::max<size_t>(parallel_rows, 1);
+  // Pieces of at most kPiece rows of one part, each filling its range of `order`.
+  constexpr size_t kPiece = size_t{1} << 16;
+  struct Piece {
+    uint32_t part;
+    size_t row, end, at;
+  };
+  std::vector<Piece> pieces;
+  for (size_t p = 0, at = 0; p < parts.size(); ++p)
+    for (size_t r = 0; r < parts[p].size(); r += kPiece) {
+      const size_t end = std::min(parts[p].size(), r + kPiece);
+      pieces.push_back({static_cast<uint32_t>(p), r, end, at});
+      at += end - r;
     }
-  }
+  // Left uninitialized (the fill writes every entry): the pages are first touched by the fill,
+  // in parallel, not zeroed on this thread.
+  std::unique_ptr<Entry[]> order(new Entry[total]);
+  auto fill = [&](size_t i) {
+    const Piece& pc = pieces[i];
+    const Batch& b = parts[pc.part];
+    for (size_t r = pc.row, k = pc.at; r < pc.end; ++r, ++k)
+      order[k] = {EncodedPrefix(b, r), {pc.part, static_cast<uint32_t>(r)}, b.weights[r]};
+  };
+  if (parallel)
+    pool->ParallelFor(pieces.size(), fill);
+  else
+    for (size_t i = 0; i < pieces.size(); ++i) fill(i);
+
   auto compare = [&](const RowRef& x, const RowRef& y) {
     const Batch &bx = parts[x.part], &by = parts[y.part];
     for (size_t c = 0; c < types.size(); ++c)
@@ -354,26 +416,89 @@ Batch Consolidate(std::span<const Batch> parts) {
     return 0;
   };
   // Equal rows stay in input order, so each group's first row represents it.
-  std::sort(order.begin(), order.end(), [&](const Entry& x, const Entry& y) {
+  auto less = [&](const Entry& x, const Entry& y) {
     if (x.prefix != y.prefix) return x.prefix < y.prefix;
     if (int d = compare(x.ref, y.ref)) return d < 0;
     return x.ref.part != y.ref.part ? x.ref.part < y.ref.part : x.ref.row < y.ref.row;
-  });
+  };
+  // Sorts entries [lo, hi) and appends each group of equal rows (weight not 0) to rows/weights.
+  auto consolidate = [&](Entry* lo, Entry* hi, std::vector<RowRef>* rows, std::vector<int64_t>* weights) {
+    std::sort(lo, hi, less);
+    for (Entry* i = lo; i < hi;) {
+      int64_t w = i->weight;
+      Entry* j = i + 1;
+      for (; j < hi && j->prefix == i->prefix && compare(j->ref, i->ref) == 0; ++j) w += j->weight;
+      if (w != 0) {
+        rows->push_back(i->ref);
+        weights->push_back(w);
+      }
+      i = j;
+    }
+  };
   std::vector<RowRef> rows;
   std::vector<int64_t> weights;
-  for (size_t i = 0; i < order.size();) {
-    int64_t w = order[i].weight;
-    size_t j = i + 1;
-    for (; j < order.size() && order[j].prefix == order[i].prefix && compare(order[j].ref, order[i].ref) == 0; ++j)
-      w += order[j].weight;
-    if (w != 0) {
-      rows.push_back(order[i].ref);
-      weights.push_back(w);
-    }
-    i = j;
+  if (!parallel) {
+    consolidate(order.get(), order.get() + total, &rows, &weights);
+    order.reset();
+    Batch out = GatherRows(parts, rows, types);
+    out.weights = std::move(weights);
+    return out;
   }
-  order = {};
-  Batch out = GatherRows(parts, rows, types);
+  // Bucket bounds: prefixes at even quantiles of an evenly spaced sample (distinct, ascending).
+  // Bucket k holds the prefixes in [bounds[k-1], bounds[k]).
+  const size_t buckets = 4 * pool->workers();
+  std::vector<uint64_t> sample;
+  const size_t want = 64 * buckets;
+  for (size_t i = 0; i < want; ++i) sample.push_back(order[i * total / want].prefix);
+  std::sort(sample.begin(), sample.end());
+  std::vector<uint64_t> bounds;
+  for (size_t k = 1; k < buckets; ++k) {
+    const uint64_t v = sample[k * sample.size() / buckets];
+    if (bounds.empty() || v > bounds.back()) bounds.push_back(v);
+  }
+  const size_t nb = bounds.size() + 1;
+  auto bucket_of = [&](uint64_t prefix) {
+    return static_cast<size_t>(std::upper_bound(bounds.begin(), bounds.end(), prefix) - bounds.begin());
+  };
+  // Scatter: each piece counts its entries per bucket, then copies them to its slots.
+  std::vector<size_t> counts(pieces.size() * nb, 0);
+  pool->ParallelFor(pieces.size(), [&](size_t i) {
+    for (size_t k = pieces[i].at, e = k + (pieces[i].end - pieces[i].row); k < e; ++k)
+      ++counts[i * nb + bucket_of(order[k].prefix)];
+  });
+  std::vector<size_t> start(nb + 1, 0);
+  for (size_t b = 0; b < nb; ++b) {
+    size_t at = start[b];
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      const size_t c = counts[i * nb + b];
+      counts[i * nb + b] = at;
+      at += c;
+    }
+    start[b + 1] = at;
+  }
+  std::unique_ptr<Entry[]> scattered(new Entry[total]);
+  pool->ParallelFor(pieces.size(), [&](size_t i) {
+    size_t* next = &counts[i * nb];
+    for (size_t k = pieces[i].at, e = k + (pieces[i].end - pieces[i].row); k < e; ++k)
+      scattered[next[bucket_of(order[k].prefix)]++] = order[k];
+  });
+  order.reset();
+  std::vector<std::vector<RowRef>> bucket_rows(nb);
+  std::vector<std::vector<int64_t>> bucket_weights(nb);
+  pool->ParallelFor(nb, [&](size_t b) {
+    consolidate(scattered.get() + start[b], scattered.get() + start[b + 1], &bucket_rows[b], &bucket_weights[b]);
+  });
+  scattered.reset();
+  // Bucket b's rows are rows at[b] .. at[b+1] of the result.
+  std::vector<size_t> at(nb + 1, 0);
+  for (size_t b = 0; b < nb; ++b) at[b + 1] = at[b] + bucket_rows[b].size();
+  rows.resize(at[nb]);
+  weights.resize(at[nb]);
+  pool->ParallelFor(nb, [&](size_t b) {
+    std::copy(bucket_rows[b].begin(), bucket_rows[b].end(), rows.begin() + static_cast<ptrdiff_t>(at[b]));
+    std::copy(bucket_weights[b].begin(), bucket_weights[b].end(), weights.begin() + static_cast<ptrdiff_t>(at[b]));
+  });
+  Batch out = GatherRows(parts, rows, types, pool);
   out.weights = std::move(weights);
   return out;
 }
@@ -441,43 +566,76 @@ size_t MemoryBytes(const Batch& b) {
 namespace {
 
 // The batch whose k-th row (k < n) is row at(k).row of parts[at(k).part]: Gather and GatherRows.
+// With a pool, ranges of rows are copied in parallel.
 template <typename At>
-Batch GatherFrom(std::span<const Batch> parts, size_t n, std::span<const PhysType> types, At at) {
-  Batch out;
+Batch GatherFrom(std::span<const Batch> parts, size_t n, std::span<const PhysType> types, At at,
+                 ThreadPool* pool = nullptr) {
+  constexpr size_t kRange = size_t{1} << 16;
+  const bool parallel = pool != nullptr && pool->workers() > 1 && n > kRange;
+  std::vector<std::shared_ptr<Column>> cols;
+  std::vector<bool> nulls(types.size(), false);
   for (size_t c = 0; c < types.size(); ++c) {
-    auto col = std::make_shared<Column>(types[c]);
+    cols.push_back(std::make_shared<Column>(types[c]));
+    for (const Batch& p : parts) nulls[c] = nulls[c] || p.cols[c]->HasNulls();
+  }
+  Batch out;
+  // Sizing zeroes the vectors (and faults their pages in): one column per task.
+  auto size = [&](size_t c) {
+    if (c == types.size()) return out.weights.resize(n);
+    Column& col = *cols[c];
     switch (types[c]) {
       case PhysType::kI64:
-        col->i64.resize(n);
-        for (size_t k = 0; k < n; ++k) col->i64[k] = parts[at(k).part].cols[c]->i64[at(k).row];
+        col.i64.resize(n);
         break;
       case PhysType::kF64:
-        col->f64.resize(n);
-        for (size_t k = 0; k < n; ++k) col->f64[k] = parts[at(k).part].cols[c]->f64[at(k).row];
+        col.f64.resize(n);
         break;
       case PhysType::kStr:
-        col->str.resize(n);
-        for (size_t k = 0; k < n; ++k) col->str[k] = parts[at(k).part].cols[c]->str[at(k).row];
+        col.str.resize(n);
         break;
     }
-    bool nulls = false;
-    for (const Batch& p : parts) nulls |= p.cols[c]->HasNulls();
-    if (nulls) {
-      col->nulls.resize(n);
-      for (size_t k = 0; k < n; ++k) col->nulls[k] = parts[at(k).part].cols[c]->IsNull(at(k).row);
-      col->CompactNulls();
+    if (nulls[c]) col.nulls.resize(n);
+  };
+  if (parallel)
+    pool->ParallelFor(types.size() + 1, size);
+  else
+    for (size_t c = 0; c <= types.size(); ++c) size(c);
+  auto copy = [&](size_t lo, size_t hi) {
+    for (size_t c = 0; c < types.size(); ++c) {
+      Column& col = *cols[c];
+      switch (types[c]) {
+        case PhysType::kI64:
+          for (size_t k = lo; k < hi; ++k) col.i64[k] = parts[at(k).part].cols[c]->i64[at(k).row];
+          break;
+        case PhysType::kF64:
+          for (size_t k = lo; k < hi; ++k) col.f64[k] = parts[at(k).part].cols[c]->f64[at(k).row];
+          break;
+        case PhysType::kStr:
+          for (size_t k = lo; k < hi; ++k) col.str[k] = parts[at(k).part].cols[c]->str[at(k).row];
+          break;
+      }
+      if (nulls[c])
+        for (size_t k = lo; k < hi; ++k) col.nulls[k] = parts[at(k).part].cols[c]->IsNull(at(k).row);
     }
+    for (size_t k = lo; k < hi; ++k) out.weights[k] = parts[at(k).part].weights[at(k).row];
+  };
+  if (parallel)
+    pool->ParallelFor((n + kRange - 1) / kRange,
+                      [&](size_t i) { copy(i * kRange, std::min(n, (i + 1) * kRange)); });
+  else
+    copy(0, n);
+  for (auto& col : cols) {
+    if (!col->nulls.empty()) col->CompactNulls();
     out.cols.push_back(std::move(col));
   }
-  out.weights.resize(n);
-  for (size_t k = 0; k < n; ++k) out.weights[k] = parts[at(k).part].weights[at(k).row];
   return out;
 }
 
 }  // namespace
 
-Batch GatherRows(std::span<const Batch> parts, std::span<const RowRef> order, std::span<const PhysType> types) {
-  return GatherFrom(parts, order.size(), types, [&](size_t k) { return order[k]; });
+Batch GatherRows(std::span<const Batch> parts, std::span<const RowRef> order, std::span<const PhysType> types,
+                 ThreadPool* pool) {
+  return GatherFrom(parts, order.size(), types, [&](size_t k) { return order[k]; }, pool);
 }
 
 Batch Gather(const Batch& b, std::span<const uint32_t> sel) {

@@ -102,12 +102,18 @@ std::vector<Value> DecodeRow(std::string_view in);
 // Decodes an encoded row and appends its values to the builder's columns starting at `first_col`.
 void DecodeRowInto(std::string_view in, BatchBuilder* b, size_t first_col);
 
+class ThreadPool;
+// Below this many rows Consolidate runs on the calling thread even when given a pool.
+inline constexpr size_t kParallelConsolidateRows = size_t{1} << 15;
 // Adds the weights of equal rows and drops rows whose weight sums to 0. The result is sorted by
 // the rows' encodings (memcmp order of EncodeRow; compared column by column, nothing encoded), so
 // it is deterministic whatever the input order. Of several batches of the same shape: the
-// consolidation of their concatenation, without building it.
-Batch Consolidate(const Batch& b);
-Batch Consolidate(std::span<const Batch> parts);
+// consolidation of their concatenation, without building it. With a pool (of more than one
+// worker) and at least `parallel_rows` rows, the work is spread over the pool's threads; the
+// result is the same. Call it with a pool only from the thread that owns the pool's loops.
+Batch Consolidate(const Batch& b, ThreadPool* pool = nullptr, size_t parallel_rows = kParallelConsolidateRows);
+Batch Consolidate(std::span<const Batch> parts, ThreadPool* pool = nullptr,
+                  size_t parallel_rows = kParallelConsolidateRows);
 // Concatenates batches of the same shape.
 Batch Concat(std::span<const Batch> parts);
 // One row of one of several batches.
@@ -115,8 +121,10 @@ struct RowRef {
   uint32_t part;
   uint32_t row;
 };
-// The rows `order` names, in that order, from batches of the same shape as `types`.
-Batch GatherRows(std::span<const Batch> parts, std::span<const RowRef> order, std::span<const PhysType> types);
+// The rows `order` names, in that order, from batches of the same shape as `types` (copied in
+// parallel ranges with a pool).
+Batch GatherRows(std::span<const Batch> parts, std::span<const RowRef> order, std::span<const PhysType> types,
+                 ThreadPool* pool = nullptr);
 // Rows of b selected by `sel` (indices), in that order.
 Batch Gather(const Batch& b, std::span<const uint32_t> sel);
 // Heap bytes a batch holds (its columns, their strings' heap buffers, NULL flags, weights).

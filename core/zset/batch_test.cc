@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "core/common/thread_pool.h"
 #include "core/common/serialize.h"
 
 namespace fld {
@@ -302,6 +303,75 @@ TEST_CASE("Consolidate sums weights, drops zeros, and does not depend on row ord
     Batch cp = Consolidate(parts);
     REQUIRE(WellFormed(cp));
     REQUIRE(SameCells(cp, c));
+  }
+}
+
+TEST_CASE("Consolidate with a thread pool gives the result it gives on one thread", "[zset]") {
+  std::mt19937_64 rng(11);
+  ThreadPool two(2), three(3);
+  auto check = [&](std::span<const Batch> parts) {
+    std::map<std::string, int64_t> expect;  // the oracle: weights summed per encoding
+    for (const Batch& b : parts)
+      for (size_t r = 0; r < b.size(); ++r) expect[EncRow(b, r)] += b.weights[r];
+    std::erase_if(expect, [](const auto& kv) { return kv.second == 0; });
+    const Batch serial = Consolidate(parts);
+    REQUIRE(serial.size() == expect.size());
+    size_t k = 0;
+    for (const auto& [enc, w] : expect) {
+      REQUIRE((EncRow(serial, k) == enc));
+      REQUIRE(serial.weights[k++] == w);
+    }
+    for (ThreadPool* pool : {&two, &three}) {
+      const Batch par = Consolidate(parts, pool, 0);
+      REQUIRE(WellFormed(par));
+      REQUIRE(SameCells(par, serial));
+    }
+  };
+  for (int it = 0; it < 60; ++it) {
+    auto types = RandomTypes(rng);
+    std::vector<Batch> parts;
+    const size_t n_parts = std::uniform_int_distribution<size_t>(1, 4)(rng);
+    for (size_t p = 0; p < n_parts; ++p) {
+      // Few distinct values (rows repeat and cancel) or many; some parts empty.
+      const bool few = std::uniform_int_distribution<int>(0, 1)(rng) == 0;
+      BatchBuilder bb(types);
+      const size_t n = std::uniform_int_distribution<size_t>(0, 3000)(rng);
+      std::vector<Value> row(types.size());
+      for (size_t r = 0; r < n; ++r) {
+        for (size_t c = 0; c < types.size(); ++c) {
+          row[c] = RandomValue(rng, types[c], 0.1);
+          if (few && !row[c].IsNull() && std::uniform_int_distribution<int>(0, 3)(rng) != 0) row[c] = Pool(types[c])[0];
+        }
+        bb.AppendRow(row, std::uniform_int_distribution<int64_t>(-2, 3)(rng));
+      }
+      parts.push_back(bb.Finish());
+    }
+    check(parts);
+  }
+  // Every row with one 8-byte prefix (strings of one length and first 3 bytes): one bucket.
+  {
+    const std::vector<PhysType> types = {PhysType::kStr, PhysType::kI64};
+    BatchBuilder bb(types);
+    for (int r = 0; r < 5000; ++r)
+      bb.AppendRow(std::vector<Value>{Value::String("abc" + std::to_string(10000 + r % 700)), Value::Int(r % 3)},
+                   r % 5 == 0 ? -1 : 1);
+    const Batch b = bb.Finish();
+    check(std::span<const Batch>(&b, 1));
+  }
+  // More rows than one piece of a part (64K): several pieces per part; integer keys with
+  // negative values (their encoding's order is not the integers' order).
+  {
+    const std::vector<PhysType> types = {PhysType::kI64, PhysType::kI64};
+    std::vector<Batch> parts;
+    for (int p = 0; p < 2; ++p) {
+      BatchBuilder bb(types);
+      for (int r = 0; r < 150000; ++r) {
+        const int64_t k = static_cast<int64_t>(rng() % 90000) - 30000;
+        bb.AppendRow(std::vector<Value>{Value::Int(k), Value::Int(k % 7)}, p == 0 ? 1 : -1);
+      }
+      parts.push_back(bb.Finish());
+    }
+    check(parts);
   }
 }
 
