@@ -509,7 +509,7 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
     // A batch over few small integer keys (the slice path) is pre-aggregated by all workers in
     // slices, as without shards; its few groups then go to their shards on this thread.
     std::vector<std::string> keys;
-    std::vector<Group> partial;
+    Partials partial;
     if (SmallKeyPreaggregate(in, pool_, &keys, &partial)) {
       BatchBuilder out(out_types_);
       FoldGroups(nullptr, keys, partial, &out, nullptr);
@@ -549,7 +549,7 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
     for (uint32_t r = 0; r < n; ++r) order.push_back({best, next_row[best]++});
   }
   initialized_ = true;
-  return GatherRows(outs, order, out_types_);
+  return GatherRows(outs, order, out_types_, pool_);
 }
 
 void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchBuilder* out_rows,
@@ -562,7 +562,7 @@ void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchB
   }
 
   std::vector<std::string> keys;
-  std::vector<Group> partial;
+  Partials partial;
   if (!SmallKeyPreaggregate(in, pool, &keys, &partial)) {
     // 1. Assign each row a dense group id; remember each group's key encoding.
     std::vector<uint32_t> gid(n);
@@ -610,11 +610,24 @@ void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchB
 
     // 2. Pre-aggregate the batch per group, one tight loop per aggregate.
     const size_t ng = keys.size();
-    partial.resize(ng);
-    for (auto& g : partial) g.accs.resize(aggs_.size());
     const int64_t* w = in.weights.data();
-    for (size_t i = 0; i < n; ++i) partial[gid[i]].rows += w[i];
-    for (size_t a = 0; a < aggs_.size(); ++a) Preaggregate(a, in, gid, &partial);
+    if (all_inline_) {
+      partial.flat.assign(ng * record_bytes_, '\0');
+      char* flat = partial.flat.data();
+      for (size_t i = 0; i < n; ++i) {
+        char* rows = flat + gid[i] * record_bytes_;
+        int64_t r;
+        std::memcpy(&r, rows, 8);
+        r += w[i];
+        std::memcpy(rows, &r, 8);
+      }
+      for (size_t a = 0; a < aggs_.size(); ++a) PreaggregateFlat(a, in, gid, flat);
+    } else {
+      partial.groups.resize(ng);
+      for (auto& g : partial.groups) g.accs.resize(aggs_.size());
+      for (size_t i = 0; i < n; ++i) partial.groups[gid[i]].rows += w[i];
+      for (size_t a = 0; a < aggs_.size(); ++a) Preaggregate(a, in, gid, &partial.groups);
+    }
   }
   FoldGroups(&sh, keys, partial, &out, emitted);
   if (num_keys_ == 0) initialized_ = true;  // (keyed: Step sets it; shards run in parallel)
@@ -628,13 +641,14 @@ void AggregateOp::DiscardBelow(Shard& sh) {
   }
 }
 
-void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, const std::vector<Group>& partial,
+void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, const Partials& partials,
                              BatchBuilder* out_rows, std::vector<std::pair<std::string, uint32_t>>* emitted) {
   BatchBuilder& out = *out_rows;
   const size_t ng = keys.size();
   // 3. Fold partials into state in key order; emit old/new rows of each changed group.
   const std::vector<uint32_t> order = SortedByBytes(ng, [&](size_t g) { return std::string_view(keys[g]); });
-  if (all_inline_) return FoldInline(only, keys, partial, order, out_rows, emitted);
+  if (all_inline_) return FoldInline(only, keys, partials.flat, order, out_rows, emitted);
+  const std::vector<Group>& partial = partials.groups;
   std::vector<Value> old_row, new_row;
   auto row_of = [&](const std::string& key, const Group& g, std::vector<Value>* row) {
     *row = DecodeRow(key);
@@ -679,7 +693,7 @@ void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, 
   }
 }
 
-void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, const std::vector<Group>& partial,
+void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, const std::vector<char>& flat,
                              const std::vector<uint32_t>& order, BatchBuilder* out_rows,
                              std::vector<std::pair<std::string, uint32_t>>* emitted) {
   BatchBuilder& out = *out_rows;
@@ -734,26 +748,32 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
     bool had = slot != ArenaMap::kNone && (rows != 0 || num_keys_ == 0);
     if (num_keys_ == 0 && !initialized_) had = false;
     if (had) results(rec.data(), &old_vals);
-    // Fold: the same additions as Fold, on the record's fields.
-    const Group& part = partial[g];
-    rows += part.rows;
+    // Fold: the same additions as Fold, field by field of the two records.
+    const char* part = flat.data() + static_cast<size_t>(g) * record_bytes_;
+    int64_t part_rows;
+    std::memcpy(&part_rows, part, 8);
+    rows += part_rows;
     std::memcpy(rec.data(), &rows, 8);
     for (size_t a = 0; a < A; ++a) {
       if (stored_[a] == Stored::kNothing) continue;
       char* q = rec.data() + offset_[a];
-      int64_t count;
+      const char* pq = part + offset_[a];
+      int64_t count, add;
       std::memcpy(&count, q, 8);
-      count += part.accs[a].count;
+      std::memcpy(&add, pq, 8);
+      count += add;
       std::memcpy(q, &count, 8);
       if (stored_[a] == Stored::kCountInt) {
         int64_t sum;
         std::memcpy(&sum, q + 8, 8);
-        if (__builtin_add_overflow(sum, part.accs[a].isum, &sum)) SumOverflow();
+        std::memcpy(&add, pq + 8, 8);
+        if (__builtin_add_overflow(sum, add, &sum)) SumOverflow();
         std::memcpy(q + 8, &sum, 8);
       } else if (stored_[a] == Stored::kCountDouble) {
-        double sum;
+        double sum, dadd;
         std::memcpy(&sum, q + 8, 8);
-        sum += part.accs[a].dsum;
+        std::memcpy(&dadd, pq + 8, 8);
+        sum += dadd;
         std::memcpy(q + 8, &sum, 8);
       }
     }
@@ -875,10 +895,51 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
   }
 }
 
+void AggregateOp::PreaggregateFlat(size_t a, const Batch& in, const std::vector<uint32_t>& gid, char* flat) const {
+  // The inline kinds' cases of Preaggregate, on the records' fields.
+  const AggSpec& spec = aggs_[a];
+  if (stored_[a] == Stored::kNothing) return;  // COUNT(*): the row count
+  const size_t n = in.size(), R = record_bytes_;
+  const int64_t* w = in.weights.data();
+  char* field = flat + offset_[a];
+  auto add_int = [](char* p, int64_t v) {
+    int64_t x;
+    std::memcpy(&x, p, 8);
+    x += v;
+    std::memcpy(p, &x, 8);
+  };
+  const Column* f = spec.filter >= 0 ? in.cols[spec.filter].get() : nullptr;
+  auto skipped = [&](size_t i) { return f != nullptr && (f->IsNull(i) || f->i64[i] == 0); };
+  if (spec.kind == AggKind::kCountStar) {
+    for (size_t i = 0; i < n; ++i)
+      if (!skipped(i)) add_int(field + gid[i] * R, w[i]);
+    return;
+  }
+  const Column& col = *in.cols[spec.arg];
+  const bool has_nulls = col.HasNulls();
+  for (size_t i = 0; i < n; ++i) {
+    if (skipped(i) || (has_nulls && col.nulls[i])) continue;
+    char* p = field + gid[i] * R;
+    add_int(p, w[i]);
+    if (stored_[a] == Stored::kCountInt) {
+      int64_t sum, prod;
+      std::memcpy(&sum, p + 8, 8);
+      if (__builtin_mul_overflow(w[i], col.i64[i], &prod) || __builtin_add_overflow(sum, prod, &sum)) SumOverflow();
+      std::memcpy(p + 8, &sum, 8);
+    } else if (stored_[a] == Stored::kCountDouble) {
+      double sum;
+      std::memcpy(&sum, p + 8, 8);
+      sum += static_cast<double>(w[i]) * col.f64[i];
+      std::memcpy(p + 8, &sum, 8);
+    }
+  }
+}
+
 bool AggregateOp::SmallKeyPreaggregate(const Batch& in, ThreadPool* pool, std::vector<std::string>* keys,
-                                       std::vector<Group>* partial) const {
+                                       Partials* partial) const {
   const size_t n = in.size();
-  if (num_keys_ != 1 || n == 0 || in.cols[0]->phys != PhysType::kI64 || in.cols[0]->HasNulls()) return false;
+  // (Only linear aggregates qualify: all inline, so the result is flat records.)
+  if (!all_inline_ || num_keys_ != 1 || n == 0 || in.cols[0]->phys != PhysType::kI64 || in.cols[0]->HasNulls()) return false;
   for (const auto& a : aggs_) {
     if (a.kind != AggKind::kCountStar && a.kind != AggKind::kCount && a.kind != AggKind::kSum &&
         a.kind != AggKind::kAvg)
@@ -993,20 +1054,27 @@ bool AggregateOp::SmallKeyPreaggregate(const Batch& in, ThreadPool* pool, std::v
     bool seen = false;
     for (const Part& p : parts) seen = seen || p.seen[g];
     if (!seen) continue;
-    Group grp;
-    grp.accs.resize(A);
-    for (const Part& p : parts) {
-      grp.rows += p.rows[g];
-      for (size_t a = 0; a < A; ++a) {
-        Acc& acc = grp.accs[a];
-        acc.count += p.cnt[a * R + g];
-        if (__builtin_add_overflow(acc.isum, p.isum[a * R + g], &acc.isum)) SumOverflow();
-        acc.dsum += p.dsum[a * R + g];
+    const size_t at = partial->flat.size();
+    partial->flat.resize(at + record_bytes_, '\0');
+    int64_t rows = 0;
+    for (const Part& p : parts) rows += p.rows[g];
+    std::memcpy(&partial->flat[at], &rows, 8);
+    for (size_t a = 0; a < A; ++a) {
+      if (stored_[a] == Stored::kNothing) continue;
+      int64_t count = 0, isum = 0;
+      double dsum = 0;
+      for (const Part& p : parts) {
+        count += p.cnt[a * R + g];
+        if (__builtin_add_overflow(isum, p.isum[a * R + g], &isum)) SumOverflow();
+        dsum += p.dsum[a * R + g];
       }
+      char* q = &partial->flat[at + offset_[a]];
+      std::memcpy(q, &count, 8);
+      if (stored_[a] == Stored::kCountInt) std::memcpy(q + 8, &isum, 8);
+      if (stored_[a] == Stored::kCountDouble) std::memcpy(q + 8, &dsum, 8);
     }
     keys->emplace_back();
     EncodeValue(&keys->back(), Value::Int(lo + static_cast<int64_t>(g)));
-    partial->push_back(std::move(grp));
   }
   return true;
 }

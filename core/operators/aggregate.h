@@ -166,6 +166,14 @@ class AggregateOp : public Operator {
     int64_t rows = 0;
     std::vector<Acc> accs;
   };
+  // One batch pre-aggregated per group (group g: keys[g] in the caller). When every accumulator
+  // is inline (all_inline_), group g is the record at flat[g * record_bytes_], in the stored
+  // layout (its row count, then each aggregate's count and sum): no heap per group. Otherwise
+  // groups[g].
+  struct Partials {
+    std::vector<Group> groups;
+    std::vector<char> flat;
+  };
   // A worker's part of the groups: those whose key KeyShard maps to it.
   struct Shard {
     ArenaMap groups;                   // key encoding -> group record
@@ -182,13 +190,13 @@ class AggregateOp : public Operator {
   // changed groups' rows in key order; with `emitted`, also each such group's key and row count.
   void StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchBuilder* out,
                  std::vector<std::pair<std::string, uint32_t>>* emitted);
-  // Folds the pre-aggregated groups (keys[g], partial[g]) into their shard (`only`, or each
-  // key's ShardOf), in key order, emitting each changed group's -old/+new rows.
-  void FoldGroups(Shard* only, const std::vector<std::string>& keys, const std::vector<Group>& partial,
-                  BatchBuilder* out, std::vector<std::pair<std::string, uint32_t>>* emitted);
-  // FoldGroups when every accumulator is inline (all_inline_): adds the partial sums to the
-  // record's fields in place, without moving the group in and out of Group/Acc objects.
-  void FoldInline(Shard* only, const std::vector<std::string>& keys, const std::vector<Group>& partial,
+  // Folds the pre-aggregated groups (keys[g], partial's group g) into their shard (`only`, or
+  // each key's ShardOf), in key order, emitting each changed group's -old/+new rows.
+  void FoldGroups(Shard* only, const std::vector<std::string>& keys, const Partials& partial, BatchBuilder* out,
+                  std::vector<std::pair<std::string, uint32_t>>* emitted);
+  // FoldGroups when every accumulator is inline (all_inline_): adds the flat partial records'
+  // fields to the stored records' fields in place, without Group/Acc objects.
+  void FoldInline(Shard* only, const std::vector<std::string>& keys, const std::vector<char>& flat,
                   const std::vector<uint32_t>& order, BatchBuilder* out,
                   std::vector<std::pair<std::string, uint32_t>>* emitted);
   // Erases the shard's groups that lie below its waterline (after each step).
@@ -215,11 +223,13 @@ class AggregateOp : public Operator {
   static bool IsWideMoment(const AggSpec& a) { return IsMoment(a) && a.arg_type.IsWideDecimal(); }
   // Pre-aggregates one aggregate of the batch: rows -> partial[gid[row]].accs[a].
   void Preaggregate(size_t a, const Batch& in, const std::vector<uint32_t>& gid, std::vector<Group>* partial) const;
+  // The same into flat records (all_inline_): rows -> the fields of aggregate a in record gid[row].
+  void PreaggregateFlat(size_t a, const Batch& in, const std::vector<uint32_t>& gid, char* flat) const;
   Value Result(const AggSpec& a, const Group& g, const Acc& acc) const;
   // Fast path for one integer key spanning a small range and linear aggregates: group ids are
   // key - min, no hashing. Returns false when the batch does not qualify.
   bool SmallKeyPreaggregate(const Batch& in, ThreadPool* pool, std::vector<std::string>* keys,
-                            std::vector<Group>* partial) const;
+                            Partials* partial) const;
   void Fold(Group* into, const Group& partial) const;
 
   // How an aggregate's accumulator is kept in the group record. Any Acc field an aggregate of
