@@ -263,6 +263,26 @@ TEST_CASE("file_input with a pool parses CSV in parallel slices into the serial 
   CHECK(parallel->records() == 41234);
 }
 
+TEST_CASE("file_input with a pool drops a byte order mark before a first record that is data", "[file]") {
+  TempDir dir;
+  Schema s;
+  s.fields = {{"id", SqlType::Of(TypeId::kInteger)}, {"note", SqlType::Of(TypeId::kVarchar)}};
+  std::string text = "\xEF\xBB\xBF";
+  for (int i = 0; i < 9000; ++i) text += fmt::format("{},n{}\r\n", i, i);
+  WriteFile(dir.File("b.csv"), text);
+  ThreadPool pool(2);
+  ConnectorContext pooled = Ctx(dir.path());
+  pooled.pool = &pool;
+  auto serial = MakeInputConnector(InputConfig("b.csv", "csv"), s, Ctx(dir.path()));
+  auto parallel = MakeInputConnector(InputConfig("b.csv", "csv"), s, pooled);
+  const Batch bs = serial->Read(), bp = parallel->Read();
+  REQUIRE(bp.size() == 9000);
+  CHECK(RowsOf(bs) == RowsOf(bp));
+  CHECK(bp.cols[0]->i64[0] == 0);
+  CHECK(bp.cols[1]->str[8999] == "n8999");  // CRLF: the CR is not part of the field
+  CHECK(serial->Position() == parallel->Position());
+}
+
 TEST_CASE("file_output with a pool formats large batches in parallel into the same text", "[file]") {
   TempDir dir;
   Schema s = BankSchema();

@@ -329,31 +329,34 @@ bool FileInputConnector::ReadParallel(size_t max_records, Batch* batch) {
   if (pool == nullptr || pool->workers() < 2 || options_.format != Format::kCsv || max_records < 2 * kSlice ||
       rotating_ || replay_ino_ != 0 || (mode_ == Mode::kFiles && current_.empty()))
     return false;
-  // Collect: record texts (copied: a view lives only until the next line is read) and where
-  // each one ends, stopping at anything the serial loop handles (waiting, an end, a record
-  // spanning lines).
+  // Collect: where each record lies in the file (its text stays in the reader's buffer, which
+  // keeps everything since the mark) and the position after it, stopping at anything the serial
+  // loop handles (waiting, an end, a record spanning lines).
   reader_.Mark();
   uint64_t committed = reader_.offset();  // what offset_ says, once lines before the first record are skipped
-  std::string texts;
-  std::vector<size_t> ends;                              // per record: end in texts
+  std::vector<std::pair<uint64_t, uint32_t>> spans;      // per record: (file offset, length)
   std::vector<std::pair<uint64_t, uint64_t>> positions;  // per record: (offset, line) after it
   uint64_t line = line_;
   std::string_view text;
-  while (ends.size() < max_records) {
+  while (spans.size() < max_records) {
     const uint64_t before = reader_.offset();
     if (reader_.NextLine(&text) != LineReader::Next::kLine) {
       reader_.RewindTo(before);
       break;
     }
     const uint64_t record_line = ++line;
-    if (record_line == 1 && text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-    if (CsvInsideQuotes(text)) {
+    uint64_t start = before;
+    if (record_line == 1 && text.starts_with("\xEF\xBB\xBF")) {
+      text.remove_prefix(3);
+      start += 3;
+    }
+    if (CsvInsideQuotes(text) || text.size() > UINT32_MAX) {
       reader_.RewindTo(before);
       --line;
       break;
     }
     if ((options_.headers && record_line == 1) || Blank(text)) {
-      if (ends.empty()) {  // skipped lines before the first record count as read
+      if (spans.empty()) {  // skipped lines before the first record count as read
         reader_.Mark();
         line_ = line;
         offset_ = committed = reader_.offset();
@@ -362,11 +365,12 @@ bool FileInputConnector::ReadParallel(size_t max_records, Batch* batch) {
       positions.back() = {reader_.offset(), line};
       continue;
     }
-    texts.append(text);
-    ends.push_back(texts.size());
+    spans.emplace_back(start, static_cast<uint32_t>(text.size()));
     positions.emplace_back(reader_.offset(), line);
   }
-  const size_t n = ends.size();
+  const std::string_view texts = reader_.SinceMark();
+  const uint64_t origin = reader_.mark_offset();
+  const size_t n = spans.size();
   if (n < 2 * kSlice) {
     reader_.RewindTo(committed);  // the serial loop takes these
     return false;
@@ -379,8 +383,7 @@ bool FileInputConnector::ReadParallel(size_t max_records, Batch* batch) {
     BatchBuilder b(types_);
     FormatError error;
     for (size_t r = sl * kSlice; r < std::min(n, (sl + 1) * kSlice); ++r) {
-      const size_t begin = r == 0 ? 0 : ends[r - 1];
-      if (!slice_parsers_[sl].Parse(std::string_view(texts).substr(begin, ends[r] - begin), &b, &error)) {
+      if (!slice_parsers_[sl].Parse(texts.substr(spans[r].first - origin, spans[r].second), &b, &error)) {
         bad[sl] = 1;
         return;
       }

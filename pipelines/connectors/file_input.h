@@ -76,6 +76,10 @@ class LineReader {
   uint64_t bytes_read() const { return base_ + end_; }
   std::string_view unconsumed() const { return {buf_.data() + pos_, end_ - pos_}; }
   void Mark() { mark_ = pos_; }
+  // The bytes from the mark to the read position, and the file offset of the first: each line
+  // read since the last Mark() lies in them (the view lives until the next read).
+  std::string_view SinceMark() const { return {buf_.data() + mark_, pos_ - mark_}; }
+  uint64_t mark_offset() const { return base_ + mark_; }
   void Rewind() { pos_ = mark_; }
   // Back to an offset() taken since the last Mark().
   void RewindTo(uint64_t offset) { pos_ = static_cast<size_t>(offset - base_); }
