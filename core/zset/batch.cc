@@ -374,10 +374,9 @@ Batch Consolidate(std::span<const Batch> parts, ThreadPool* pool, size_t paralle
     if (!p.empty()) shape = &p;
   std::vector<PhysType> types;
   for (const auto& c : shape->cols) types.push_back(c->phys);
-  struct Entry {
+  struct Entry {  // 16 bytes: the weight is read from the part when groups are summed
     uint64_t prefix;
     RowRef ref;
-    int64_t weight;
   };
   size_t total = 0;
   for (const Batch& p : parts) total += p.size();
@@ -402,7 +401,7 @@ Batch Consolidate(std::span<const Batch> parts, ThreadPool* pool, size_t paralle
     const Piece& pc = pieces[i];
     const Batch& b = parts[pc.part];
     for (size_t r = pc.row, k = pc.at; r < pc.end; ++r, ++k)
-      order[k] = {EncodedPrefix(b, r), {pc.part, static_cast<uint32_t>(r)}, b.weights[r]};
+      order[k] = {EncodedPrefix(b, r), {pc.part, static_cast<uint32_t>(r)}};
   };
   if (parallel)
     pool->ParallelFor(pieces.size(), fill);
@@ -425,9 +424,10 @@ Batch Consolidate(std::span<const Batch> parts, ThreadPool* pool, size_t paralle
   auto consolidate = [&](Entry* lo, Entry* hi, std::vector<RowRef>* rows, std::vector<int64_t>* weights) {
     std::sort(lo, hi, less);
     for (Entry* i = lo; i < hi;) {
-      int64_t w = i->weight;
+      auto weight = [&](const Entry* e) { return parts[e->ref.part].weights[e->ref.row]; };
+      int64_t w = weight(i);
       Entry* j = i + 1;
-      for (; j < hi && j->prefix == i->prefix && compare(j->ref, i->ref) == 0; ++j) w += j->weight;
+      for (; j < hi && j->prefix == i->prefix && compare(j->ref, i->ref) == 0; ++j) w += weight(j);
       if (w != 0) {
         rows->push_back(i->ref);
         weights->push_back(w);
