@@ -420,9 +420,25 @@ Batch Consolidate(std::span<const Batch> parts, ThreadPool* pool, size_t paralle
     if (int d = compare(x.ref, y.ref)) return d < 0;
     return x.ref.part != y.ref.part ? x.ref.part < y.ref.part : x.ref.row < y.ref.row;
   };
-  // Sorts entries [lo, hi) and appends each group of equal rows (weight not 0) to rows/weights.
-  auto consolidate = [&](Entry* lo, Entry* hi, std::vector<RowRef>* rows, std::vector<int64_t>* weights) {
-    std::sort(lo, hi, less);
+  // A first part that is itself consolidated (strictly ascending rows: the pending changes of a
+  // materialized view after their last consolidation) is a sorted run: only the other parts'
+  // entries are sorted, then merged with it.
+  size_t run = 0;
+  if (parts.size() > 1 && parts[0].size() > 1) {
+    run = parts[0].size();
+    for (size_t k = 1; k < run; ++k)
+      if (order[k - 1].prefix > order[k].prefix ||
+          (order[k - 1].prefix == order[k].prefix && compare(order[k - 1].ref, order[k].ref) >= 0)) {
+        run = 0;
+        break;
+      }
+  }
+  // Sorts entries [lo, hi), whose first `sorted` are in order already, and appends each group
+  // of equal rows (weight not 0) to rows/weights.
+  auto consolidate = [&](Entry* lo, Entry* hi, size_t sorted, std::vector<RowRef>* rows,
+                         std::vector<int64_t>* weights) {
+    std::sort(lo + sorted, hi, less);
+    if (sorted > 0) std::inplace_merge(lo, lo + sorted, hi, less);
     for (Entry* i = lo; i < hi;) {
       auto weight = [&](const Entry* e) { return parts[e->ref.part].weights[e->ref.row]; };
       int64_t w = weight(i);
@@ -438,7 +454,7 @@ Batch Consolidate(std::span<const Batch> parts, ThreadPool* pool, size_t paralle
   std::vector<RowRef> rows;
   std::vector<int64_t> weights;
   if (!parallel) {
-    consolidate(order.get(), order.get() + total, &rows, &weights);
+    consolidate(order.get(), order.get() + total, run, &rows, &weights);
     order.reset();
     Batch out = GatherRows(parts, rows, types);
     out.weights = std::move(weights);
@@ -466,6 +482,10 @@ Batch Consolidate(std::span<const Batch> parts, ThreadPool* pool, size_t paralle
     for (size_t k = pieces[i].at, e = k + (pieces[i].end - pieces[i].row); k < e; ++k)
       ++counts[i * nb + bucket_of(order[k].prefix)];
   });
+  // The sorted run's entries per bucket: its pieces come first, so they lead each bucket.
+  std::vector<size_t> run_in(nb, 0);
+  for (size_t i = 0; i < pieces.size() && run > 0 && pieces[i].part == 0; ++i)
+    for (size_t b = 0; b < nb; ++b) run_in[b] += counts[i * nb + b];
   std::vector<size_t> start(nb + 1, 0);
   for (size_t b = 0; b < nb; ++b) {
     size_t at = start[b];
@@ -486,7 +506,8 @@ Batch Consolidate(std::span<const Batch> parts, ThreadPool* pool, size_t paralle
   std::vector<std::vector<RowRef>> bucket_rows(nb);
   std::vector<std::vector<int64_t>> bucket_weights(nb);
   pool->ParallelFor(nb, [&](size_t b) {
-    consolidate(scattered.get() + start[b], scattered.get() + start[b + 1], &bucket_rows[b], &bucket_weights[b]);
+    consolidate(scattered.get() + start[b], scattered.get() + start[b + 1], run_in[b], &bucket_rows[b],
+                &bucket_weights[b]);
   });
   scattered.reset();
   // Bucket b's rows are rows at[b] .. at[b+1] of the result.
