@@ -26,17 +26,108 @@ AggregateOp::AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vect
     const PhysType phys = a.arg >= 0 ? in_types_[a.arg] : PhysType::kI64;
     if (a.kind == AggKind::kCountStar)
       st = a.filter < 0 ? Stored::kNothing : Stored::kCount;
+    else if (plain && a.kind != AggKind::kCount && phys == PhysType::kI64 && a.filter < 0 && !a.arg_type.nullable &&
+             (a.kind == AggKind::kSum || a.kind == AggKind::kAvg))
+      st = Stored::kSumInt;  // every row counts: the count is the row count
     else if (plain && (a.kind == AggKind::kCount || a.kind == AggKind::kSum || a.kind == AggKind::kAvg))
       st = phys == PhysType::kI64      ? (a.kind == AggKind::kCount ? Stored::kCount : Stored::kCountInt)
            : phys == PhysType::kF64    ? Stored::kCountDouble
            : a.kind == AggKind::kCount ? Stored::kCount
                                        : Stored::kBox;
     offset_.push_back(record_bytes_);
-    record_bytes_ += st == Stored::kNothing ? 0 : st == Stored::kCount ? 8 : st == Stored::kBox ? 4 : 16;
+    record_bytes_ += st == Stored::kNothing ? 0 : st == Stored::kCount || st == Stored::kSumInt ? 8 : st == Stored::kBox ? 4 : 16;
+    // Checkpoints store kSumInt as kCountInt (count then sum): the stored form predates it.
+    stored_offset_.push_back(stored_bytes_);
+    stored_bytes_ += st == Stored::kNothing ? 0 : st == Stored::kCount ? 8 : st == Stored::kBox ? 4 : 16;
     stored_.push_back(st);
   }
   all_inline_ = std::find(stored_.begin(), stored_.end(), Stored::kBox) == stored_.end();
   shards_.resize(pool_ != nullptr && pool_->workers() > 1 && num_keys_ > 0 ? pool_->workers() : 1);
+}
+
+void AggregateOp::InlineAcc(const char* rec, size_t a, Acc* acc) const {
+  const char* p = rec + offset_[a];
+  acc->count = acc->isum = 0;
+  acc->dsum = 0;
+  switch (stored_[a]) {
+    case Stored::kNothing:
+    case Stored::kBox:
+      break;
+    case Stored::kCount:
+      std::memcpy(&acc->count, p, 8);
+      break;
+    case Stored::kCountInt:
+      std::memcpy(&acc->count, p, 8);
+      std::memcpy(&acc->isum, p + 8, 8);
+      break;
+    case Stored::kCountDouble:
+      std::memcpy(&acc->count, p, 8);
+      std::memcpy(&acc->dsum, p + 8, 8);
+      break;
+    case Stored::kSumInt:
+      std::memcpy(&acc->count, rec, 8);  // the row count
+      std::memcpy(&acc->isum, p, 8);
+      break;
+  }
+}
+
+void AggregateOp::WriteInline(char* rec, size_t a, int64_t count, int64_t isum, double dsum) const {
+  char* p = rec + offset_[a];
+  switch (stored_[a]) {
+    case Stored::kNothing:
+    case Stored::kBox:
+      break;
+    case Stored::kCount:
+      std::memcpy(p, &count, 8);
+      break;
+    case Stored::kCountInt:
+      std::memcpy(p, &count, 8);
+      std::memcpy(p + 8, &isum, 8);
+      break;
+    case Stored::kCountDouble:
+      std::memcpy(p, &count, 8);
+      std::memcpy(p + 8, &dsum, 8);
+      break;
+    case Stored::kSumInt:
+      std::memcpy(p, &isum, 8);
+      break;
+  }
+}
+
+void AggregateOp::RecordToStored(std::string_view rec, std::string* out) const {
+  if (stored_bytes_ == record_bytes_) {  // no kSumInt: the same bytes
+    out->append(rec);
+    return;
+  }
+  const size_t at = out->size();
+  out->resize(at + stored_bytes_, '\0');
+  char* q = out->data() + at;
+  std::memcpy(q, rec.data(), 8);
+  for (size_t a = 0; a < aggs_.size(); ++a) {
+    const size_t n = stored_[a] == Stored::kNothing ? 0 : stored_[a] == Stored::kCount ? 8 : 16;
+    if (stored_[a] == Stored::kSumInt) {
+      std::memcpy(q + stored_offset_[a], rec.data(), 8);  // count = rows
+      std::memcpy(q + stored_offset_[a] + 8, rec.data() + offset_[a], 8);
+    } else {
+      std::memcpy(q + stored_offset_[a], rec.data() + offset_[a], n);
+    }
+  }
+}
+
+void AggregateOp::StoredToRecord(std::string_view stored, std::string* out) const {
+  out->assign(record_bytes_, '\0');
+  char* q = out->data();
+  std::memcpy(q, stored.data(), 8);
+  for (size_t a = 0; a < aggs_.size(); ++a) {
+    const size_t n = stored_[a] == Stored::kNothing ? 0 : stored_[a] == Stored::kCount ? 8 : 16;
+    if (stored_[a] == Stored::kSumInt) {
+      if (std::memcmp(stored.data() + stored_offset_[a], stored.data(), 8) != 0)
+        Fail(ErrorKind::kCorruption, "an aggregate's stored group counts NULLs in a NOT NULL column");
+      std::memcpy(q + offset_[a], stored.data() + stored_offset_[a] + 8, 8);
+    } else {
+      std::memcpy(q + offset_[a], stored.data() + stored_offset_[a], n);
+    }
+  }
 }
 
 void AggregateOp::LoadGroup(Shard& sh, const char* rec, Group* g) {
@@ -53,10 +144,7 @@ void AggregateOp::LoadGroup(Shard& sh, const char* rec, Group* g) {
       continue;
     }
     acc = Acc{};
-    if (stored_[a] == Stored::kNothing) continue;
-    std::memcpy(&acc.count, p, 8);
-    if (stored_[a] == Stored::kCountInt) std::memcpy(&acc.isum, p + 8, 8);
-    if (stored_[a] == Stored::kCountDouble) std::memcpy(&acc.dsum, p + 8, 8);
+    InlineAcc(rec, a, &acc);
   }
 }
 
@@ -78,17 +166,11 @@ void AggregateOp::StoreGroup(Shard& sh, Group* g, const char* old_rec, std::stri
     char* p = out + offset_[a];
     switch (stored_[a]) {
       case Stored::kNothing:
-        break;
       case Stored::kCount:
-        std::memcpy(p, &acc.count, 8);
-        break;
       case Stored::kCountInt:
-        std::memcpy(p, &acc.count, 8);
-        std::memcpy(p + 8, &acc.isum, 8);
-        break;
       case Stored::kCountDouble:
-        std::memcpy(p, &acc.count, 8);
-        std::memcpy(p + 8, &acc.dsum, 8);
+      case Stored::kSumInt:
+        WriteInline(out, a, acc.count, acc.isum, acc.dsum);
         break;
       case Stored::kBox: {
         uint32_t box;
@@ -119,9 +201,7 @@ const AggregateOp::Acc& AggregateOp::AccIn(const Shard& sh, const char* rec, siz
     return sh.boxes[box];
   }
   *tmp = Acc{};
-  if (stored_[a] != Stored::kNothing) std::memcpy(&tmp->count, p, 8);
-  if (stored_[a] == Stored::kCountInt) std::memcpy(&tmp->isum, p + 8, 8);
-  if (stored_[a] == Stored::kCountDouble) std::memcpy(&tmp->dsum, p + 8, 8);
+  InlineAcc(rec, a, tmp);
   return *tmp;
 }
 
@@ -706,12 +786,7 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
     std::memcpy(&scratch.rows, r, 8);
     for (size_t a = 0; a < A; ++a) {
       Acc& acc = scratch.accs[a];
-      const char* p = r + offset_[a];
-      acc.count = acc.isum = 0;
-      acc.dsum = 0;
-      if (stored_[a] != Stored::kNothing) std::memcpy(&acc.count, p, 8);
-      if (stored_[a] == Stored::kCountInt) std::memcpy(&acc.isum, p + 8, 8);
-      if (stored_[a] == Stored::kCountDouble) std::memcpy(&acc.dsum, p + 8, 8);
+      InlineAcc(r, a, &acc);
       (*vals)[a] = Result(aggs_[a], scratch, acc);
     }
   };
@@ -759,6 +834,13 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
       char* q = rec.data() + offset_[a];
       const char* pq = part + offset_[a];
       int64_t count, add;
+      if (stored_[a] == Stored::kSumInt) {  // the sum alone
+        std::memcpy(&count, q, 8);
+        std::memcpy(&add, pq, 8);
+        if (__builtin_add_overflow(count, add, &count)) SumOverflow();
+        std::memcpy(q, &count, 8);
+        continue;
+      }
       std::memcpy(&count, q, 8);
       std::memcpy(&add, pq, 8);
       count += add;
@@ -917,6 +999,19 @@ void AggregateOp::PreaggregateFlat(size_t a, const Batch& in, const std::vector<
   }
   const Column& col = *in.cols[spec.arg];
   const bool has_nulls = col.HasNulls();
+  if (stored_[a] == Stored::kSumInt) {
+    // The argument's type is NOT NULL, so the record keeps no count of non-NULL values.
+    if (has_nulls && std::find(col.nulls.begin(), col.nulls.end(), 1) != col.nulls.end())
+      Fail(ErrorKind::kRuntime, "internal error: SUM/AVG over a NOT NULL column met a NULL");
+    for (size_t i = 0; i < n; ++i) {
+      char* p = field + gid[i] * R;
+      int64_t sum, prod;
+      std::memcpy(&sum, p, 8);
+      if (__builtin_mul_overflow(w[i], col.i64[i], &prod) || __builtin_add_overflow(sum, prod, &sum)) SumOverflow();
+      std::memcpy(p, &sum, 8);
+    }
+    return;
+  }
   for (size_t i = 0; i < n; ++i) {
     if (skipped(i) || (has_nulls && col.nulls[i])) continue;
     char* p = field + gid[i] * R;
@@ -1068,10 +1163,7 @@ bool AggregateOp::SmallKeyPreaggregate(const Batch& in, ThreadPool* pool, std::v
         if (__builtin_add_overflow(isum, p.isum[a * R + g], &isum)) SumOverflow();
         dsum += p.dsum[a * R + g];
       }
-      char* q = &partial->flat[at + offset_[a]];
-      std::memcpy(q, &count, 8);
-      if (stored_[a] == Stored::kCountInt) std::memcpy(q + 8, &isum, 8);
-      if (stored_[a] == Stored::kCountDouble) std::memcpy(q + 8, &dsum, 8);
+      WriteInline(partial->flat.data() + at, a, count, isum, dsum);
     }
     keys->emplace_back();
     EncodeValue(&keys->back(), Value::Int(lo + static_cast<int64_t>(g)));
@@ -1211,7 +1303,7 @@ void AggregateOp::SaveChanges(StateWriter& w, StateDelta& d) {
       std::string_view rec = sh.groups.Value(s);
       buf.assign(1, raw ? 1 : 0);
       if (raw) {
-        buf.append(rec);
+        RecordToStored(rec, &buf);
       } else {
         StateWriter gw(&buf);
         WriteGroup(gw, sh, rec.data());
@@ -1236,11 +1328,17 @@ void AggregateOp::BeginRestore(StateReader& r) {
 
 void AggregateOp::RestoreEntry(std::string_view key, std::string_view value) {
   const bool raw = all_inline_;
-  if (value.empty() || value[0] != (raw ? 1 : 0) || (raw && value.size() != 1 + record_bytes_))
+  if (value.empty() || value[0] != (raw ? 1 : 0) || (raw && value.size() != 1 + stored_bytes_))
     Fail(ErrorKind::kCorruption, "an aggregate's stored group is malformed ({} bytes)", value.size());
   if (raw) {
     Shard& sh = ShardOf(key);
-    sh.groups.Insert(key, value.substr(1));
+    if (stored_bytes_ == record_bytes_) {
+      sh.groups.Insert(key, value.substr(1));
+    } else {
+      std::string rec;
+      StoredToRecord(value.substr(1), &rec);
+      sh.groups.Insert(key, rec);
+    }
     sh.gc.Added(std::string(key));
     return;
   }

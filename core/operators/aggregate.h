@@ -240,12 +240,19 @@ class AggregateOp : public Operator {
     kCount,        // count
     kCountInt,     // count, isum
     kCountDouble,  // count, dsum
+    kSumInt,       // isum: SUM/AVG of a NOT NULL integer column without FILTER (count = rows)
     kBox,          // index into the shard's boxes of the whole Acc
   };
   // Group record <-> Group: Load moves boxed accumulators out of the shard's boxes into *g; Store moves
   // them back (allocating boxes for a new group, rec == null) and writes the record into *rec.
   void LoadGroup(Shard& sh, const char* rec, Group* g);
   void StoreGroup(Shard& sh, Group* g, const char* old_rec, std::string* rec);
+  // An inline aggregate's fields in a record <-> count/isum/dsum (the rest of *acc untouched).
+  void InlineAcc(const char* rec, size_t a, Acc* acc) const;
+  void WriteInline(char* rec, size_t a, int64_t count, int64_t isum, double dsum) const;
+  // A record of all-inline groups as checkpoints store it (stored_offset_) <-> in memory.
+  void RecordToStored(std::string_view rec, std::string* out) const;
+  void StoredToRecord(std::string_view stored, std::string* out) const;
   // The accumulator of aggregate a in a record, without moving it (tmp holds inline ones).
   // Heap bytes an accumulator's trees and vectors hold, about (for StateMemoryBytes).
   static size_t HeapBytes(const Acc& acc);
@@ -262,6 +269,8 @@ class AggregateOp : public Operator {
   std::vector<Stored> stored_;  // per aggregate
   std::vector<size_t> offset_;  // per aggregate: its bytes in the record
   size_t record_bytes_ = 8;     // rows, then the aggregates
+  std::vector<size_t> stored_offset_;  // per aggregate: its bytes in a stored (checkpoint) record
+  size_t stored_bytes_ = 8;
   bool all_inline_ = false;     // no accumulator is boxed: records are stored as they are
   std::vector<Shard> shards_;   // one per worker (one without a pool or without keys)
   bool initialized_ = false;    // global: the initial row was emitted

@@ -201,6 +201,8 @@ const ColSpec kDbl{PhysType::kF64, Doubles({-1.5, -0.0, 0.0, 0.5, 2.25, 1024.0})
 const ColSpec kStr{PhysType::kStr, Strings({"", "a", "b", "ab"}), 0.2};
 const ColSpec kCents{PhysType::kI64, Ints({-150, 0, 1, 99, 250}), 0.2};  // DECIMAL(10,2)
 const ColSpec kBool{PhysType::kI64, Ints({0, 1}), 0.2};                  // BOOLEAN
+const ColSpec kIntNN{PhysType::kI64, Ints({-2, -1, 0, 1, 3, 100}), 0};   // INT NOT NULL
+const ColSpec kCentsNN{PhysType::kI64, Ints({-150, 0, 1, 99, 250}), 0};  // DECIMAL(10,2) NOT NULL
 // DECIMAL(38, 2): 36-digit values, so sums need the full 128 bits.
 const ColSpec kWideCents{PhysType::kStr,
                          {Value::String(EncodeInt128(-Pow10Wide(36) + 7)), Value::String(EncodeInt128(0)),
@@ -1273,6 +1275,24 @@ std::vector<Scenario> AggScenarios() {
     add(AggScenario("group by int, STDDEV/VARIANCE over DECIMAL(38, 2)", {kKey3, kWideMid}, 1, moments), 200);
     for (AggSpec& m : moments) m.arg = 0;
     add(AggScenario("global STDDEV/VARIANCE over DECIMAL(38, 2)", {kWideMid}, 0, moments), 100);
+  }
+  {
+    // SUM/AVG over NOT NULL integer and decimal columns keep no count (it is the row count), next
+    // to a nullable SUM; on the slice path, the hashed path, and in a record with a boxed MIN.
+    SqlType big_nn = kBigInt, dec_nn = kDec;
+    big_nn.nullable = dec_nn.nullable = false;
+    std::vector<AggSpec> aggs = {Agg(AggKind::kSum, 1, big_nn), Agg(AggKind::kAvg, 1, big_nn),
+                                 Agg(AggKind::kSum, 2, dec_nn), Agg(AggKind::kAvg, 2, dec_nn),
+                                 Agg(AggKind::kCountStar, -1, SqlType()), Agg(AggKind::kSum, 3, kBigInt)};
+    add(AggScenario("group by small int, SUM/AVG of NOT NULL columns (slice path)", {kKeyNN, kIntNN, kCentsNN, kInt},
+                    1, aggs),
+        100);
+    add(AggScenario("group by wide int, SUM/AVG of NOT NULL columns", {kKeyWide, kIntNN, kCentsNN, kInt}, 1, aggs),
+        100);
+    aggs.push_back(Agg(AggKind::kMin, 1, big_nn));
+    add(AggScenario("group by nullable int, SUM/AVG of NOT NULL columns and MIN", {kKey3, kIntNN, kCentsNN, kInt}, 1,
+                    aggs),
+        100);
   }
   // Degenerate shapes: a lone COUNT(*) (no argument column), and GROUP BY without aggregates.
   add(AggScenario("global COUNT(*)", args, 0, {Agg(AggKind::kCountStar, -1, SqlType())}), 60);
