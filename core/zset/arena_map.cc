@@ -174,13 +174,25 @@ void ArenaMap::MaybeCompact() {
   std::vector<Block> old = std::move(blocks_);
   blocks_.clear();
   live_ = garbage_ = 0;
-  for (Slot& s : slots_) {
-    if (s.block == kNone) continue;
-    const char* p = old[s.block].data.get() + (s.offset & ~kDirty);
-    const char* q = p;
-    uint64_t k = GetVarint(&q);
-    uint64_t v = GetVarint(&q);
-    Append(&s, {q, k}, {q + k, v});
+  // The live records are moved block by block (the slots counting-sorted by their block), each
+  // old block freed once its records moved: the map never holds its live bytes twice, and the
+  // new blocks reuse the memory of the old.
+  std::vector<uint32_t> start(old.size() + 1, 0);
+  for (const Slot& s : slots_)
+    if (s.block != kNone) ++start[s.block + 1];
+  for (size_t b = 0; b < old.size(); ++b) start[b + 1] += start[b];
+  std::vector<uint32_t> by_block(start.back()), next(start.begin(), start.end() - 1);
+  for (uint32_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].block != kNone) by_block[next[slots_[i].block]++] = i;
+  for (size_t b = 0; b < old.size(); ++b) {
+    for (uint32_t k = start[b]; k < start[b + 1]; ++k) {
+      Slot& s = slots_[by_block[k]];
+      const char* q = old[b].data.get() + (s.offset & ~kDirty);
+      const uint64_t key = GetVarint(&q);
+      const uint64_t value = GetVarint(&q);
+      Append(&s, {q, key}, {q + key, value});
+    }
+    old[b].data.reset();
   }
 }
 
