@@ -84,7 +84,8 @@ TEST_CASE("ArenaMap reclaims garbage and stays compact", "[arena_map]") {
   // Rewriting every value at another size many times must not grow memory without bound.
   for (int round = 0; round < 10; ++round)
     for (int i = 0; i < 200000; ++i) m.Assign(m.Find("k" + std::to_string(i)), std::string(16 + round % 2, 'y'));
-  REQUIRE(m.MemoryBytes() < 3 * full);
+  // (The arena stays within 1.5 times its live bytes, plus one block.)
+  REQUIRE(m.MemoryBytes() < full * 3 / 2);
   for (int i = 0; i < 200000; ++i) REQUIRE(m.Value(m.Find("k" + std::to_string(i))).size() == 17);
   // Erasing most entries lets compaction give the blocks back.
   for (int i = 0; i < 190000; ++i) m.Erase(m.Find("k" + std::to_string(i)));
