@@ -350,7 +350,7 @@ struct Controller::Impl::Written {
   bool has_log = false;
   std::string keep_segment;  // the log segment steps after this checkpoint go to
   Clock::time_point t0;
-  double gather_ms = 0;  // on the step thread, processing waiting: outputs flushed, changes gathered
+  double gather_ms = 0;        // on the step thread, processing waiting: outputs flushed, changes gathered
   ThreadPool* pool = nullptr;  // written on the step thread (no steps run meanwhile): the workers help
   // Written by the writer.
   std::thread thread;

@@ -35,7 +35,10 @@ AggregateOp::AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vect
            : a.kind == AggKind::kCount ? Stored::kCount
                                        : Stored::kBox;
     offset_.push_back(record_bytes_);
-    record_bytes_ += st == Stored::kNothing ? 0 : st == Stored::kCount || st == Stored::kSumInt ? 8 : st == Stored::kBox ? 4 : 16;
+    record_bytes_ += st == Stored::kNothing                          ? 0
+                     : st == Stored::kCount || st == Stored::kSumInt ? 8
+                     : st == Stored::kBox                            ? 4
+                                                                     : 16;
     // Checkpoints store kSumInt as kCountInt (count then sum): the stored form predates it.
     stored_offset_.push_back(stored_bytes_);
     stored_bytes_ += st == Stored::kNothing ? 0 : st == Stored::kCount ? 8 : st == Stored::kBox ? 4 : 16;
@@ -1034,7 +1037,8 @@ bool AggregateOp::SmallKeyPreaggregate(const Batch& in, ThreadPool* pool, std::v
                                        Partials* partial) const {
   const size_t n = in.size();
   // (Only linear aggregates qualify: all inline, so the result is flat records.)
-  if (!all_inline_ || num_keys_ != 1 || n == 0 || in.cols[0]->phys != PhysType::kI64 || in.cols[0]->HasNulls()) return false;
+  if (!all_inline_ || num_keys_ != 1 || n == 0 || in.cols[0]->phys != PhysType::kI64 || in.cols[0]->HasNulls())
+    return false;
   for (const auto& a : aggs_) {
     if (a.kind != AggKind::kCountStar && a.kind != AggKind::kCount && a.kind != AggKind::kSum &&
         a.kind != AggKind::kAvg)

@@ -228,8 +228,7 @@ class AggregateOp : public Operator {
   Value Result(const AggSpec& a, const Group& g, const Acc& acc) const;
   // Fast path for one integer key spanning a small range and linear aggregates: group ids are
   // key - min, no hashing. Returns false when the batch does not qualify.
-  bool SmallKeyPreaggregate(const Batch& in, ThreadPool* pool, std::vector<std::string>* keys,
-                            Partials* partial) const;
+  bool SmallKeyPreaggregate(const Batch& in, ThreadPool* pool, std::vector<std::string>* keys, Partials* partial) const;
   void Fold(Group* into, const Group& partial) const;
 
   // How an aggregate's accumulator is kept in the group record. Any Acc field an aggregate of
@@ -266,14 +265,14 @@ class AggregateOp : public Operator {
   int num_keys_;
   std::vector<AggSpec> aggs_;
   std::vector<PhysType> out_types_;
-  std::vector<Stored> stored_;  // per aggregate
-  std::vector<size_t> offset_;  // per aggregate: its bytes in the record
-  size_t record_bytes_ = 8;     // rows, then the aggregates
+  std::vector<Stored> stored_;         // per aggregate
+  std::vector<size_t> offset_;         // per aggregate: its bytes in the record
+  size_t record_bytes_ = 8;            // rows, then the aggregates
   std::vector<size_t> stored_offset_;  // per aggregate: its bytes in a stored (checkpoint) record
   size_t stored_bytes_ = 8;
-  bool all_inline_ = false;     // no accumulator is boxed: records are stored as they are
-  std::vector<Shard> shards_;   // one per worker (one without a pool or without keys)
-  bool initialized_ = false;    // global: the initial row was emitted
+  bool all_inline_ = false;    // no accumulator is boxed: records are stored as they are
+  std::vector<Shard> shards_;  // one per worker (one without a pool or without keys)
+  bool initialized_ = false;   // global: the initial row was emitted
   // One group's rows and accumulators as checkpoints write them (record: its groups value).
   void WriteGroup(StateWriter& w, const Shard& sh, const char* rec) const;
   void ReadGroup(StateReader& r, const std::string& key);

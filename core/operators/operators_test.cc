@@ -1281,11 +1281,11 @@ std::vector<Scenario> AggScenarios() {
     // to a nullable SUM; on the slice path, the hashed path, and in a record with a boxed MIN.
     SqlType big_nn = kBigInt, dec_nn = kDec;
     big_nn.nullable = dec_nn.nullable = false;
-    std::vector<AggSpec> aggs = {Agg(AggKind::kSum, 1, big_nn), Agg(AggKind::kAvg, 1, big_nn),
-                                 Agg(AggKind::kSum, 2, dec_nn), Agg(AggKind::kAvg, 2, dec_nn),
+    std::vector<AggSpec> aggs = {Agg(AggKind::kSum, 1, big_nn),           Agg(AggKind::kAvg, 1, big_nn),
+                                 Agg(AggKind::kSum, 2, dec_nn),           Agg(AggKind::kAvg, 2, dec_nn),
                                  Agg(AggKind::kCountStar, -1, SqlType()), Agg(AggKind::kSum, 3, kBigInt)};
-    add(AggScenario("group by small int, SUM/AVG of NOT NULL columns (slice path)", {kKeyNN, kIntNN, kCentsNN, kInt},
-                    1, aggs),
+    add(AggScenario("group by small int, SUM/AVG of NOT NULL columns (slice path)", {kKeyNN, kIntNN, kCentsNN, kInt}, 1,
+                    aggs),
         100);
     add(AggScenario("group by wide int, SUM/AVG of NOT NULL columns", {kKeyWide, kIntNN, kCentsNN, kInt}, 1, aggs),
         100);

@@ -641,8 +641,7 @@ Batch GatherFrom(std::span<const Batch> parts, size_t n, std::span<const PhysTyp
     for (size_t k = lo; k < hi; ++k) out.weights[k] = parts[at(k).part].weights[at(k).row];
   };
   if (parallel)
-    pool->ParallelFor((n + kRange - 1) / kRange,
-                      [&](size_t i) { copy(i * kRange, std::min(n, (i + 1) * kRange)); });
+    pool->ParallelFor((n + kRange - 1) / kRange, [&](size_t i) { copy(i * kRange, std::min(n, (i + 1) * kRange)); });
   else
     copy(0, n);
   for (auto& col : cols) {
@@ -656,7 +655,8 @@ Batch GatherFrom(std::span<const Batch> parts, size_t n, std::span<const PhysTyp
 
 Batch GatherRows(std::span<const Batch> parts, std::span<const RowRef> order, std::span<const PhysType> types,
                  ThreadPool* pool) {
-  return GatherFrom(parts, order.size(), types, [&](size_t k) { return order[k]; }, pool);
+  return GatherFrom(
+      parts, order.size(), types, [&](size_t k) { return order[k]; }, pool);
 }
 
 Batch Gather(const Batch& b, std::span<const uint32_t> sel) {

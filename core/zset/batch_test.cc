@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "core/common/error.h"
-#include "core/common/thread_pool.h"
 #include "core/common/serialize.h"
+#include "core/common/thread_pool.h"
 
 namespace fld {
 namespace {
