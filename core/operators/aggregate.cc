@@ -41,7 +41,7 @@ AggregateOp::AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vect
                                                                      : 16;
     // Checkpoints store kSumInt as kCountInt (count then sum): the stored form predates it.
     stored_offset_.push_back(stored_bytes_);
-    stored_bytes_ += st == Stored::kNothing ? 0 : st == Stored::kCount ? 8 : st == Stored::kBox ? 4 : 16;
+    stored_bytes_ += StoredFieldBytes(st);
     stored_.push_back(st);
   }
   all_inline_ = std::find(stored_.begin(), stored_.end(), Stored::kBox) == stored_.end();
@@ -107,7 +107,7 @@ void AggregateOp::RecordToStored(std::string_view rec, std::string* out) const {
   char* q = out->data() + at;
   std::memcpy(q, rec.data(), 8);
   for (size_t a = 0; a < aggs_.size(); ++a) {
-    const size_t n = stored_[a] == Stored::kNothing ? 0 : stored_[a] == Stored::kCount ? 8 : 16;
+    const size_t n = StoredFieldBytes(stored_[a]);
     if (stored_[a] == Stored::kSumInt) {
       std::memcpy(q + stored_offset_[a], rec.data(), 8);  // count = rows
       std::memcpy(q + stored_offset_[a] + 8, rec.data() + offset_[a], 8);
@@ -122,7 +122,7 @@ void AggregateOp::StoredToRecord(std::string_view stored, std::string* out) cons
   char* q = out->data();
   std::memcpy(q, stored.data(), 8);
   for (size_t a = 0; a < aggs_.size(); ++a) {
-    const size_t n = stored_[a] == Stored::kNothing ? 0 : stored_[a] == Stored::kCount ? 8 : 16;
+    const size_t n = StoredFieldBytes(stored_[a]);
     if (stored_[a] == Stored::kSumInt) {
       if (std::memcmp(stored.data() + stored_offset_[a], stored.data(), 8) != 0)
         Fail(ErrorKind::kCorruption, "an aggregate's stored group counts NULLs in a NOT NULL column");

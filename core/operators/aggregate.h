@@ -167,8 +167,8 @@ class AggregateOp : public Operator {
     std::vector<Acc> accs;
   };
   // One batch pre-aggregated per group (group g: keys[g] in the caller). When every accumulator
-  // is inline (all_inline_), group g is the record at flat[g * record_bytes_], in the stored
-  // layout (its row count, then each aggregate's count and sum): no heap per group. Otherwise
+  // is inline (all_inline_), group g is the record at flat[g * record_bytes_], laid out as the
+  // groups' records (its row count, then each aggregate's fields): no heap per group. Otherwise
   // groups[g].
   struct Partials {
     std::vector<Group> groups;
@@ -251,6 +251,10 @@ class AggregateOp : public Operator {
   void WriteInline(char* rec, size_t a, int64_t count, int64_t isum, double dsum) const;
   // A record of all-inline groups as checkpoints store it (stored_offset_) <-> in memory.
   void RecordToStored(std::string_view rec, std::string* out) const;
+  // An aggregate's bytes in a stored record (a kSumInt field is stored as kCountInt's 16).
+  static size_t StoredFieldBytes(Stored st) {
+    return st == Stored::kNothing ? 0 : st == Stored::kCount ? 8 : st == Stored::kBox ? 4 : 16;
+  }
   void StoredToRecord(std::string_view stored, std::string* out) const;
   // The accumulator of aggregate a in a record, without moving it (tmp holds inline ones).
   // Heap bytes an accumulator's trees and vectors hold, about (for StateMemoryBytes).
