@@ -454,9 +454,11 @@ void Controller::Impl::WriteCheckpoint(Written* w) {
     w->bytes += d.bytes();
   }
   for (auto& [name, parts] : w->rel) {
-    Batch delta = Consolidate(parts, w->pool);
+    // Consolidated in place: the rows go from the changes to the store, never gathered into one
+    // more batch of the relation's size.
+    const ConsolidatedRows delta = ConsolidateRows(parts, w->pool);
+    rel_hash_[name] += txn->ApplyDelta(name, parts, delta.rows, delta.weights);  // creates it even when unchanged
     parts.clear();
-    rel_hash_[name] += txn->ApplyDelta(name, delta);  // creates the relation even when unchanged
   }
   auto& meta = w->meta;
   for (const auto& [name, h] : rel_hash_) meta["rel_hash:" + name] = std::to_string(h);

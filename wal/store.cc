@@ -262,6 +262,22 @@ void StateStore::Txn::PutRelation(const std::string& name, const Batch& contents
 }
 
 uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta) {
+  return ApplyRows(name, delta.size(), [&](size_t r, std::string* key) {
+    EncodeRow(key, delta, r);
+    return delta.weights[r];
+  });
+}
+
+uint64_t StateStore::Txn::ApplyDelta(const std::string& name, std::span<const Batch> parts,
+                                     std::span<const RowRef> rows, std::span<const int64_t> weights) {
+  return ApplyRows(name, rows.size(), [&](size_t k, std::string* key) {
+    EncodeRow(key, parts[rows[k].part], rows[k].row);
+    return weights[k];
+  });
+}
+
+uint64_t StateStore::Txn::ApplyRows(const std::string& name, size_t n,
+                                    const std::function<int64_t(size_t, std::string*)>& next_row) {
   MDB_txn* t = static_cast<MDB_txn*>(txn_);
   MDB_dbi dbi = store_->Dbi(txn_, "rel:" + name, true);
   const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(static_cast<MDB_env*>(store_->env_)));
@@ -272,10 +288,10 @@ uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta
   WriteCursor cur(t, dbi, store_->dir_);
   std::string row, key, value;
   uint64_t hash = 0;
-  for (size_t r = 0; r < delta.size(); ++r) {
+  for (size_t r = 0; r < n; ++r) {
     key.clear();
-    EncodeRow(&key, delta, r);
-    hash += RowHash(key) * static_cast<uint64_t>(delta.weights[r]);
+    const int64_t weight = next_row(r, &key);
+    hash += RowHash(key) * static_cast<uint64_t>(weight);
     // A row at LMDB's key limit or over it is keyed by its prefix and hash (RowKey), and its
     // encoding follows the weight in the value; other rows are their own key, copied nowhere.
     const bool long_row = key.size() >= max_key;
@@ -284,7 +300,7 @@ uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta
       RowKey(row, max_key, &key);
     }
     MDB_val k = Val(key), v;
-    int64_t w = delta.weights[r];
+    int64_t w = weight;
     auto put = [&](unsigned flags) {
       value.assign(reinterpret_cast<const char*>(&w), 8);
       if (long_row) value += row;

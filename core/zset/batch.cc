@@ -360,6 +360,19 @@ Batch Consolidate(const Batch& b, ThreadPool* pool, size_t parallel_rows) {
 }
 
 Batch Consolidate(std::span<const Batch> parts, ThreadPool* pool, size_t parallel_rows) {
+  if (parts.empty()) return Batch{};
+  const Batch* shape = &parts[0];
+  for (const Batch& p : parts)
+    if (!p.empty()) shape = &p;
+  std::vector<PhysType> types;
+  for (const auto& c : shape->cols) types.push_back(c->phys);
+  ConsolidatedRows c = ConsolidateRows(parts, pool, parallel_rows);
+  Batch out = GatherRows(parts, c.rows, types, pool);
+  out.weights = std::move(c.weights);
+  return out;
+}
+
+ConsolidatedRows ConsolidateRows(std::span<const Batch> parts, ThreadPool* pool, size_t parallel_rows) {
   // Sort references to the rows in their encodings' order, then sum the weights of equal
   // neighbours. Each reference carries its encoding's first 8 bytes as a big-endian integer, so
   // most comparisons are one integer compare; the rest compare column by column as memcmp
@@ -368,12 +381,11 @@ Batch Consolidate(std::span<const Batch> parts, ThreadPool* pool, size_t paralle
   // With a pool, the references are cut into buckets by ranges of that prefix (bounds taken from
   // a sample): equal rows have equal prefixes, so each bucket consolidates alone, in parallel,
   // and the buckets in order are the whole result, the same as on one thread.
-  if (parts.empty()) return Batch{};
+  if (parts.empty()) return {};
   const Batch* shape = &parts[0];
   for (const Batch& p : parts)
     if (!p.empty()) shape = &p;
-  std::vector<PhysType> types;
-  for (const auto& c : shape->cols) types.push_back(c->phys);
+  const size_t width = shape->cols.size();
   struct Entry {  // 16 bytes: the weight is read from the part when groups are summed
     uint64_t prefix;
     RowRef ref;
@@ -410,7 +422,7 @@ Batch Consolidate(std::span<const Batch> parts, ThreadPool* pool, size_t paralle
 
   auto compare = [&](const RowRef& x, const RowRef& y) {
     const Batch &bx = parts[x.part], &by = parts[y.part];
-    for (size_t c = 0; c < types.size(); ++c)
+    for (size_t c = 0; c < width; ++c)
       if (int d = CompareEncoded(*bx.cols[c], x.row, *by.cols[c], y.row)) return d;
     return 0;
   };
@@ -455,10 +467,7 @@ Batch Consolidate(std::span<const Batch> parts, ThreadPool* pool, size_t paralle
   std::vector<int64_t> weights;
   if (!parallel) {
     consolidate(order.get(), order.get() + total, run, &rows, &weights);
-    order.reset();
-    Batch out = GatherRows(parts, rows, types);
-    out.weights = std::move(weights);
-    return out;
+    return {std::move(rows), std::move(weights)};
   }
   // Bucket bounds: prefixes at even quantiles of an evenly spaced sample (distinct, ascending).
   // Bucket k holds the prefixes in [bounds[k-1], bounds[k]).
@@ -519,9 +528,7 @@ Batch Consolidate(std::span<const Batch> parts, ThreadPool* pool, size_t paralle
     std::copy(bucket_rows[b].begin(), bucket_rows[b].end(), rows.begin() + static_cast<ptrdiff_t>(at[b]));
     std::copy(bucket_weights[b].begin(), bucket_weights[b].end(), weights.begin() + static_cast<ptrdiff_t>(at[b]));
   });
-  Batch out = GatherRows(parts, rows, types, pool);
-  out.weights = std::move(weights);
-  return out;
+  return {std::move(rows), std::move(weights)};
 }
 
 Batch Concat(std::span<const Batch> parts) {

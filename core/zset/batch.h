@@ -114,12 +114,21 @@ inline constexpr size_t kParallelConsolidateRows = size_t{1} << 15;
 Batch Consolidate(const Batch& b, ThreadPool* pool = nullptr, size_t parallel_rows = kParallelConsolidateRows);
 Batch Consolidate(std::span<const Batch> parts, ThreadPool* pool = nullptr,
                   size_t parallel_rows = kParallelConsolidateRows);
+// Consolidate's result left in place: the rows (references into `parts`) and their summed
+// weights, in the same order, nothing gathered.
+struct ConsolidatedRows;
+ConsolidatedRows ConsolidateRows(std::span<const Batch> parts, ThreadPool* pool = nullptr,
+                                 size_t parallel_rows = kParallelConsolidateRows);
 // Concatenates batches of the same shape.
 Batch Concat(std::span<const Batch> parts);
 // One row of one of several batches.
 struct RowRef {
   uint32_t part;
   uint32_t row;
+};
+struct ConsolidatedRows {
+  std::vector<RowRef> rows;
+  std::vector<int64_t> weights;
 };
 // The rows `order` names, in that order, from batches of the same shape as `types` (copied in
 // parallel ranges with a pool).
