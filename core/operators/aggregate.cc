@@ -35,10 +35,7 @@ AggregateOp::AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vect
            : a.kind == AggKind::kCount ? Stored::kCount
                                        : Stored::kBox;
     offset_.push_back(record_bytes_);
-    record_bytes_ += st == Stored::kNothing                          ? 0
-                     : st == Stored::kCount || st == Stored::kSumInt ? 8
-                     : st == Stored::kBox                            ? 4
-                                                                     : 16;
+    record_bytes_ += st == Stored::kSumInt ? 8 : StoredFieldBytes(st);
     // Checkpoints store kSumInt as kCountInt (count then sum): the stored form predates it.
     stored_offset_.push_back(stored_bytes_);
     stored_bytes_ += StoredFieldBytes(st);
@@ -296,6 +293,27 @@ std::string AggregateOp::Describe() const {
 namespace {
 [[noreturn]] void SumOverflow() {
   Fail(ErrorKind::kRuntime, "integer overflow in SUM");
+}
+
+// A group record's 8-byte fields, read and added to in place (unaligned).
+int64_t LoadI64(const char* p) {
+  int64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+void AddI64(char* p, int64_t v) {
+  v += LoadI64(p);
+  std::memcpy(p, &v, 8);
+}
+void AddSum(char* p, int64_t v) {  // a SUM's exact sum: overflow is an error
+  if (__builtin_add_overflow(LoadI64(p), v, &v)) SumOverflow();
+  std::memcpy(p, &v, 8);
+}
+void AddF64(char* p, double v) {
+  double x;
+  std::memcpy(&x, p, 8);
+  x += v;
+  std::memcpy(p, &x, 8);
 }
 }  // namespace
 
@@ -697,13 +715,7 @@ void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchB
     if (all_inline_) {
       partial.flat.assign(ng * record_bytes_, '\0');
       char* flat = partial.flat.data();
-      for (size_t i = 0; i < n; ++i) {
-        char* rows = flat + gid[i] * record_bytes_;
-        int64_t r;
-        std::memcpy(&r, rows, 8);
-        r += w[i];
-        std::memcpy(rows, &r, 8);
-      }
+      for (size_t i = 0; i < n; ++i) AddI64(flat + gid[i] * record_bytes_, w[i]);
       for (size_t a = 0; a < aggs_.size(); ++a) PreaggregateFlat(a, in, gid, flat);
     } else {
       partial.groups.resize(ng);
@@ -827,41 +839,8 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
     if (num_keys_ == 0 && !initialized_) had = false;
     if (had) results(rec.data(), &old_vals);
     // Fold: the same additions as Fold, field by field of the two records.
-    const char* part = flat.data() + static_cast<size_t>(g) * record_bytes_;
-    int64_t part_rows;
-    std::memcpy(&part_rows, part, 8);
-    rows += part_rows;
-    std::memcpy(rec.data(), &rows, 8);
-    for (size_t a = 0; a < A; ++a) {
-      if (stored_[a] == Stored::kNothing) continue;
-      char* q = rec.data() + offset_[a];
-      const char* pq = part + offset_[a];
-      int64_t count, add;
-      if (stored_[a] == Stored::kSumInt) {  // the sum alone
-        std::memcpy(&count, q, 8);
-        std::memcpy(&add, pq, 8);
-        if (__builtin_add_overflow(count, add, &count)) SumOverflow();
-        std::memcpy(q, &count, 8);
-        continue;
-      }
-      std::memcpy(&count, q, 8);
-      std::memcpy(&add, pq, 8);
-      count += add;
-      std::memcpy(q, &count, 8);
-      if (stored_[a] == Stored::kCountInt) {
-        int64_t sum;
-        std::memcpy(&sum, q + 8, 8);
-        std::memcpy(&add, pq + 8, 8);
-        if (__builtin_add_overflow(sum, add, &sum)) SumOverflow();
-        std::memcpy(q + 8, &sum, 8);
-      } else if (stored_[a] == Stored::kCountDouble) {
-        double sum, dadd;
-        std::memcpy(&sum, q + 8, 8);
-        std::memcpy(&dadd, pq + 8, 8);
-        sum += dadd;
-        std::memcpy(q + 8, &sum, 8);
-      }
-    }
+    AddRecord(rec.data(), flat.data() + static_cast<size_t>(g) * record_bytes_);
+    rows = LoadI64(rec.data());
     const bool has = rows != 0 || num_keys_ == 0;
     if (has) results(rec.data(), &new_vals);
     if (has && slot == ArenaMap::kNone) {
@@ -980,6 +959,36 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
   }
 }
 
+void AggregateOp::AddRecord(char* into, const char* part) const {
+  AddI64(into, LoadI64(part));  // the row count
+  for (size_t a = 0; a < aggs_.size(); ++a) {
+    char* q = into + offset_[a];
+    const char* p = part + offset_[a];
+    switch (stored_[a]) {
+      case Stored::kNothing:
+      case Stored::kBox:
+        break;
+      case Stored::kCount:
+        AddI64(q, LoadI64(p));
+        break;
+      case Stored::kCountInt:
+        AddI64(q, LoadI64(p));
+        AddSum(q + 8, LoadI64(p + 8));
+        break;
+      case Stored::kCountDouble: {
+        AddI64(q, LoadI64(p));
+        double x;
+        std::memcpy(&x, p + 8, 8);
+        AddF64(q + 8, x);
+        break;
+      }
+      case Stored::kSumInt:
+        AddSum(q, LoadI64(p));
+        break;
+    }
+  }
+}
+
 void AggregateOp::PreaggregateFlat(size_t a, const Batch& in, const std::vector<uint32_t>& gid, char* flat) const {
   // The inline kinds' cases of Preaggregate, on the records' fields.
   const AggSpec& spec = aggs_[a];
@@ -987,17 +996,11 @@ void AggregateOp::PreaggregateFlat(size_t a, const Batch& in, const std::vector<
   const size_t n = in.size(), R = record_bytes_;
   const int64_t* w = in.weights.data();
   char* field = flat + offset_[a];
-  auto add_int = [](char* p, int64_t v) {
-    int64_t x;
-    std::memcpy(&x, p, 8);
-    x += v;
-    std::memcpy(p, &x, 8);
-  };
   const Column* f = spec.filter >= 0 ? in.cols[spec.filter].get() : nullptr;
   auto skipped = [&](size_t i) { return f != nullptr && (f->IsNull(i) || f->i64[i] == 0); };
   if (spec.kind == AggKind::kCountStar) {
     for (size_t i = 0; i < n; ++i)
-      if (!skipped(i)) add_int(field + gid[i] * R, w[i]);
+      if (!skipped(i)) AddI64(field + gid[i] * R, w[i]);
     return;
   }
   const Column& col = *in.cols[spec.arg];
@@ -1007,28 +1010,22 @@ void AggregateOp::PreaggregateFlat(size_t a, const Batch& in, const std::vector<
     if (has_nulls && std::find(col.nulls.begin(), col.nulls.end(), 1) != col.nulls.end())
       Fail(ErrorKind::kRuntime, "internal error: SUM/AVG over a NOT NULL column met a NULL");
     for (size_t i = 0; i < n; ++i) {
-      char* p = field + gid[i] * R;
-      int64_t sum, prod;
-      std::memcpy(&sum, p, 8);
-      if (__builtin_mul_overflow(w[i], col.i64[i], &prod) || __builtin_add_overflow(sum, prod, &sum)) SumOverflow();
-      std::memcpy(p, &sum, 8);
+      int64_t prod;
+      if (__builtin_mul_overflow(w[i], col.i64[i], &prod)) SumOverflow();
+      AddSum(field + gid[i] * R, prod);
     }
     return;
   }
   for (size_t i = 0; i < n; ++i) {
     if (skipped(i) || (has_nulls && col.nulls[i])) continue;
     char* p = field + gid[i] * R;
-    add_int(p, w[i]);
+    AddI64(p, w[i]);
     if (stored_[a] == Stored::kCountInt) {
-      int64_t sum, prod;
-      std::memcpy(&sum, p + 8, 8);
-      if (__builtin_mul_overflow(w[i], col.i64[i], &prod) || __builtin_add_overflow(sum, prod, &sum)) SumOverflow();
-      std::memcpy(p + 8, &sum, 8);
+      int64_t prod;
+      if (__builtin_mul_overflow(w[i], col.i64[i], &prod)) SumOverflow();
+      AddSum(p + 8, prod);
     } else if (stored_[a] == Stored::kCountDouble) {
-      double sum;
-      std::memcpy(&sum, p + 8, 8);
-      sum += static_cast<double>(w[i]) * col.f64[i];
-      std::memcpy(p + 8, &sum, 8);
+      AddF64(p + 8, static_cast<double>(w[i]) * col.f64[i]);
     }
   }
 }

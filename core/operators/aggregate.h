@@ -223,6 +223,8 @@ class AggregateOp : public Operator {
   static bool IsWideMoment(const AggSpec& a) { return IsMoment(a) && a.arg_type.IsWideDecimal(); }
   // Pre-aggregates one aggregate of the batch: rows -> partial[gid[row]].accs[a].
   void Preaggregate(size_t a, const Batch& in, const std::vector<uint32_t>& gid, std::vector<Group>* partial) const;
+  // Adds a flat partial record's fields to a group record's (Fold, for all-inline records).
+  void AddRecord(char* into, const char* part) const;
   // The same into flat records (all_inline_): rows -> the fields of aggregate a in record gid[row].
   void PreaggregateFlat(size_t a, const Batch& in, const std::vector<uint32_t>& gid, char* flat) const;
   Value Result(const AggSpec& a, const Group& g, const Acc& acc) const;
