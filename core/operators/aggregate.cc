@@ -151,8 +151,7 @@ void AggregateOp::LoadGroup(Shard& sh, const char* rec, Group* g) {
 size_t AggregateOp::HeapBytes(const Acc& acc) {
   // A red-black tree node is 32 bytes of links and colour plus its pair; strings' own buffers
   // beyond the inline ones are not counted (it would take a walk over the values).
-  return acc.values.size() * (32 + sizeof(std::pair<const Value, int64_t>)) +
-         acc.pairs.size() * (32 + sizeof(std::pair<const std::pair<Value, Value>, int64_t>)) +
+  return acc.values.HeapBytes() + acc.pairs.size() * (32 + sizeof(std::pair<const std::pair<Value, Value>, int64_t>)) +
          acc.bits.capacity() * sizeof(int64_t);
 }
 
@@ -358,15 +357,15 @@ Value Moment(AggKind kind, int64_t n, __int128 isum, __int128 isumsq, double dsu
 // `distinct`), exact: with n values, sum S and sum of squares Q in units of 10^-s, the variance
 // is (n Q - S^2) / (n (n - 1) or n^2) units^2, truncated to s digits, and STDDEV the square root,
 // truncated.
-Value WideMoment(AggKind kind, const std::map<Value, int64_t>& values, bool distinct, const SqlType& t) {
+Value WideMoment(AggKind kind, const ValueMultiset& values, bool distinct, const SqlType& t) {
   Int512 n, sum, sumsq;
-  for (const auto& [v, wt] : values) {
-    if (wt <= 0) continue;
+  values.ForEach([&](const Value& v, int64_t wt) {
+    if (wt <= 0) return;
     const Int512 x = Int512::Of(UnscaledDecimal(v, t)), w = Int512::Of(distinct ? 1 : wt);
     n = n + w;
     sum = sum + x * w;
     sumsq = sumsq + x * x * w;
-  }
+  });
   return WideMomentOf(kind, n, sum, sumsq, t);
 }
 
@@ -446,11 +445,12 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
     if (a.distinct) {
       n = 0;
       sum = 0;
-      for (const auto& [v, w] : acc.values)
+      acc.values.ForEach([&](const Value& v, int64_t w) {
         if (w > 0) {
           ++n;
           sum += UnscaledDecimal(v, a.arg_type);
         }
+      });
     }
     if (n == 0) return Value::Null();
     if (a.kind == AggKind::kSum) return WideSumResult(sum, a.result_type);
@@ -464,12 +464,12 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
     double dsum = 0, dsumsq = 0;
     uint64_t bxor = 0;
     std::vector<Value> distinct;
-    for (const auto& [v, w] : acc.values) {
-      if (w <= 0) continue;
+    acc.values.ForEach([&](const Value& v, int64_t w) {
+      if (w <= 0) return;
       ++n;
       if (a.kind == AggKind::kArrayAgg) {
         distinct.push_back(v);
-        continue;
+        return;
       }
       if (exact) {
         if (__builtin_add_overflow(isum, v.i, &isum)) SumOverflow();
@@ -479,7 +479,7 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
         dsum += v.d;
         dsumsq += v.d * v.d;
       }
-    }
+    });
     switch (a.kind) {
       case AggKind::kCount:
         return Value::Int(n);
@@ -512,13 +512,9 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
     case AggKind::kAvg:
       return avg(acc.count, acc.isum, acc.dsum);
     case AggKind::kMin:
-      for (auto it = acc.values.begin(); it != acc.values.end(); ++it)
-        if (it->second > 0) return it->first;
-      return Value::Null();
+      return acc.values.FirstPositive();
     case AggKind::kMax:
-      for (auto it = acc.values.rbegin(); it != acc.values.rend(); ++it)
-        if (it->second > 0) return it->first;
-      return Value::Null();
+      return acc.values.LastPositive();
     case AggKind::kArgMin: {
       // Rows whose key is NULL count only when no row has a key (NULL sorts first in the map,
       // so start at the smallest non-NULL key, then fall back to the NULL keys).
@@ -576,11 +572,7 @@ void AggregateOp::Fold(Group* into, const Group& partial) const {
     dst.dsum += src.dsum;
     dst.isumsq += src.isumsq;
     dst.dsumsq += src.dsumsq;
-    for (const auto& [v, w] : src.values) {
-      auto it = dst.values.try_emplace(v, 0).first;
-      it->second += w;
-      if (it->second == 0) dst.values.erase(it);
-    }
+    dst.values.AddAll(src.values);
     if (!src.bits.empty()) {
       if (dst.bits.empty()) dst.bits.assign(64, 0);
       for (int b = 0; b < 64; ++b) dst.bits[b] += src.bits[b];
@@ -895,10 +887,7 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
     const bool keep_nulls = spec.kind == AggKind::kArrayAgg;  // ARRAY_AGG lists NULLs too
     for (size_t i = 0; i < n; ++i) {
       if (skipped(i) || (col.IsNull(i) && !keep_nulls)) continue;
-      auto& vals = partial[gid[i]].accs[a].values;
-      auto it = vals.try_emplace(col.Get(i), 0).first;
-      it->second += w[i];
-      if (it->second == 0) vals.erase(it);
+      partial[gid[i]].accs[a].values.Add(col.Get(i), w[i]);
     }
     return;
   }
@@ -1200,12 +1189,12 @@ void AggregateOp::WriteGroup(StateWriter& w, const Shard& sh, const char* rec) c
     w.I64(acc.isum);
     w.F64(acc.dsum);
     w.U64(acc.values.size());
-    for (const auto& [v, wt] : acc.values) {
+    acc.values.ForEach([&](const Value& v, int64_t wt) {
       std::string enc;
       EncodeValue(&enc, v);
       w.Str(enc);
       w.I64(wt);
-    }
+    });
     // Only the newer aggregates write more, so older checkpoints still read.
     if (IsMoment(aggs_[a])) {
       w.I64(static_cast<int64_t>(static_cast<unsigned __int128>(acc.isumsq) >> 64));
@@ -1254,7 +1243,7 @@ void AggregateOp::ReadGroup(StateReader& r, const std::string& key) {
       std::string enc = r.Str();
       size_t pos = 0;
       Value v = DecodeValue(enc, &pos);
-      acc.values[v] = r.I64();
+      acc.values.Add(v, r.I64());
     }
     if (IsMoment(aggs_[a])) {
       uint64_t hi = static_cast<uint64_t>(r.I64()), lo = static_cast<uint64_t>(r.I64());

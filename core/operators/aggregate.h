@@ -57,6 +57,7 @@
 #include "core/types/types.h"
 #include "core/zset/arena_map.h"
 #include "core/zset/exchange.h"
+#include "core/zset/value_multiset.h"
 
 namespace fld {
 
@@ -151,11 +152,11 @@ class AggregateOp : public Operator {
 
  private:
   struct Acc {
-    int64_t count = 0;                // weighted count of non-NULL values
-    int64_t isum = 0;                 // exact sum (integers, decimals in units of the scale)
-    Int128 wsum = 0;                  // SUM/AVG of DECIMAL(p > 18): exact sum in 128 bits
-    double dsum = 0;                  // floating sum
-    std::map<Value, int64_t> values;  // MIN/MAX/DISTINCT: value -> weight (no zero weights)
+    int64_t count = 0;     // weighted count of non-NULL values
+    int64_t isum = 0;      // exact sum (integers, decimals in units of the scale)
+    Int128 wsum = 0;       // SUM/AVG of DECIMAL(p > 18): exact sum in 128 bits
+    double dsum = 0;       // floating sum
+    ValueMultiset values;  // MIN/MAX/DISTINCT: value -> weight (no zero weights)
     // STDDEV/VARIANCE: sum of squares (exact for integers and decimals, else floating).
     __int128 isumsq = 0;
     double dsumsq = 0;

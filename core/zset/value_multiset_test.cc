@@ -1,0 +1,158 @@
+// Tests of ValueMultiset (core/zset/value_multiset.h) against a std::map<Value, int64_t> model:
+// random additions and retractions of integers and NULL, the move to the general form when a
+// double or a string arrives, AddAll of one set into another, and the positive extremes.
+#include "core/zset/value_multiset.h"
+
+#include <malloc.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <random>
+#include <vector>
+
+namespace fld {
+namespace {
+
+using Model = std::map<Value, int64_t>;
+
+void ModelAdd(Model* m, const Value& v, int64_t w) {
+  auto it = m->try_emplace(v, 0).first;
+  it->second += w;
+  if (it->second == 0) m->erase(it);
+}
+
+void CheckSame(const ValueMultiset& s, const Model& model) {
+  REQUIRE(s.size() == model.size());
+  REQUIRE(s.empty() == model.empty());
+  std::vector<std::pair<Value, int64_t>> seen;
+  s.ForEach([&](const Value& v, int64_t w) { seen.emplace_back(v, w); });
+  REQUIRE(seen.size() == model.size());
+  size_t i = 0;
+  for (const auto& [v, w] : model) {
+    REQUIRE(seen[i].first.kind == v.kind);
+    REQUIRE(seen[i].first == v);
+    REQUIRE(seen[i].second == w);
+    ++i;
+  }
+  Value first = Value::Null(), last = Value::Null();
+  for (auto it = model.begin(); it != model.end(); ++it)
+    if (it->second > 0) {
+      first = it->first;
+      break;
+    }
+  for (auto it = model.rbegin(); it != model.rend(); ++it)
+    if (it->second > 0) {
+      last = it->first;
+      break;
+    }
+  REQUIRE(s.FirstPositive() == first);
+  REQUIRE(s.FirstPositive().kind == first.kind);
+  REQUIRE(s.LastPositive() == last);
+  REQUIRE(s.LastPositive().kind == last.kind);
+}
+
+// A random value: mostly integers from a small range (so values repeat and cancel), some NULLs,
+// and, when `general`, doubles and strings.
+Value RandomValue(std::mt19937& rng, bool general) {
+  const int r = static_cast<int>(rng() % 20);
+  if (r == 0) return Value::Null();
+  if (general && r == 1) return Value::Double(static_cast<double>(rng() % 50) - 25.5);
+  if (general && r == 2) return Value::String(std::string(1 + rng() % 3, static_cast<char>('a' + rng() % 4)));
+  const int64_t small = static_cast<int64_t>(rng() % 200) - 100;
+  return Value::Int(r == 3 ? small * 1000003 * 1000003 : small);  // a few far from zero
+}
+
+TEST_CASE("ValueMultiset matches a std::map model over random additions", "[value_multiset]") {
+  for (uint32_t seed = 1; seed <= 8; ++seed) {
+    const bool general = seed % 2 == 0;  // even seeds bring doubles and strings
+    std::mt19937 rng(seed);
+    ValueMultiset s;
+    Model model;
+    for (int step = 0; step < 4000; ++step) {
+      const Value v = RandomValue(rng, general && step > 1000);
+      const int64_t w = static_cast<int64_t>(rng() % 7) - 3;  // retractions too, zero included
+      s.Add(v, w);
+      ModelAdd(&model, v, w);
+      if (step % 250 == 0) CheckSame(s, model);
+    }
+    CheckSame(s, model);
+    // Retract everything: the set empties.
+    Model copy = model;
+    for (const auto& [v, w] : copy) {
+      s.Add(v, -w);
+      ModelAdd(&model, v, -w);
+    }
+    CheckSame(s, model);
+    REQUIRE(s.HeapBytes() == 0);
+  }
+}
+
+TEST_CASE("ValueMultiset AddAll merges sets of either form", "[value_multiset]") {
+  for (uint32_t seed = 1; seed <= 12; ++seed) {
+    std::mt19937 rng(seed);
+    ValueMultiset into, from;
+    Model into_model, from_model;
+    // Seeds 1-3: both integer sets; 4-6: `from` general; 7-9: `into` general; 10-12: both.
+    const bool into_general = seed >= 7, from_general = (seed >= 4 && seed <= 6) || seed >= 10;
+    for (int i = 0; i < 3000; ++i) {
+      Value v = RandomValue(rng, into_general && i > 1500);
+      int64_t w = static_cast<int64_t>(rng() % 5) - 2;
+      into.Add(v, w);
+      ModelAdd(&into_model, v, w);
+      v = RandomValue(rng, from_general && i > 1500);
+      w = static_cast<int64_t>(rng() % 5) - 2;
+      from.Add(v, w);
+      ModelAdd(&from_model, v, w);
+    }
+    into.AddAll(from);
+    for (const auto& [v, w] : from_model) ModelAdd(&into_model, v, w);
+    CheckSame(into, into_model);
+    CheckSame(from, from_model);
+    // Adding the negation cancels exactly.
+    ValueMultiset neg;
+    from.ForEach([&](const Value& v, int64_t w) { neg.Add(v, -w); });
+    into.AddAll(neg);
+    for (const auto& [v, w] : from_model) ModelAdd(&into_model, v, -w);
+    CheckSame(into, into_model);
+  }
+}
+
+TEST_CASE("ValueMultiset keeps a double's first spelling once doubles arrive", "[value_multiset]") {
+  // -0.0 and 0.0 are one value (Value's order), and an integer equal to a double is another:
+  // the general form keeps what std::map keeps.
+  ValueMultiset s;
+  Model model;
+  for (const Value& v : {Value::Int(3), Value::Double(-0.0), Value::Double(0.0), Value::Int(0), Value::Double(3.0),
+                         Value::Null(), Value::String("x")}) {
+    s.Add(v, 1);
+    ModelAdd(&model, v, 1);
+  }
+  CheckSame(s, model);
+  std::vector<Value> seen;
+  s.ForEach([&](const Value& v, int64_t) { seen.push_back(v); });
+  // NULL, 0, -0.0 (0.0 added to it), 3, 3.0, 'x': equal numbers order integers first.
+  REQUIRE(seen.size() == 6);
+  REQUIRE(seen[2].kind == Value::Kind::kDouble);
+  REQUIRE(std::signbit(seen[2].d));
+}
+
+TEST_CASE("ValueMultiset holds integers in about 20 bytes each", "[value_multiset]") {
+  // Measured by the allocator: random insertion order (nodes about 3/4 full) and ascending.
+  for (bool ascending : {false, true}) {
+    const size_t before = mallinfo2().uordblks;
+    ValueMultiset s;
+    std::mt19937_64 rng(7);
+    const int n = 200000;
+    for (int i = 0; i < n; ++i) s.Add(Value::Int(ascending ? i : static_cast<int64_t>(rng() >> 1)), 1);
+    REQUIRE(s.size() == n);
+    const size_t used = mallinfo2().uordblks - before;
+    REQUIRE(used <= static_cast<size_t>(n) * 26);
+    // The constant-time estimate stays within a third of the real figure.
+    REQUIRE(s.HeapBytes() * 3 >= used * 2);
+    REQUIRE(s.HeapBytes() * 2 <= used * 3);
+  }
+}
+
+}  // namespace
+}  // namespace fld
