@@ -161,6 +161,10 @@ void JoinOp::ForEachRow(const Side& side, uint32_t s, F f) {
     for (const auto& [row, w] : side.big[idx]) f(std::string_view(row), w);
     return;
   }
+  if (rec[0] == kOne) {
+    f(rec.substr(1), int64_t{1});
+    return;
+  }
   const char* p = rec.data() + 1;
   const char* end = rec.data() + rec.size();
   while (p < end) {
@@ -211,19 +215,53 @@ void AppendPacked(std::string* out, std::string_view row, int64_t w) {
   out->append(row);
   out->append(reinterpret_cast<const char*>(&w), 8);
 }
+
+// A kPacked record (`rec`, tag included) holding one row of weight 1 -> that row; else false.
+bool SingleRow(std::string_view rec, std::string_view* row) {
+  const char* p = rec.data() + 1;
+  const char* end = rec.data() + rec.size();
+  if (p == end) return false;
+  const size_t len = GetVarint(&p);
+  if (static_cast<size_t>(end - p) != len + 8) return false;
+  int64_t w;
+  std::memcpy(&w, p + len, 8);
+  if (w != 1) return false;
+  *row = std::string_view(p, len);
+  return true;
+}
 }  // namespace
 
 void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64_t w, uint32_t hash, bool load) {
   if (w == 0) return;
   uint32_t s = load ? Locate(side, key, hash) : side->trace.Find(key, hash);
   if (s == ArenaMap::kNone) {
-    std::string rec(1, kPacked);
-    AppendPacked(&rec, row, w);
+    std::string rec(1, w == 1 ? kOne : kPacked);
+    if (w == 1)
+      rec.append(row);
+    else
+      AppendPacked(&rec, row, w);
     side->trace.Insert(key, rec);
     side->gc.Added(key);
     return;
   }
   std::string_view rec = side->trace.Value(s);
+  std::string one;  // a kOne record as kPacked: the rows are changed in that form
+  if (rec[0] == kOne) {
+    one.assign(1, kPacked);
+    AppendPacked(&one, rec.substr(1), 1);
+    rec = one;
+  }
+  // Writes a changed kPacked record, in the kOne form when it holds one row of weight 1.
+  auto assign = [&](const std::string& next) {
+    std::string_view single;
+    if (SingleRow(next, &single)) {
+      std::string rec_one(1, kOne);
+      rec_one.append(single);
+      side->trace.Assign(s, rec_one);
+      return;
+    }
+    side->trace.Assign(s, next);
+  };
   if (rec[0] == kBig) {
     uint32_t idx;
     std::memcpy(&idx, rec.data() + 1, 4);
@@ -255,14 +293,16 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
       int64_t old;
       std::memcpy(&old, p + len, 8);
       const int64_t sum = old + w;
-      if (sum != 0) {
+      const bool only_row = at == begin + 1 && p + len + 8 == end;
+      if (sum != 0 && one.empty() && !(sum == 1 && only_row)) {
         // Same size: the weight changes in place.
         std::memcpy(side->trace.MutableValue(s) + (p + len - begin), &sum, 8);
         return;
       }
       std::string next(begin, at);
+      if (sum != 0) AppendPacked(&next, row, sum);
       next.append(p + len + 8, end);
-      side->trace.Assign(s, next);
+      assign(next);
       if (next.size() == 1) side->emptied.push_back(key);
       return;
     }
@@ -277,7 +317,7 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
   AppendPacked(&next, row, w);
   next.append(p, end);
   if (next.size() <= big_key_bytes_) {
-    side->trace.Assign(s, next);
+    assign(next);
     return;
   }
   // Too many rows for one record: the key moves to an ordered map.
@@ -634,8 +674,8 @@ void JoinOp::SaveChanges(StateWriter&, StateDelta& d) {
       side->trace.ForEachDirty([&](uint32_t s) {
         key.assign(1, tag).append(side->trace.Key(s));
         std::string_view rec = side->trace.Value(s);
-        if (rec[0] == kPacked) {
-          d.Put(key, rec);  // the record as it is: kPacked, then the packed rows
+        if (rec[0] != kBig) {
+          d.Put(key, rec);  // the record as it is: kOne or kPacked, then the row(s)
           return;
         }
         buf.assign(1, kBig);
@@ -709,6 +749,18 @@ void JoinOp::LoadEntry(Side* side, const std::string& k, std::string_view value)
     // Entries come from the store's unique keys, so a key cannot repeat (the store's content
     // hash guards against damage): no lookup before the insert.
     if (value.size() == 1) Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
+    std::string_view single;
+    if (SingleRow(value, &single)) {  // written before the kOne form existed
+      std::string one(1, kOne);
+      one.append(single);
+      side->trace.Insert(k, one);
+    } else {
+      side->trace.Insert(k, value);
+    }
+    side->gc.Added(k);
+    return;
+  }
+  if (value[0] == kOne) {
     side->trace.Insert(k, value);
     side->gc.Added(k);
     return;
