@@ -270,7 +270,10 @@ uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta
 
 uint64_t StateStore::Txn::ApplyDelta(const std::string& name, std::span<const Batch> parts,
                                      std::span<const RowRef> rows, std::span<const int64_t> weights) {
+  // The rows are in encoding order, scattered over the parts: fetch some ahead.
+  constexpr size_t kAhead = 12;
   return ApplyRows(name, rows.size(), [&](size_t k, std::string* key) {
+    if (k + kAhead < rows.size()) PrefetchRow(parts[rows[k + kAhead].part], rows[k + kAhead].row);
     EncodeRow(key, parts[rows[k].part], rows[k].row);
     return weights[k];
   });

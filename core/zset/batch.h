@@ -96,6 +96,9 @@ void EncodeValue(std::string* out, const Value& v);
 void EncodeRow(std::string* out, const Batch& b, size_t r, std::span<const int> cols);
 // Appends all columns of row r.
 void EncodeRow(std::string* out, const Batch& b, size_t r);
+// Hints the cache to fetch row r's values in every column: for callers encoding rows in an order
+// other than the batch's (a consolidation's), some rows ahead of the one they encode.
+void PrefetchRow(const Batch& b, size_t r);
 // Decodes one value at *pos and advances it.
 Value DecodeValue(std::string_view in, size_t* pos);
 std::vector<Value> DecodeRow(std::string_view in);
