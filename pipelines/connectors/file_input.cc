@@ -392,6 +392,7 @@ bool FileInputConnector::ReadParallel(size_t max_records, Batch* batch) {
   });
   if (std::find(bad.begin(), bad.end(), 1) != bad.end()) {
     reader_.RewindTo(committed);  // the serial loop parses them again and reports the bad one
+    ++parallel_rejects_;
     return false;
   }
   offset_ = positions.back().first;
@@ -400,16 +401,21 @@ bool FileInputConnector::ReadParallel(size_t max_records, Batch* batch) {
   if (!at_end_ && n == max_records && (mode_ == Mode::kFile || mode_ == Mode::kStdin) && reader_.AtEof())
     at_end_ = true;
   records_ += n;
+  ++parallel_reads_;
   return true;
 }
 
 Batch FileInputConnector::Read(size_t max_records) {
   BatchBuilder out(types_);
   if (at_end_) return out.Finish();
-  if (mode_ != Mode::kFiles || !current_.empty()) {
-    Batch parallel;
-    if (ReadParallel(max_records, &parallel)) return parallel;
-  }
+  // The parallel slices take the one-line records they can; the serial loop goes on from where
+  // they stopped (a record spanning lines, the end of the file, a wait), so the batch is the one
+  // the serial loop alone would read.
+  Batch parallel;
+  if ((mode_ != Mode::kFiles || !current_.empty()) && ReadParallel(max_records, &parallel) &&
+      (parallel.size() == max_records || at_end_))
+    return parallel;
+  const size_t already = parallel.size();
   if (mode_ == Mode::kFiles) {
     CheckTakenFiles(false);
     if (current_.empty() && !OpenNextFile()) {
@@ -419,7 +425,7 @@ Batch FileInputConnector::Read(size_t max_records) {
   }
   const bool csv = options_.format == Format::kCsv;
   uint64_t line = line_;
-  size_t n = 0;
+  size_t n = already;
   FormatError error;
   std::string_view text;
   while (n < max_records) {
@@ -505,8 +511,10 @@ Batch FileInputConnector::Read(size_t max_records) {
   }
   if (!at_end_ && n == max_records && (mode_ == Mode::kFile || mode_ == Mode::kStdin) && reader_.AtEof())
     at_end_ = true;
-  records_ += n;
-  return out.Finish();
+  records_ += n - already;
+  if (already == 0) return out.Finish();
+  Batch parts[2] = {std::move(parallel), out.Finish()};
+  return Concat(parts);
 }
 
 void FileInputConnector::FinishFile() {

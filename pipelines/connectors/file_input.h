@@ -131,6 +131,11 @@ class FileInputConnector : public InputConnector {
   void ReplayedTo(const nlohmann::json& position) override;
   std::string Describe() const override;
   bool Replayable() const override { return mode_ != Mode::kStdin; }
+  // With a pool: the reads served by parallel slices, and those a slice's parse failure handed
+  // back to the serial loop (which then reports the malformed record). A rejection on input that
+  // parses serially would be a slicing bug costing only time: tests check both counts.
+  uint64_t parallel_reads() const { return parallel_reads_; }
+  uint64_t parallel_rejects() const { return parallel_rejects_; }
 
  private:
   enum class Mode : uint8_t { kFile, kFollow, kStdin, kFiles };
@@ -168,6 +173,7 @@ class FileInputConnector : public InputConnector {
   CsvParser csv_;
   JsonParser json_;
   std::vector<CsvParser> slice_parsers_;  // ReadParallel: one per slice (parsers keep scratch state)
+  uint64_t parallel_reads_ = 0, parallel_rejects_ = 0;
   LineReader reader_;
   std::string record_;                      // a CSV record spanning lines
   std::string current_;                     // folder mode: the file being read ("" when none)
