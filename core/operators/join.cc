@@ -143,10 +143,9 @@ void JoinOp::AppendSide(const Side& side, const Batch& b, size_t r, BatchBuilder
 }
 
 void JoinOp::EncodeSide(const Side& side, const Batch& b, size_t r, std::string* out) {
-  if (side.needed.empty()) return EncodeRow(out, b, r);
   for (size_t c = 0; c < b.cols.size(); ++c) {
-    if (side.needed[c])
-      EncodeValue(out, *b.cols[c], r);
+    if (side.needed.empty() || side.needed[c])
+      EncodeCompactValue(out, *b.cols[c], r);
     else
       out->push_back(0);  // NULL's encoding
   }
@@ -621,7 +620,7 @@ void JoinOp::ReadKeyRows(StateReader& r, Side* side, const std::string& key) {
   uint64_t nr = r.U64();
   const uint32_t hash = ArenaMap::Hash(key);
   for (uint64_t j = 0; j < nr; ++j) {
-    std::string row = r.Str();
+    const std::string row = CompactRow(r.Str());  // saved before rows were compact: converted
     Add(side, key, row, r.I64(), hash, false);
   }
 }
@@ -678,7 +677,7 @@ void JoinOp::SaveChanges(StateWriter&, StateDelta& d) {
           d.Put(key, rec);  // the record as it is: kOne or kPacked, then the row(s)
           return;
         }
-        buf.assign(1, kBig);
+        buf.assign(1, kBigRows);
         StateWriter w(&buf);
         WriteKeyRows(w, *side, s);
         d.Put(key, buf);
@@ -736,7 +735,8 @@ void JoinOp::RestoreEntry(std::string_view key, std::string_view value) {
 
 void JoinOp::LoadEntry(Side* side, const std::string& k, std::string_view value) {
   if (value.empty()) Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
-  if (value[0] == kPacked) {
+  const char tag = value[0];
+  if (tag == kPacked || tag == kPackedOld) {
     const char* p = value.data() + 1;
     const char* end = value.data() + value.size();
     while (p < end) {
@@ -746,9 +746,18 @@ void JoinOp::LoadEntry(Side* side, const std::string& k, std::string_view value)
         Fail(ErrorKind::kCorruption, "a join's stored entry is cut short");
       p += len + 8;
     }
-    // Entries come from the store's unique keys, so a key cannot repeat (the store's content
-    // hash guards against damage): no lookup before the insert.
     if (value.size() == 1) Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
+  } else if (tag != kOne && tag != kOneOld && tag != kBig && tag != kBigRows) {
+    Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
+  }
+  // Entries come from the store's unique keys, so a key cannot repeat (the store's content
+  // hash guards against damage): no lookup before the insert.
+  if (tag == kOne) {
+    side->trace.Insert(k, value);
+    side->gc.Added(k);
+    return;
+  }
+  if (tag == kPacked) {
     std::string_view single;
     if (SingleRow(value, &single)) {  // written before the kOne form existed
       std::string one(1, kOne);
@@ -760,20 +769,29 @@ void JoinOp::LoadEntry(Side* side, const std::string& k, std::string_view value)
     side->gc.Added(k);
     return;
   }
-  if (value[0] == kOne) {
-    side->trace.Insert(k, value);
-    side->gc.Added(k);
+  if (tag == kOneOld || tag == kPackedOld) {
+    // Rows in the row encoding: each converted, and added (their order changes).
+    const uint32_t hash = ArenaMap::Hash(k);
+    if (tag == kOneOld) return Add(side, k, CompactRow(value.substr(1)), 1, hash, false);
+    const char* p = value.data() + 1;
+    const char* end = value.data() + value.size();
+    while (p < end) {
+      const size_t len = GetVarint(&p);
+      int64_t w;
+      std::memcpy(&w, p + len, 8);
+      Add(side, k, CompactRow(std::string_view(p, len)), w, hash, false);
+      p += len + 8;
+    }
     return;
   }
-  if (value[0] != kBig) Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
   // A key stored with its rows in an ordered map gets one again (not a packed record, even when
   // its rows would fit one now), so that it is saved again in the same form.
   StateReader r(value.substr(1));
   Rows rows;
   for (uint64_t j = 0, n = r.U64(); j < n; ++j) {
-    std::string row = r.Str();
+    std::string row = tag == kBig ? CompactRow(r.Str()) : r.Str();
     side->big_bytes += RowBytes(row);
-    rows.emplace_hint(rows.end(), std::move(row), r.I64());
+    rows.emplace(std::move(row), r.I64());
   }
   if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "a join's stored entry has {} bytes too many", value.size());
   if (rows.empty()) Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");

@@ -90,12 +90,18 @@ class JoinOp : public Operator {
 
  private:
   using Rows = std::map<std::string, int64_t, std::less<>>;  // row encoding -> weight
-  // A key's record: kOne then the row encoding when the key has exactly one row, of weight 1
-  // (most keys of a join on a unique key: no length, no weight); else kPacked then
-  // ([varint length][row encoding][int64 weight])* in row order (no rows: the key emptied this
-  // step), or kBig then the uint32 index of its Rows in `big`. A key whose rows are one row of
-  // weight 1 always has the kOne form, whatever its history, unless it is kBig.
-  static constexpr char kPacked = 0, kBig = 1, kOne = 2;
+  // A key's record: kOne then the row when the key has exactly one row, of weight 1 (most keys
+  // of a join on a unique key: no length, no weight); else kPacked then
+  // ([varint length][row][int64 weight])* in row order (no rows: the key emptied this step), or
+  // kBig then the uint32 index of its Rows in `big`. A key whose rows are one row of weight 1
+  // always has the kOne form, whatever its history, unless it is kBig. Rows are in the compact
+  // encoding (CompactRow, core/zset/batch.h: integers in 1 to 9 bytes), their order that of
+  // those bytes.
+  //
+  // Stored (keyed state), a record is the kOne or kPacked record as it is, or kBigRows then
+  // WriteKeyRows's bytes. Stores written before rows were compact hold kOneOld, kPackedOld and
+  // kBig records of rows in the row encoding: loading converts them.
+  static constexpr char kPackedOld = 0, kBig = 1, kOneOld = 2, kPacked = 3, kOne = 4, kBigRows = 5;
   // A side's configuration (the same in every shard) and its trace (the shard's keys).
   struct Side {
     std::vector<PhysType> types;

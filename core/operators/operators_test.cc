@@ -1399,11 +1399,13 @@ TEST_CASE("join: a key holding one row of weight 1 keeps the row alone", "[opera
       {{{row(1, 12), 1}, {row(1, 10), 1}}, {{row(1, 12), -1}}},
       {{{row(1, 10), -1}}, {{row(1, 10), 2}}},
   };
-  std::string encoded;  // the row's encoding
+  std::string standard;  // the row's encoding
   {
     Batch b = MakeBatch(t, {{row(1, 10), 1}});
-    EncodeRow(&encoded, b, 0);
+    EncodeRow(&standard, b, 0);
   }
+  const std::string encoded = CompactRow(standard);  // as the trace keeps it: 1 and 10 in 2 bytes each
+  REQUIRE(encoded.size() == 4);
   std::map<std::string, std::string> first;
   for (size_t h = 0; h < histories.size(); ++h) {
     INFO("history " << h);
@@ -1435,13 +1437,26 @@ TEST_CASE("join: a key holding one row of weight 1 keeps the row alone", "[opera
     want[Row{Value::Int(1), Value::Int(10), Value::Int(1), Value::Int(7)}] = 1;
     REQUIRE(ToZSet(j.Step({in, 2})) == want);
   }
-  // The longer form: tag 0, varint length, the row, an 8-byte weight of 1.
-  std::string longer(1, '\0');
-  longer.push_back(static_cast<char>(encoded.size()));
-  longer.append(encoded);
+  // The forms of stores written before: the longer form (tag 3, varint length, the row, an
+  // 8-byte weight of 1); with rows in the row encoding, the packed form (tag 0), the short form
+  // (tag 2) and the ordered map's (tag 1, a count, the row, the weight).
   const int64_t one = 1;
-  longer.append(reinterpret_cast<const char*>(&one), 8);
-  for (const std::string& value : {first.begin()->second, longer}) {
+  auto packed = [&](char tag, const std::string& r) {
+    std::string v(1, tag);
+    v.push_back(static_cast<char>(r.size()));
+    v.append(r);
+    v.append(reinterpret_cast<const char*>(&one), 8);
+    return v;
+  };
+  std::string big_old(1, '\1');
+  {
+    StateWriter w(&big_old);
+    w.U64(1);
+    w.Str(standard);
+    w.I64(1);
+  }
+  for (const std::string& value : {first.begin()->second, packed('\3', encoded), packed('\0', standard),
+                                   std::string(1, '\2') + standard, big_old}) {
     JoinOp j(t, t, {0}, {0}, false, false);
     std::string hdr;
     StateReader r(hdr);

@@ -224,8 +224,53 @@ void EncodeRow(std::string* out, const Batch& b, size_t r) {
   for (const auto& c : b.cols) EncodeValue(out, *c, r);
 }
 
+namespace {
+constexpr uint8_t kCompactInt = 0x10;  // + the number of bytes that follow (0..8)
+
+void PutCompactInt(std::string* out, int64_t v) {
+  const uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+  const int n = z == 0 ? 0 : (64 - __builtin_clzll(z) + 7) / 8;
+  char buf[9];
+  buf[0] = static_cast<char>(kCompactInt + n);
+  for (int i = 0; i < n; ++i) buf[1 + i] = static_cast<char>((z >> (8 * i)) & 0xFF);
+  out->append(buf, 1 + static_cast<size_t>(n));
+}
+
+// The integer of a compact value whose tag is at in[pos] (a tag 0x10..0x18), advancing pos.
+int64_t GetCompactInt(std::string_view in, size_t* pos) {
+  const int n = static_cast<uint8_t>(in[*pos]) - kCompactInt;
+  uint64_t z = 0;
+  for (int i = 0; i < n; ++i) z |= static_cast<uint64_t>(static_cast<uint8_t>(in[*pos + 1 + i])) << (8 * i);
+  *pos += 1 + static_cast<size_t>(n);
+  return static_cast<int64_t>((z >> 1) ^ (~(z & 1) + 1));
+}
+}  // namespace
+
+void EncodeCompactValue(std::string* out, const Column& c, size_t r) {
+  if (c.phys == PhysType::kI64 && !c.IsNull(r))
+    PutCompactInt(out, c.i64[r]);
+  else
+    EncodeValue(out, c, r);
+}
+
+std::string CompactRow(std::string_view row) {
+  std::string out;
+  out.reserve(row.size());
+  size_t pos = 0;
+  while (pos < row.size()) {
+    const size_t at = pos;
+    const Value v = DecodeValue(row, &pos);
+    if (v.kind == Value::Kind::kInt)
+      PutCompactInt(&out, v.i);
+    else
+      out.append(row.substr(at, pos - at));
+  }
+  return out;
+}
+
 Value DecodeValue(std::string_view in, size_t* pos) {
   uint8_t tag = static_cast<uint8_t>(in[*pos]);
+  if (tag >= kCompactInt && tag <= kCompactInt + 8) return Value::Int(GetCompactInt(in, pos));
   *pos += 1;
   switch (tag) {
     case 1: {
@@ -269,6 +314,9 @@ void DecodeRowInto(std::string_view in, BatchBuilder* b, size_t first_col) {
       col.i64.push_back(static_cast<int64_t>(Get64(in, pos + 1)));
       if (!col.nulls.empty()) col.nulls.push_back(0);
       pos += 9;
+    } else if (tag >= kCompactInt && tag <= kCompactInt + 8 && col.phys == PhysType::kI64) {
+      col.i64.push_back(GetCompactInt(in, &pos));
+      if (!col.nulls.empty()) col.nulls.push_back(0);
     } else {
       col.Append(DecodeValue(in, &pos));
     }

@@ -96,6 +96,14 @@ void EncodeValue(std::string* out, const Value& v);
 void EncodeRow(std::string* out, const Batch& b, size_t r, std::span<const int> cols);
 // Appends all columns of row r.
 void EncodeRow(std::string* out, const Batch& b, size_t r);
+// Compact row encoding, for state whose rows are compared only for equality (join traces): as
+// EncodeRow, except that a non-NULL integer is the tag 0x10 + n then the n low bytes (n = 0..8,
+// the fewest that hold it) of its zigzag form, little-endian: 1 to 9 bytes instead of 9. Equal
+// rows encode equally; the order is not the values'. DecodeValue, DecodeRow and DecodeRowInto
+// read both encodings.
+void EncodeCompactValue(std::string* out, const Column& c, size_t r);
+// A row in either encoding -> the compact one (what EncodeCompactValue would have written).
+std::string CompactRow(std::string_view row);
 // Hints the cache to fetch row r's values in every column: for callers encoding rows in an order
 // other than the batch's (a consolidation's), some rows ahead of the one they encode.
 void PrefetchRow(const Batch& b, size_t r);
