@@ -149,8 +149,8 @@ void AggregateOp::LoadGroup(Shard& sh, const char* rec, Group* g) {
 }
 
 size_t AggregateOp::HeapBytes(const Acc& acc) {
-  // A red-black tree node is 32 bytes of links and colour plus its pair; strings' own buffers
-  // beyond the inline ones are not counted (it would take a walk over the values).
+  // The multiset says its own; a pair's red-black tree node is 32 bytes of links and colour plus
+  // the pair. Strings' own buffers beyond the inline ones are not counted (a walk over the values).
   return acc.values.HeapBytes() + acc.pairs.size() * (32 + sizeof(std::pair<const std::pair<Value, Value>, int64_t>)) +
          acc.bits.capacity() * sizeof(int64_t);
 }
