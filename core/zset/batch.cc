@@ -226,6 +226,9 @@ void EncodeRow(std::string* out, const Batch& b, size_t r) {
 
 namespace {
 constexpr uint8_t kCompactInt = 0x10;  // + the number of bytes that follow (0..8)
+constexpr bool IsCompactInt(uint8_t tag) {
+  return tag >= kCompactInt && tag <= kCompactInt + 8;
+}
 
 void PutCompactInt(std::string* out, int64_t v) {
   const uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
@@ -270,7 +273,7 @@ std::string CompactRow(std::string_view row) {
 
 Value DecodeValue(std::string_view in, size_t* pos) {
   uint8_t tag = static_cast<uint8_t>(in[*pos]);
-  if (tag >= kCompactInt && tag <= kCompactInt + 8) return Value::Int(GetCompactInt(in, pos));
+  if (IsCompactInt(tag)) return Value::Int(GetCompactInt(in, pos));
   *pos += 1;
   switch (tag) {
     case 1: {
@@ -314,7 +317,7 @@ void DecodeRowInto(std::string_view in, BatchBuilder* b, size_t first_col) {
       col.i64.push_back(static_cast<int64_t>(Get64(in, pos + 1)));
       if (!col.nulls.empty()) col.nulls.push_back(0);
       pos += 9;
-    } else if (tag >= kCompactInt && tag <= kCompactInt + 8 && col.phys == PhysType::kI64) {
+    } else if (IsCompactInt(tag) && col.phys == PhysType::kI64) {
       col.i64.push_back(GetCompactInt(in, &pos));
       if (!col.nulls.empty()) col.nulls.push_back(0);
     } else {
