@@ -190,6 +190,7 @@ std::unique_ptr<StateStore> StateStore::Open(const std::string& dir, bool read_o
         mdb_txn_abort(t);
         LmdbFail("open database state", rc, dir);
       }
+      s->ClearUnusedSlots(t);
       if ((rc = mdb_txn_commit(t))) LmdbFail("commit", rc, dir);
       s->state_dbi_ = dbi;
     });
@@ -255,7 +256,8 @@ void StateStore::Txn::PutMeta(const std::string& key, const std::string& value) 
 
 void StateStore::Txn::PutRelation(const std::string& name, const Batch& contents) {
   MDB_txn* t = static_cast<MDB_txn*>(txn_);
-  MDB_dbi dbi = store_->Dbi(txn_, "rel:" + name, true);
+  store_->staged_.erase(name);  // what was staged no longer follows from the active slot
+  MDB_dbi dbi = store_->Dbi(txn_, store_->RelationDb(txn_, name), true);
   int rc = mdb_drop(t, dbi, 0);
   if (rc) LmdbFail("clear " + name, rc, store_->dir_);
   ApplyDelta(name, contents);
@@ -282,7 +284,8 @@ uint64_t StateStore::Txn::ApplyDelta(const std::string& name, std::span<const Ba
 uint64_t StateStore::Txn::ApplyRows(const std::string& name, size_t n,
                                     const std::function<int64_t(size_t, std::string*)>& next_row) {
   MDB_txn* t = static_cast<MDB_txn*>(txn_);
-  MDB_dbi dbi = store_->Dbi(txn_, "rel:" + name, true);
+  store_->staged_.erase(name);  // what was staged no longer follows from the active slot
+  MDB_dbi dbi = store_->Dbi(txn_, store_->RelationDb(txn_, name), true);
   const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(static_cast<MDB_env*>(store_->env_)));
   // Into an empty relation, rows sorted by encoding (a consolidated batch) go in with
   // MDB_APPEND: no lookup, pages filled in order. Anything out of order takes the general path.
@@ -337,6 +340,251 @@ uint64_t StateStore::Txn::ApplyRows(const std::string& name, size_t n,
     if ((rc = put(found ? MDB_CURRENT : 0))) LmdbFail("write " + name, rc, store_->dir_);
   }
   return hash;
+}
+
+std::string StateStore::RelationDb(void* txn, const std::string& name) const {
+  MDB_dbi slots = Dbi(txn, "rel_slot", false);
+  if (slots != UINT32_MAX) {
+    MDB_val k = Val(name), v;
+    const int rc = mdb_get(static_cast<MDB_txn*>(txn), slots, &k, &v);
+    if (rc == 0 && v.mv_size == 1 && *static_cast<const char*>(v.mv_data) == '1') return "rel1:" + name;
+    if (rc == 0)
+      Fail(ErrorKind::kCorruption, "{}: state store: the slot of relation {} is malformed (the file is damaged)", dir_,
+           name);
+    if (rc != MDB_NOTFOUND) LmdbFail("read the slot of " + name, rc, dir_);
+  }
+  return "rel:" + name;
+}
+
+void StateStore::ClearUnusedSlots(void* txn) {
+  MDB_txn* t = static_cast<MDB_txn*>(txn);
+  MDB_dbi main;
+  int rc = mdb_dbi_open(t, nullptr, 0, &main);
+  if (rc) LmdbFail("open the main database", rc, dir_);
+  std::vector<std::string> unused;
+  MDB_cursor* c;
+  if ((rc = mdb_cursor_open(t, main, &c))) LmdbFail("open a cursor", rc, dir_);
+  MDB_val k, v;
+  while ((rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) == 0) {
+    const std::string db(static_cast<const char*>(k.mv_data), k.mv_size);
+    for (const std::string prefix : {"rel:", "rel1:"})
+      if (db.compare(0, prefix.size(), prefix) == 0 && RelationDb(t, db.substr(prefix.size())) != db)
+        unused.push_back(db);
+  }
+  mdb_cursor_close(c);
+  if (rc != MDB_NOTFOUND) LmdbFail("list the databases", rc, dir_);
+  for (const std::string& db : unused) {
+    MDB_dbi dbi = Dbi(t, db, false);
+    MDB_stat st;
+    if (dbi != UINT32_MAX && mdb_stat(t, dbi, &st) == 0 && st.ms_entries > 0 && (rc = mdb_drop(t, dbi, 0)))
+      LmdbFail("clear " + db, rc, dir_);
+  }
+}
+
+uint64_t StateStore::RelationRows(const std::string& name) const {
+  return GuardSigbus(dir_, [&]() -> uint64_t {
+    MDB_txn* t = nullptr;
+    int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
+    if (rc) LmdbFail("begin read transaction", rc, dir_);
+    struct Abort {
+      MDB_txn* t;
+      ~Abort() { mdb_txn_abort(t); }
+    } guard{t};
+    MDB_dbi dbi = Dbi(t, RelationDb(t, name), false);
+    MDB_stat st;
+    if (dbi == UINT32_MAX || mdb_stat(t, dbi, &st) != 0) return 0;
+    return st.ms_entries;
+  });
+}
+
+uint64_t StateStore::StageRelation(const std::string& name, const Batch& delta, size_t txn_bytes) {
+  return StageRows(
+      name, delta.size(),
+      [&](size_t r, std::string* key) {
+        EncodeRow(key, delta, r);
+        return delta.weights[r];
+      },
+      txn_bytes);
+}
+
+uint64_t StateStore::StageRelation(const std::string& name, std::span<const Batch> parts, std::span<const RowRef> rows,
+                                   std::span<const int64_t> weights, size_t txn_bytes) {
+  constexpr size_t kAhead = 12;
+  return StageRows(
+      name, rows.size(),
+      [&](size_t k, std::string* key) {
+        if (k + kAhead < rows.size()) PrefetchRow(parts[rows[k + kAhead].part], rows[k + kAhead].row);
+        EncodeRow(key, parts[rows[k].part], rows[k].row);
+        return weights[k];
+      },
+      txn_bytes);
+}
+
+uint64_t StateStore::StageRows(const std::string& name, size_t n,
+                               const std::function<int64_t(size_t, std::string*)>& next_row, size_t txn_bytes) {
+  if (read_only_) Fail(ErrorKind::kRuntime, "{}: state store: opened read-only", dir_);
+  MDB_env* env = static_cast<MDB_env*>(env_);
+  const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(env));
+  // The merge of the stored rows (in key order) with the changes (in encoding order, the same
+  // order except among long rows sharing their key's prefix: those take the general path).
+  std::string target, source;
+  std::string enc, key;  // the next change: its encoding and its key
+  int64_t weight = 0;
+  bool have_change = false;
+  size_t next = 0;       // changes taken so far
+  std::string old_next;  // the stored row to go on from in the next transaction
+  bool old_done = false, first = true;
+  uint64_t hash = 0;
+  std::string value;
+  auto take_change = [&] {
+    have_change = next < n;
+    if (!have_change) return;
+    enc.clear();
+    weight = next_row(next++, &enc);
+    hash += RowHash(enc) * static_cast<uint64_t>(weight);
+    RowKey(enc, max_key, &key);
+  };
+  staged_.erase(name);  // a staging that fails part way leaves nothing to publish
+  take_change();
+  GuardSigbus(dir_, [&] {
+    while (first || have_change || !old_done) {
+      MDB_txn* t = nullptr;
+      int rc = mdb_txn_begin(env, nullptr, 0, &t);
+      if (rc) LmdbFail("begin write transaction", rc, dir_);
+      struct Abort {
+        MDB_txn* t;
+        ~Abort() {
+          if (t) mdb_txn_abort(t);
+        }
+      } guard{t};
+      if (first) {
+        source = RelationDb(t, name);
+        target = source == "rel:" + name ? "rel1:" + name : "rel:" + name;
+      }
+      MDB_dbi out_dbi = Dbi(t, target, true);
+      if (first && (rc = mdb_drop(t, out_dbi, 0))) LmdbFail("clear " + target, rc, dir_);
+      first = false;
+      // Cursors close before their transaction commits.
+      std::optional<WriteCursor> out, in;  // `in` only reads the stored rows
+      out.emplace(t, out_dbi, dir_);
+      MDB_dbi in_dbi = old_done ? UINT32_MAX : Dbi(t, source, false);
+      MDB_val ok{}, ov{};
+      bool have_old = false;
+      if (in_dbi != UINT32_MAX) {
+        in.emplace(t, in_dbi, dir_);
+        if (old_next.empty()) {
+          rc = mdb_cursor_get(in->c, &ok, &ov, MDB_FIRST);
+        } else {
+          ok = Val(old_next);
+          rc = mdb_cursor_get(in->c, &ok, &ov, MDB_SET_RANGE);
+        }
+        if (rc != 0 && rc != MDB_NOTFOUND) LmdbFail("read " + name, rc, dir_);
+        have_old = rc == 0;
+      }
+      // Puts (key, w [, long row]) into the target: appended when in order, else merged with
+      // what the target holds under the key (a long row out of order; weights add up).
+      auto emit = [&](std::string_view k, int64_t w, std::string_view long_row) -> size_t {
+        MDB_val mk{k.size(), const_cast<char*>(k.data())};
+        value.assign(reinterpret_cast<const char*>(&w), 8);
+        value.append(long_row);
+        MDB_val mv = Val(value);
+        int rc2 = mdb_cursor_put(out->c, &mk, &mv, MDB_APPEND);
+        if (rc2 == 0) return k.size() + value.size();
+        if (rc2 != MDB_KEYEXIST) LmdbFail("write " + target, rc2, dir_);
+        MDB_val fk = mk, fv;
+        rc2 = mdb_cursor_get(out->c, &fk, &fv, MDB_SET);
+        if (rc2 != 0 && rc2 != MDB_NOTFOUND) LmdbFail("read " + target, rc2, dir_);
+        if (rc2 == 0) {
+          if (fv.mv_size != value.size() ||
+              std::memcmp(static_cast<const char*>(fv.mv_data) + 8, long_row.data(), long_row.size()) != 0)
+            Fail(ErrorKind::kIo, "{}: state store: two rows of {} have the same key (a 64-bit hash collision)", dir_,
+                 name);
+          int64_t old;
+          std::memcpy(&old, fv.mv_data, 8);
+          w += old;
+          if (w == 0) {
+            if ((rc2 = mdb_cursor_del(out->c, 0))) LmdbFail("delete from " + target, rc2, dir_);
+            return k.size();
+          }
+          std::memcpy(value.data(), &w, 8);
+          mv = Val(value);
+        }
+        if ((rc2 = mdb_cursor_put(out->c, &mk, &mv, rc2 == 0 ? MDB_CURRENT : 0)))
+          LmdbFail("write " + target, rc2, dir_);
+        return k.size() + value.size();
+      };
+      auto next_old = [&] {
+        int rc2 = mdb_cursor_get(in->c, &ok, &ov, MDB_NEXT);
+        if (rc2 != 0 && rc2 != MDB_NOTFOUND) LmdbFail("read " + name, rc2, dir_);
+        have_old = rc2 == 0;
+      };
+      size_t bytes = 0;
+      while ((have_change || have_old) && bytes < txn_bytes) {
+        std::string_view old_key, old_value;
+        if (have_old) {
+          old_key = {static_cast<const char*>(ok.mv_data), ok.mv_size};
+          old_value = {static_cast<const char*>(ov.mv_data), ov.mv_size};
+          if (old_value.size() < 8)
+            Fail(ErrorKind::kCorruption, "{}: state store: a stored row of {} is malformed (the file is damaged)", dir_,
+                 name);
+        }
+        const int c = !have_old ? -1 : !have_change ? 1 : std::string_view(key).compare(old_key);
+        const std::string_view long_row = enc.size() >= max_key ? std::string_view(enc) : std::string_view();
+        if (c < 0) {
+          bytes += emit(key, weight, long_row);
+          take_change();
+        } else if (c > 0) {
+          int64_t w;
+          std::memcpy(&w, old_value.data(), 8);
+          bytes += emit(old_key, w, old_value.substr(8));
+          next_old();
+        } else {
+          if (old_value.substr(8) != long_row)
+            Fail(ErrorKind::kIo, "{}: state store: two rows of {} have the same key (a 64-bit hash collision)", dir_,
+                 name);
+          int64_t w;
+          std::memcpy(&w, old_value.data(), 8);
+          w += weight;
+          if (w != 0) bytes += emit(key, w, long_row);
+          take_change();
+          next_old();
+        }
+      }
+      old_done = !have_old;
+      if (have_old) old_next.assign(static_cast<const char*>(ok.mv_data), ok.mv_size);
+      in.reset();
+      out.reset();
+      guard.t = nullptr;  // a failed commit frees the transaction too
+      if ((rc = mdb_txn_commit(t))) LmdbFail("commit", rc, dir_);
+    }
+  });
+  staged_[name] = target;
+  return hash;
+}
+
+void StateStore::Txn::PublishRelation(const std::string& name) {
+  auto it = store_->staged_.find(name);
+  if (it == store_->staged_.end())
+    Fail(ErrorKind::kRuntime, "{}: state store: relation {} was not staged", store_->dir_, name);
+  MDB_txn* t = static_cast<MDB_txn*>(txn_);
+  const std::string old = store_->RelationDb(txn_, name);
+  MDB_dbi slots = store_->Dbi(txn_, "rel_slot", true);
+  MDB_val k = Val(name);
+  int rc;
+  if (it->second == "rel:" + name) {
+    rc = mdb_del(t, slots, &k, nullptr);
+    if (rc == MDB_NOTFOUND) rc = 0;
+  } else {
+    std::string one = "1";
+    MDB_val v = Val(one);
+    rc = mdb_put(t, slots, &k, &v, 0);
+  }
+  if (rc) LmdbFail("switch the slot of " + name, rc, store_->dir_);
+  if (old != it->second) {
+    MDB_dbi dbi = store_->Dbi(txn_, old, false);
+    if (dbi != UINT32_MAX && (rc = mdb_drop(t, dbi, 0))) LmdbFail("clear " + old, rc, store_->dir_);
+  }
+  store_->staged_.erase(it);
 }
 
 namespace {
@@ -605,7 +853,7 @@ std::optional<Batch> StateStore::ReadRelationUnguarded(const std::string& name, 
   MDB_txn* t = nullptr;
   int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
   if (rc) LmdbFail("begin read transaction", rc, dir_);
-  MDB_dbi dbi = Dbi(t, "rel:" + name, false);
+  MDB_dbi dbi = Dbi(t, RelationDb(t, name), false);
   if (dbi == UINT32_MAX) {
     mdb_txn_abort(t);
     return std::nullopt;

@@ -15,8 +15,16 @@
 //                   longer is stored under a key of exactly that size (the encoding's first bytes,
 //                   then a 64-bit hash of the whole encoding) -> weight followed by the encoding;
 //                   a hash collision between two such rows is reported, never merged.
+//   "rel1:<name>"   the relation's second slot, same layout: a large change is written there
+//                   (StageRelation) while readers keep seeing the first, then switched to.
+//   "rel_slot"      relation name -> "1" while "rel1:<name>" holds the relation (absent: "rel:").
 // Writes happen in one write transaction (Commit), so a reader (fld query, fld status) always
 // sees a whole step: LMDB readers never block the writer and never see a half transaction.
+// A staged relation is the one exception to "one transaction": its rows go into the unused slot
+// over several transactions of bounded size (LMDB keeps a transaction's dirty pages in memory
+// until it commits), and the transaction that switches the slot is the checkpoint's, so readers
+// and a resume still see the relation change at the checkpoint and nowhere else; a crash before
+// the switch leaves rows in the unused slot that the next staging clears.
 // Durability: LMDB's default synchronous commit (never MDB_NOSYNC / MDB_NOMETASYNC); a failed
 // commit is an I/O error and the store must not be written again by this process.
 #pragma once
@@ -68,6 +76,9 @@ class StateStore : public StateSource {
     // nodes in increasing order) and the changes are sorted puts: they go in with MDB_APPEND.
     uint64_t ApplyState(uint32_t node, std::span<const StateChange> changes, std::span<const uint32_t> order,
                         bool append = false);
+    // Makes the rows StageRelation wrote the contents of relation `name` (its other slot is
+    // emptied).
+    void PublishRelation(const std::string& name);
     // Removes every stored keyed-state entry.
     void DropState();
     void Commit();
@@ -81,6 +92,19 @@ class StateStore : public StateSource {
     void* txn_ = nullptr;
   };
   std::unique_ptr<Txn> Begin();
+
+  // Writes relation `name` with a change merged in (row k is rows[k] of `parts` with weight
+  // weights[k], in encoding order, as ConsolidateRows leaves them) into the relation's unused
+  // slot, in write transactions of about `txn_bytes` of rows each: the stored rows are read in
+  // order and the result appended, so each page is written once, full. Nothing changes for
+  // readers until a Txn publishes it (PublishRelation); staging again before that starts over.
+  // Call it with no Txn open (LMDB has one writer). Returns the change of the content hash.
+  static constexpr size_t kStageTxnBytes = size_t{32} << 20;
+  uint64_t StageRelation(const std::string& name, std::span<const Batch> parts, std::span<const RowRef> rows,
+                         std::span<const int64_t> weights, size_t txn_bytes = kStageTxnBytes);
+  uint64_t StageRelation(const std::string& name, const Batch& delta, size_t txn_bytes = kStageTxnBytes);
+  // Rows stored in relation `name` (0 when absent).
+  uint64_t RelationRows(const std::string& name) const;
 
   // Reads (each in its own short read transaction).
   std::optional<std::string> GetMeta(const std::string& key) const;
@@ -109,6 +133,12 @@ class StateStore : public StateSource {
  private:
   StateStore() = default;
   unsigned Dbi(void* txn, const std::string& name, bool create) const;
+  // The database that holds relation `name` as of transaction `txn` ("rel:" or "rel1:" + name).
+  std::string RelationDb(void* txn, const std::string& name) const;
+  // Empties the unused slots that hold rows: a staging the process did not live to publish.
+  void ClearUnusedSlots(void* txn);
+  uint64_t StageRows(const std::string& name, size_t n, const std::function<int64_t(size_t, std::string*)>& next_row,
+                     size_t txn_bytes);
   std::optional<std::string> GetMetaUnguarded(const std::string& key) const;
   std::map<std::string, std::string> AllMetaUnguarded() const;
   uint64_t ForEachStateEntryUnguarded(uint32_t node,
@@ -118,7 +148,8 @@ class StateStore : public StateSource {
   std::string dir_;
   void* env_ = nullptr;
   bool read_only_ = false;
-  unsigned state_dbi_ = UINT32_MAX;  // the "state" database, opened with the store (writable)
+  unsigned state_dbi_ = UINT32_MAX;            // the "state" database, opened with the store (writable)
+  std::map<std::string, std::string> staged_;  // relation -> the database StageRelation filled
 };
 
 // The checksum a checkpoint stores under the meta key "meta_crc": CRC32C over every other meta
