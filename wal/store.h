@@ -24,7 +24,8 @@
 // over several transactions of bounded size (LMDB keeps a transaction's dirty pages in memory
 // until it commits), and the transaction that switches the slot is the checkpoint's, so readers
 // and a resume still see the relation change at the checkpoint and nowhere else; a crash before
-// the switch leaves rows in the unused slot that the next staging clears.
+// the switch leaves rows in the unused slot, which the next Open for writing (or the next
+// staging) clears. A write to the relation in place makes what was staged unpublishable.
 // Durability: LMDB's default synchronous commit (never MDB_NOSYNC / MDB_NOMETASYNC); a failed
 // commit is an I/O error and the store must not be written again by this process.
 #pragma once
