@@ -44,6 +44,14 @@ struct WriteCursor {
   WriteCursor& operator=(const WriteCursor&) = delete;
 };
 
+// Aborts a transaction when it goes out of scope, unless `t` was reset (committed or handed on).
+struct TxnAbort {
+  MDB_txn* t;
+  ~TxnAbort() {
+    if (t) mdb_txn_abort(t);
+  }
+};
+
 MDB_val Val(const std::string& s) {
   return MDB_val{s.size(), const_cast<char*>(s.data())};
 }
@@ -362,16 +370,16 @@ void StateStore::ClearUnusedSlots(void* txn) {
   int rc = mdb_dbi_open(t, nullptr, 0, &main);
   if (rc) LmdbFail("open the main database", rc, dir_);
   std::vector<std::string> unused;
-  MDB_cursor* c;
-  if ((rc = mdb_cursor_open(t, main, &c))) LmdbFail("open a cursor", rc, dir_);
-  MDB_val k, v;
-  while ((rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) == 0) {
-    const std::string db(static_cast<const char*>(k.mv_data), k.mv_size);
-    for (const std::string prefix : {"rel:", "rel1:"})
-      if (db.compare(0, prefix.size(), prefix) == 0 && RelationDb(t, db.substr(prefix.size())) != db)
-        unused.push_back(db);
+  {
+    WriteCursor c(t, main, dir_);
+    MDB_val k, v;
+    while ((rc = mdb_cursor_get(c.c, &k, &v, MDB_NEXT)) == 0) {
+      const std::string db(static_cast<const char*>(k.mv_data), k.mv_size);
+      for (const std::string prefix : {"rel:", "rel1:"})
+        if (db.compare(0, prefix.size(), prefix) == 0 && RelationDb(t, db.substr(prefix.size())) != db)
+          unused.push_back(db);
+    }
   }
-  mdb_cursor_close(c);
   if (rc != MDB_NOTFOUND) LmdbFail("list the databases", rc, dir_);
   for (const std::string& db : unused) {
     MDB_dbi dbi = Dbi(t, db, false);
@@ -386,10 +394,7 @@ uint64_t StateStore::RelationRows(const std::string& name) const {
     MDB_txn* t = nullptr;
     int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
     if (rc) LmdbFail("begin read transaction", rc, dir_);
-    struct Abort {
-      MDB_txn* t;
-      ~Abort() { mdb_txn_abort(t); }
-    } guard{t};
+    TxnAbort guard{t};
     MDB_dbi dbi = Dbi(t, RelationDb(t, name), false);
     MDB_stat st;
     if (dbi == UINT32_MAX || mdb_stat(t, dbi, &st) != 0) return 0;
@@ -451,12 +456,7 @@ uint64_t StateStore::StageRows(const std::string& name, size_t n,
       MDB_txn* t = nullptr;
       int rc = mdb_txn_begin(env, nullptr, 0, &t);
       if (rc) LmdbFail("begin write transaction", rc, dir_);
-      struct Abort {
-        MDB_txn* t;
-        ~Abort() {
-          if (t) mdb_txn_abort(t);
-        }
-      } guard{t};
+      TxnAbort guard{t};
       if (first) {
         source = RelationDb(t, name);
         target = source == "rel:" + name ? "rel1:" + name : "rel:" + name;
