@@ -69,6 +69,44 @@ void RowKey(std::string_view row, size_t max_key, std::string* key) {
   for (int i = 7; i >= 0; --i) key->push_back(static_cast<char>((h >> (8 * i)) & 0xFF));
 }
 
+[[noreturn]] void HashCollision(const std::string& dir, const std::string& name) {
+  Fail(ErrorKind::kIo, "{}: state store: two rows of {} have the same key (a 64-bit hash collision)", dir, name);
+}
+
+// A stored row's value: its weight, then the row's encoding when it is a long row (keyed by
+// RowKey's prefix and hash), else nothing.
+void RowValue(int64_t w, std::string_view long_row, std::string* value) {
+  value->assign(reinterpret_cast<const char*>(&w), 8);
+  value->append(long_row);
+}
+
+// Adds w to the weight of the row stored under `key` in the cursor's database: inserts the row
+// when absent, deletes it when the sum is 0. `long_row` is the encoding of a long row (else
+// empty); a different long row stored under the same key is a hash collision, reported. One
+// B-tree walk: the cursor finds the key, then replaces or deletes in place. `value` is scratch.
+void AddRowWeight(MDB_cursor* c, std::string_view key, int64_t w, std::string_view long_row, std::string* value,
+                  const std::string& dir, const std::string& name) {
+  MDB_val k{key.size(), const_cast<char*>(key.data())}, v;
+  int rc = mdb_cursor_get(c, &k, &v, MDB_SET);
+  if (rc == 0) {
+    if (!long_row.empty() && std::string_view(static_cast<const char*>(v.mv_data), v.mv_size).substr(8) != long_row)
+      HashCollision(dir, name);
+    int64_t old;
+    std::memcpy(&old, v.mv_data, 8);
+    w += old;
+  } else if (rc != MDB_NOTFOUND) {
+    LmdbFail("read " + name, rc, dir);
+  }
+  const bool found = rc == 0;
+  if (w == 0) {
+    if (found && (rc = mdb_cursor_del(c, 0))) LmdbFail("delete from " + name, rc, dir);
+    return;
+  }
+  RowValue(w, long_row, value);
+  MDB_val nk{key.size(), const_cast<char*>(key.data())}, nv{value->size(), value->data()};
+  if ((rc = mdb_cursor_put(c, &nk, &nv, found ? MDB_CURRENT : 0))) LmdbFail("write " + name, rc, dir);
+}
+
 // True when `row` is a whole row encoding (core/zset/batch.h: per column a tag 0 = NULL,
 // 1 = i64, 2 = f64, 3 = u32 length + bytes) of exactly `types`. LMDB keeps no checksums, so a
 // damaged page can hand back any bytes; they are checked before they are decoded.
@@ -313,39 +351,16 @@ uint64_t StateStore::Txn::ApplyRows(const std::string& name, size_t n,
       row.swap(key);
       RowKey(row, max_key, &key);
     }
-    MDB_val k = Val(key), v;
-    int64_t w = weight;
-    auto put = [&](unsigned flags) {
-      value.assign(reinterpret_cast<const char*>(&w), 8);
-      if (long_row) value += row;
-      MDB_val nv = Val(value);
-      return mdb_cursor_put(cur.c, &k, &nv, flags);
-    };
-    if (append && w > 0) {
-      int rc = put(MDB_APPEND);
+    const std::string_view long_value = long_row ? std::string_view(row) : std::string_view();
+    if (append && weight > 0) {
+      RowValue(weight, long_value, &value);
+      MDB_val k = Val(key), v = Val(value);
+      const int rc = mdb_cursor_put(cur.c, &k, &v, MDB_APPEND);
       if (rc == 0) continue;
       if (rc != MDB_KEYEXIST) LmdbFail("write " + name, rc, store_->dir_);
-      append = false;  // out of order: fall back for this row and the rest
     }
-    append = false;
-    // One B-tree walk per row: the cursor finds the key, then replaces or deletes in place.
-    int rc = mdb_cursor_get(cur.c, &k, &v, MDB_SET);  // MDB_SET leaves k on our bytes (the put needs them)
-    if (rc == 0) {
-      if (long_row && std::string_view(static_cast<const char*>(v.mv_data), v.mv_size).substr(8) != row)
-        Fail(ErrorKind::kIo, "{}: state store: two rows of {} have the same key (a 64-bit hash collision)",
-             store_->dir_, name);
-      int64_t old;
-      std::memcpy(&old, v.mv_data, 8);
-      w += old;
-    } else if (rc != MDB_NOTFOUND) {
-      LmdbFail("read " + name, rc, store_->dir_);
-    }
-    const bool found = rc == 0;
-    if (w == 0) {
-      if (found && (rc = mdb_cursor_del(cur.c, 0))) LmdbFail("delete from " + name, rc, store_->dir_);
-      continue;
-    }
-    if ((rc = put(found ? MDB_CURRENT : 0))) LmdbFail("write " + name, rc, store_->dir_);
+    append = false;  // out of order (or a retraction): the general path for this row and the rest
+    AddRowWeight(cur.c, key, weight, long_value, &value, store_->dir_, name);
   }
   return hash;
 }
@@ -481,37 +496,17 @@ uint64_t StateStore::StageRows(const std::string& name, size_t n,
         if (rc != 0 && rc != MDB_NOTFOUND) LmdbFail("read " + name, rc, dir_);
         have_old = rc == 0;
       }
-      // Puts (key, w [, long row]) into the target: appended when in order, else merged with
-      // what the target holds under the key (a long row out of order; weights add up).
+      // Puts (key, w [, long row]) into the target: appended when in order, else added to what
+      // the target holds under the key (a long row out of order).
       auto emit = [&](std::string_view k, int64_t w, std::string_view long_row) -> size_t {
-        MDB_val mk{k.size(), const_cast<char*>(k.data())};
-        value.assign(reinterpret_cast<const char*>(&w), 8);
-        value.append(long_row);
-        MDB_val mv = Val(value);
-        int rc2 = mdb_cursor_put(out->c, &mk, &mv, MDB_APPEND);
-        if (rc2 == 0) return k.size() + value.size();
-        if (rc2 != MDB_KEYEXIST) LmdbFail("write " + target, rc2, dir_);
-        MDB_val fk = mk, fv;
-        rc2 = mdb_cursor_get(out->c, &fk, &fv, MDB_SET);
-        if (rc2 != 0 && rc2 != MDB_NOTFOUND) LmdbFail("read " + target, rc2, dir_);
-        if (rc2 == 0) {
-          if (fv.mv_size != value.size() ||
-              std::memcmp(static_cast<const char*>(fv.mv_data) + 8, long_row.data(), long_row.size()) != 0)
-            Fail(ErrorKind::kIo, "{}: state store: two rows of {} have the same key (a 64-bit hash collision)", dir_,
-                 name);
-          int64_t old;
-          std::memcpy(&old, fv.mv_data, 8);
-          w += old;
-          if (w == 0) {
-            if ((rc2 = mdb_cursor_del(out->c, 0))) LmdbFail("delete from " + target, rc2, dir_);
-            return k.size();
-          }
-          std::memcpy(value.data(), &w, 8);
-          mv = Val(value);
-        }
-        if ((rc2 = mdb_cursor_put(out->c, &mk, &mv, rc2 == 0 ? MDB_CURRENT : 0)))
+        RowValue(w, long_row, &value);
+        MDB_val mk{k.size(), const_cast<char*>(k.data())}, mv = Val(value);
+        const int rc2 = mdb_cursor_put(out->c, &mk, &mv, MDB_APPEND);
+        if (rc2 == MDB_KEYEXIST)
+          AddRowWeight(out->c, k, w, long_row, &value, dir_, name);
+        else if (rc2 != 0)
           LmdbFail("write " + target, rc2, dir_);
-        return k.size() + value.size();
+        return k.size() + 8 + long_row.size();
       };
       auto next_old = [&] {
         int rc2 = mdb_cursor_get(in->c, &ok, &ov, MDB_NEXT);
@@ -539,9 +534,7 @@ uint64_t StateStore::StageRows(const std::string& name, size_t n,
           bytes += emit(old_key, w, old_value.substr(8));
           next_old();
         } else {
-          if (old_value.substr(8) != long_row)
-            Fail(ErrorKind::kIo, "{}: state store: two rows of {} have the same key (a 64-bit hash collision)", dir_,
-                 name);
+          if (old_value.substr(8) != long_row) HashCollision(dir_, name);
           int64_t w;
           std::memcpy(&w, old_value.data(), 8);
           w += weight;
