@@ -54,6 +54,10 @@ std::string StateDir(const PipelineSpec& s) {
 std::string WalDir(const PipelineSpec& s) {
   return s.storage_path + "/wal";
 }
+// Scratch files: materialized changes spilled until the next checkpoint (wal/spill.h).
+std::string SpillDir(const PipelineSpec& s) {
+  return s.storage_path + "/spill";
+}
 
 std::string NowUtc() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
@@ -212,13 +216,20 @@ class Controller::Impl {
   // A materialized relation's changes since the checkpoint. Once they hold more rows than after
   // their last consolidation (and at least kConsolidateRows), they are consolidated into one
   // batch: rows changed again and again then take one entry, not one per change.
+  // Once all relations' changes in memory exceed SpillBytes(), the largest is consolidated and
+  // written to a sorted run on disk (wal/spill.h); the checkpoint merges the runs.
   struct PendingChanges {
     std::vector<Batch> parts;
     size_t rows = 0;       // rows in parts
     size_t bytes = 0;      // their memory (MemoryBytes)
     size_t threshold = 0;  // consolidate when rows exceed it
+    std::vector<std::unique_ptr<SpilledRun>> runs;
   };
   static constexpr size_t kConsolidateRows = size_t{1} << 20;
+  // The memory materialized changes may take: 64 MiB, or an eighth of storage.cache_mib.
+  size_t SpillBytes() const { return std::min(size_t{64} << 20, cache_bytes_ / 8); }
+  void Spill(const std::string& name, PendingChanges* p);
+  uint64_t spills_ = 0;  // runs written by this process (their file names)
   std::map<int, PendingChanges> pending_rel_;
   size_t pending_bytes_ = 0;  // the sum of their bytes: memory the cache budget counts too
   // What the cache budget (storage.cache_mib) counts: the operators' state in memory and the
@@ -286,6 +297,30 @@ void Controller::Impl::AccumulateMaterialized() {
       p.parts.push_back(std::move(merged));
     }
   }
+  while (pending_bytes_ > SpillBytes()) {
+    auto largest = pending_rel_.begin();
+    for (auto it = pending_rel_.begin(); it != pending_rel_.end(); ++it)
+      if (it->second.bytes > largest->second.bytes) largest = it;
+    Spill(c.relations()[static_cast<size_t>(largest->first)].name, &largest->second);
+  }
+}
+
+void Controller::Impl::Spill(const std::string& name, PendingChanges* p) {
+  const auto t0 = Clock::now();
+  if (spills_ == 0) {
+    std::error_code ec;
+    fs::create_directories(SpillDir(spec()), ec);
+    if (ec) Fail(ErrorKind::kIo, "{}: cannot create the folder: {}", SpillDir(spec()), ec.message());
+  }
+  const ConsolidatedRows rows = ConsolidateRows(p->parts, &p_->pool());
+  const std::string path = fmt::format("{}/{}.run", SpillDir(spec()), spills_++);
+  p->runs.push_back(SpilledRun::Write(path, ConsolidatedPull(p->parts, rows)));
+  spdlog::debug("{}: spilled {} changes of {} ({} rows, {} bytes) to {} in {:.1f} ms", spec().name, p->rows, name,
+                p->runs.back()->rows(), p->runs.back()->bytes(), path,
+                std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  p->parts.clear();
+  pending_bytes_ -= p->bytes;
+  p->rows = p->bytes = p->threshold = 0;
 }
 
 int64_t Controller::Impl::NextNow() const {
@@ -342,12 +377,17 @@ struct Controller::Impl::Written {
   // Gathered on the step thread.
   const char* state = "";
   uint64_t step = 0;
-  std::string blob;                                             // circuit state: headers and unkeyed operators
-  std::vector<std::pair<int, StateDelta>> deltas;               // keyed entries changed since the last one
-  bool drop_state = false;                                      // the stored keyed state is stale: start it over
-  bool saved_state = false;                                     // the operators' changes are in it
-  std::vector<std::pair<std::string, std::vector<Batch>>> rel;  // materialized relation -> changes
-  std::map<std::string, std::string> meta;                      // all but the hashes and the checksum
+  std::string blob;                                // circuit state: headers and unkeyed operators
+  std::vector<std::pair<int, StateDelta>> deltas;  // keyed entries changed since the last one
+  bool drop_state = false;                         // the stored keyed state is stale: start it over
+  bool saved_state = false;                        // the operators' changes are in it
+  struct RelChanges {
+    std::string name;  // a materialized relation
+    std::vector<Batch> parts;
+    std::vector<std::unique_ptr<SpilledRun>> runs;  // changes spilled to disk (deleted with them)
+  };
+  std::vector<RelChanges> rel;
+  std::map<std::string, std::string> meta;  // all but the hashes and the checksum
   bool has_log = false;
   std::string keep_segment;  // the log segment steps after this checkpoint go to
   Clock::time_point t0;
@@ -391,7 +431,12 @@ void Controller::Impl::Checkpoint(const char* state, bool complete, bool backgro
     const Relation& rel = c.relations()[r];
     if (!rel.materialized) continue;
     auto it = pending_rel_.find(static_cast<int>(r));
-    w->rel.emplace_back(rel.name, it == pending_rel_.end() ? std::vector<Batch>{} : std::move(it->second.parts));
+    auto& changes = w->rel.emplace_back();
+    changes.name = rel.name;
+    if (it != pending_rel_.end()) {
+      changes.parts = std::move(it->second.parts);
+      changes.runs = std::move(it->second.runs);
+    }
   }
   pending_rel_.clear();
   pending_bytes_ = 0;
@@ -441,18 +486,30 @@ void Controller::Impl::WriteCheckpoint(Written* w) {
   // over write transactions of bounded size (LMDB holds a transaction's dirty pages in memory
   // until it commits: a 3M-row view's first checkpoint held 160 MB of them), and the checkpoint's
   // transaction below switches to it.
+  // Changes spilled to disk are always merged this way (they are large by construction).
   constexpr size_t kStageMinRows = size_t{1} << 16;
   std::set<std::string> staged;
-  for (auto& [name, parts] : w->rel) {
+  for (auto& [name, parts, runs] : w->rel) {
     size_t rows = 0;
     for (const Batch& p : parts) rows += p.size();
+    for (const auto& run : runs) rows += run->rows();
     const size_t stored = store_->RelationRows(name);
-    if (rows < kStageMinRows || rows < stored / 2) continue;
-    spdlog::debug("{}: checkpoint at step {} stages relation {}: {} changes on {} stored rows", spec().name, w->step,
-                  name, rows, stored);
+    if (runs.empty() && (rows < kStageMinRows || rows < stored / 2)) continue;
+    const auto t0 = Clock::now();
     const ConsolidatedRows delta = ConsolidateRows(parts, w->pool);
-    rel_hash_[name] += store_->StageRelation(name, parts, delta.rows, delta.weights);
+    const auto t1 = Clock::now();
+    std::vector<RowPull> sources;
+    for (const auto& run : runs) sources.push_back(run->Read());
+    sources.push_back(ConsolidatedPull(parts, delta));
+    rel_hash_[name] += store_->StageRelation(name, MergeSorted(std::move(sources)));
+    spdlog::debug(
+        "{}: checkpoint at step {} stages relation {}: {} changes ({} runs) on {} stored rows ({:.1f} ms to "
+        "consolidate, {:.1f} ms to write)",
+        spec().name, w->step, name, rows, runs.size(), stored,
+        std::chrono::duration<double, std::milli>(t1 - t0).count(),
+        std::chrono::duration<double, std::milli>(Clock::now() - t1).count());
     parts.clear();
+    runs.clear();
     staged.insert(name);
   }
   auto txn = store_->Begin();
@@ -472,7 +529,7 @@ void Controller::Impl::WriteCheckpoint(Written* w) {
     w->entries += changes.size();
     w->bytes += d.bytes();
   }
-  for (auto& [name, parts] : w->rel) {
+  for (auto& [name, parts, runs] : w->rel) {
     if (staged.count(name)) {
       txn->PublishRelation(name);
       continue;
@@ -798,6 +855,11 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
   auto t0 = Clock::now();
   const bool journal = spec().ft_model == FtModel::kExactlyOnce;
   if (opts_.reset || spec().ft_model == FtModel::kNone) RemoveStored(spec());
+  {
+    std::error_code ec;
+    fs::remove_all(SpillDir(spec()), ec);  // a run spilled by a process that ended is nobody's
+    if (ec) Fail(ErrorKind::kIo, "{}: cannot delete: {}", SpillDir(spec()), ec.message());
+  }
   store_ = StateStore::Open(StateDir(spec()), false, true);
   live_ = std::make_unique<LiveStatusWriter>(spec().storage_path);
   // Materialized relations live in the store (their changes are applied at each checkpoint and

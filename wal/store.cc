@@ -418,30 +418,11 @@ uint64_t StateStore::RelationRows(const std::string& name) const {
 }
 
 uint64_t StateStore::StageRelation(const std::string& name, const Batch& delta, size_t txn_bytes) {
-  return StageRows(
-      name, delta.size(),
-      [&](size_t r, std::string* key) {
-        EncodeRow(key, delta, r);
-        return delta.weights[r];
-      },
-      txn_bytes);
+  const ConsolidatedRows rows = ConsolidateRows(std::span<const Batch>(&delta, 1));
+  return StageRelation(name, ConsolidatedPull(std::span<const Batch>(&delta, 1), rows), txn_bytes);
 }
 
-uint64_t StateStore::StageRelation(const std::string& name, std::span<const Batch> parts, std::span<const RowRef> rows,
-                                   std::span<const int64_t> weights, size_t txn_bytes) {
-  constexpr size_t kAhead = 12;
-  return StageRows(
-      name, rows.size(),
-      [&](size_t k, std::string* key) {
-        if (k + kAhead < rows.size()) PrefetchRow(parts[rows[k + kAhead].part], rows[k + kAhead].row);
-        EncodeRow(key, parts[rows[k].part], rows[k].row);
-        return weights[k];
-      },
-      txn_bytes);
-}
-
-uint64_t StateStore::StageRows(const std::string& name, size_t n,
-                               const std::function<int64_t(size_t, std::string*)>& next_row, size_t txn_bytes) {
+uint64_t StateStore::StageRelation(const std::string& name, const RowPull& changes, size_t txn_bytes) {
   if (read_only_) Fail(ErrorKind::kRuntime, "{}: state store: opened read-only", dir_);
   MDB_env* env = static_cast<MDB_env*>(env_);
   const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(env));
@@ -451,16 +432,14 @@ uint64_t StateStore::StageRows(const std::string& name, size_t n,
   std::string enc, key;  // the next change: its encoding and its key
   int64_t weight = 0;
   bool have_change = false;
-  size_t next = 0;       // changes taken so far
   std::string old_next;  // the stored row to go on from in the next transaction
   bool old_done = false, first = true;
   uint64_t hash = 0;
   std::string value;
   auto take_change = [&] {
-    have_change = next < n;
-    if (!have_change) return;
     enc.clear();
-    weight = next_row(next++, &enc);
+    have_change = changes(&enc, &weight);
+    if (!have_change) return;
     hash += RowHash(enc) * static_cast<uint64_t>(weight);
     RowKey(enc, max_key, &key);
   };

@@ -41,6 +41,7 @@
 
 #include "core/circuit/operator.h"
 #include "core/zset/batch.h"
+#include "wal/spill.h"
 
 namespace fld {
 
@@ -94,15 +95,14 @@ class StateStore : public StateSource {
   };
   std::unique_ptr<Txn> Begin();
 
-  // Writes relation `name` with a change merged in (row k is rows[k] of `parts` with weight
-  // weights[k], in encoding order, as ConsolidateRows leaves them) into the relation's unused
+  // Writes relation `name` with a change merged in (`changes`: rows in encoding order with
+  // distinct encodings, as ConsolidatedPull or MergeSorted give them) into the relation's unused
   // slot, in write transactions of about `txn_bytes` of rows each: the stored rows are read in
   // order and the result appended, so each page is written once, full. Nothing changes for
   // readers until a Txn publishes it (PublishRelation); staging again before that starts over.
   // Call it with no Txn open (LMDB has one writer). Returns the change of the content hash.
   static constexpr size_t kStageTxnBytes = size_t{32} << 20;
-  uint64_t StageRelation(const std::string& name, std::span<const Batch> parts, std::span<const RowRef> rows,
-                         std::span<const int64_t> weights, size_t txn_bytes = kStageTxnBytes);
+  uint64_t StageRelation(const std::string& name, const RowPull& changes, size_t txn_bytes = kStageTxnBytes);
   uint64_t StageRelation(const std::string& name, const Batch& delta, size_t txn_bytes = kStageTxnBytes);
   // Rows stored in relation `name` (0 when absent).
   uint64_t RelationRows(const std::string& name) const;
@@ -138,8 +138,6 @@ class StateStore : public StateSource {
   std::string RelationDb(void* txn, const std::string& name) const;
   // Empties the unused slots that hold rows: a staging the process did not live to publish.
   void ClearUnusedSlots(void* txn);
-  uint64_t StageRows(const std::string& name, size_t n, const std::function<int64_t(size_t, std::string*)>& next_row,
-                     size_t txn_bytes);
   std::optional<std::string> GetMetaUnguarded(const std::string& key) const;
   std::map<std::string, std::string> AllMetaUnguarded() const;
   uint64_t ForEachStateEntryUnguarded(uint32_t node,

@@ -5,7 +5,10 @@ store while that happens (strace, real SIGKILL), the resume must end with views 
 to a recomputation in Python: nothing lost, nothing counted twice.
 
 The pipeline: 400K datagen rows at 200K rows/s with a checkpoint every second, so the first
-checkpoint stages both views into empty slots and the second merges into slots holding rows."""
+checkpoint stages both views into empty slots and the second merges into slots holding rows.
+It runs twice: with the default memory budget, where the changes wait in memory, and with
+storage.cache_mib 8, where changes past 1 MiB are spilled to sorted runs on disk (wal/spill.h)
+that the checkpoint merges; kills then also land while runs are written (write)."""
 
 import collections
 import concurrent.futures
@@ -38,7 +41,10 @@ BY_K = sorted(((k, SUMS[k], COUNTS[k]) for k in SUMS), key=repr)  # as query() s
 ALL_T = [(ROWS, ROWS * (ROWS - 1) // 2, sum(i % KEYS for i in range(ROWS)), sum(SUMS.values()))]
 
 
-def make():
+CONFIGS = {"staged": "", "spilled": ", cache_mib: 8"}
+
+
+def make(config):
     d = tmpdir()
     body = "\n".join("  " + line for line in SQL.split("\n"))
     return write(os.path.join(d, "s.yaml"), f"""name: lv
@@ -48,7 +54,7 @@ connectors:
   by_k:
     - transport: {{name: file_output, config: {{path: by_k.csv}}}}
       format: {{name: csv}}
-storage: {{path: st.fld}}
+storage: {{path: st.fld{CONFIGS[config]}}}
 fault_tolerance: {{model: exactly_once, checkpoint_interval_secs: 1}}
 """)
 
@@ -62,6 +68,9 @@ def problems(sp):
         out.append("view all_t")
     if integrate_csv(os.path.join(os.path.dirname(sp), "by_k.csv"), [int, int, int]) != BY_K:
         out.append("by_k.csv")
+    spill = os.path.join(os.path.dirname(sp), "st.fld", "spill")
+    if os.path.isdir(spill) and os.listdir(spill):
+        out.append(f"spill files left: {os.listdir(spill)}")
     return out
 
 
@@ -70,33 +79,43 @@ def run(sp, *pre):
                           timeout=300)
 
 
-TRACE = {}
+TRACE = {}  # (config, syscall) -> calls of the busiest thread
+SYSCALLS = "writev,pwrite64,fdatasync,write"
 
 
-@check("an uninterrupted run stages both views, into empty slots and onto stored rows, and is right")
+@check("uninterrupted runs stage both views, into empty slots and onto stored rows, and are right")
 def _():
-    sp = make()
-    trace = os.path.join(os.path.dirname(sp), "trace")
-    p = run(sp, "strace", "-f", "-qq", "-y", "-o", trace, "-e", "trace=writev,pwrite64,fdatasync")
-    assert p.returncode == 0, p.stderr
-    staged = re.findall(r"stages relation (\w+): \d+ changes on (\d+) stored rows", p.stderr)
-    assert ("all_t", "0") in staged and ("by_k", "0") in staged, staged
-    assert any(stored != "0" for _, stored in staged), staged
-    assert_eq(problems(sp), [], "differences from the oracle")
-    with open(trace) as f:
-        calls = re.findall(r"^(\d+)\s+(\w+)\(\d+<([^>]*)>", f.read(), re.M)
-    assert sum(1 for _, sc, path in calls if sc == "writev" and path.endswith("data.mdb")) > 50, calls[:20]
-    shutil.rmtree(os.path.dirname(sp), ignore_errors=True)
-    # strace counts an injection's calls per thread: k is reachable up to the busiest thread's
-    # count (calls on every file: -P does not follow files created later).
-    per_thread = collections.Counter((sc, tid) for tid, sc, _ in calls)
-    for (sc, _), n in per_thread.items():
-        TRACE[sc] = max(TRACE.get(sc, 0), n)
+    for config in CONFIGS:
+        sp = make(config)
+        trace = os.path.join(os.path.dirname(sp), "trace")
+        p = run(sp, "strace", "-f", "-qq", "-y", "-o", trace, "-e", f"trace={SYSCALLS}")
+        assert p.returncode == 0, p.stderr
+        staged = re.findall(r"stages relation (\w+): \d+ changes \((\d+) runs\) on (\d+) stored rows", p.stderr)
+        assert ("all_t", "0") in [(v, stored) for v, _, stored in staged], staged
+        assert ("by_k", "0") in [(v, stored) for v, _, stored in staged], staged
+        assert any(stored != "0" for _, _, stored in staged), staged
+        spilled = re.findall(r"spilled \d+ changes of (\w+)", p.stderr)
+        if config == "spilled":
+            assert spilled.count("all_t") >= 4 and any(runs != "0" for _, runs, _ in staged), (spilled, staged)
+        else:
+            assert not spilled, spilled
+        assert_eq(problems(sp), [], f"{config}: differences from the oracle")
+        with open(trace) as f:
+            calls = re.findall(r"^(\d+)\s+(\w+)\(\d+<([^>]*)>", f.read(), re.M)
+        assert sum(1 for _, sc, path in calls if sc == "writev" and path.endswith("data.mdb")) > 50, calls[:20]
+        if config == "spilled":
+            assert any(sc == "write" and path.endswith(".run") for _, sc, path in calls), "no spill file written"
+        shutil.rmtree(os.path.dirname(sp), ignore_errors=True)
+        # strace counts an injection's calls per thread: k is reachable up to the busiest thread's
+        # count (calls on every file: -P does not follow files created later).
+        per_thread = collections.Counter((sc, tid) for tid, sc, _ in calls)
+        for (sc, _), n in per_thread.items():
+            TRACE[config, sc] = max(TRACE.get((config, sc), 0), n)
 
 
-def kill_at(sc, k):
+def kill_at(config, sc, k):
     """Kills a run at the k-th call of sc (strace), or at k seconds (sc "time"); resumes it."""
-    sp = make()
+    sp = make(config)
     d = os.path.dirname(sp)
     if sc == "time":
         bg = subprocess.Popen([FLD, "run", "--quiet", sp], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -127,20 +146,22 @@ def kill_at(sc, k):
 def _():
     assert TRACE, "the uninterrupted run found no calls"
     points = []
-    for sc, quota in (("writev", 14), ("fdatasync", 10), ("pwrite64", 6)):
-        n = TRACE.get(sc, 0)
-        ks = sorted({1 + round(i * (n - 1) / max(1, quota - 1)) for i in range(min(n, quota))})
-        points += [(sc, k) for k in ks]
-    # Each background checkpoint may run on a thread of its own: kills at times reach those too.
     rnd = random.Random(3)
-    points += [("time", round(rnd.uniform(0.8, 2.4), 2)) for _ in range(8)]
+    for config in CONFIGS:
+        quotas = (("writev", 7), ("fdatasync", 5), ("pwrite64", 3)) + ((("write", 6),) if config == "spilled" else ())
+        for sc, quota in quotas:
+            n = TRACE.get((config, sc), 0)
+            ks = sorted({1 + round(i * (n - 1) / max(1, quota - 1)) for i in range(min(n, quota))})
+            points += [(config, sc, k) for k in ks]
+        # Each background checkpoint may run on a thread of its own: kills at times reach those too.
+        points += [(config, "time", round(rnd.uniform(0.8, 2.4), 2)) for _ in range(4)]
     fails, kills, missed = [], 0, []
     with concurrent.futures.ThreadPoolExecutor(JOBS) as ex:
-        for (sc, k), f in zip(points, [ex.submit(kill_at, *p) for p in points]):
+        for (config, sc, k), f in zip(points, [ex.submit(kill_at, *p) for p in points]):
             killed, out = f.result()
             kills += killed
-            missed += [] if killed else [f"{sc}#{k}"]
-            fails += [f"{sc}#{k}: {'; '.join(out)}"] if out else []
+            missed += [] if killed else [f"{config} {sc}#{k}"]
+            fails += [f"{config} {sc}#{k}: {'; '.join(out)}"] if out else []
     print(f"     {len(points)} kill points, {kills} killed; calls {dict(TRACE)}; not reached {missed}", flush=True)
     assert not fails, "\n".join(fails)
     assert kills >= len(points) * 3 // 4, kills  # a traced count can differ a little from run to run

@@ -6,15 +6,19 @@ memory and to a recomputation in Python; under kill -9 it resumes (lazily: no gr
 the resume, each is read when a step needs it) with another worker count to the same answer;
 under fault_tolerance none the state is saved only to make room; a completed pipeline whose
 input grew resumes lazily and updates the groups; a materialized view's changes waiting for a
-checkpoint count against the cache too (they are moved to the store early, and a resume checks
-the stored rows without loading them); a bad cache_mib is a usage error naming its line.
+checkpoint are held in memory only up to an eighth of the cache and spilled to sorted runs on disk
+past that, which the checkpoint merges (killed while it spills, a resume recomputes them, and a
+resume checks the stored rows without loading them); a bad cache_mib is a usage error naming its
+line.
 """
 
 import collections
 import filecmp
 import os
 import random
+import re
 import signal
+import time
 
 from fldtest import Bg, check, finish, integrate_csv, query, run, spec, status, tmpdir, write
 
@@ -186,8 +190,13 @@ CREATE MATERIALIZED VIEW m AS SELECT k, v FROM t;
 def materialized(d, model, cache):
     return spec(d, "m", MAT_SQL, f"""fault_tolerance: {{model: {model}, checkpoint_interval_secs: 3600}}
 min_batch_size_records: 20000
-storage: {{cache_mib: {cache}}}
+storage: {{path: st.fld, cache_mib: {cache}}}
 """)
+
+
+def spill_files(p):
+    folder = os.path.join(os.path.dirname(p), "st.fld", "spill")
+    return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
 
 
 def stored_answer(p):
@@ -198,29 +207,38 @@ def expected_mat(rows):
     return sorted(expected(rows), key=repr)
 
 
-@check("a materialized view's pending changes count against the cache: moved to the store early, same rows")
+@check("a materialized view's changes past an eighth of the cache are spilled to runs and merged: same rows")
 def _():
     d = tmpdir()
     prepare(d)
     p = materialized(d, "none", 1)
-    run(["run", "--quiet", p])
-    # Nothing but the pending changes can fill the cache here (no operator keeps state), and no
-    # checkpoint is due by time: the ones between step 0 and the last are the cache's.
-    assert status(p)["last_seen"]["checkpoints"] >= 4, status(p)["last_seen"]
+    _, err = run(["--log-level", "debug", "run", "--quiet", p])
+    # 600K rows of changes (about 24 MB in memory) against a 128 KiB bound: many runs, merged by
+    # the final checkpoint (no checkpoint is due by time), and deleted once it has committed.
+    spilled = re.findall(r"spilled (\d+) changes of m ", err)
+    assert len(spilled) >= 20 and sum(map(int, spilled)) <= len(ROWS), spilled
+    staged = re.findall(r"stages relation m: (\d+) changes \((\d+) runs\)", err)
+    assert staged and int(staged[-1][1]) >= 20, staged
+    assert status(p)["last_seen"]["checkpoints"] == 2, status(p)["last_seen"]
+    assert spill_files(p) == [], spill_files(p)
     assert stored_answer(p) == expected_mat(ROWS)
 
 
-@check("kill -9 of a materialized view under exactly_once with a 1 MiB cache: resumed, the stored rows are right")
+@check("kill -9 of a materialized view under exactly_once while it spills: resumed, the stored rows are right")
 def _():
     d = tmpdir()
     prepare(d)
     p = materialized(d, "exactly_once", 1)
     bg = Bg(p)
-    bg.wait_checkpoint(min_step=3)
+    deadline = time.monotonic() + 60
+    while not spill_files(p) and bg.p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
     bg.p.send_signal(signal.SIGKILL)
     assert bg.wait() == -signal.SIGKILL, "the run ended before it was killed"
+    assert spill_files(p), "killed before any run was spilled"
     _, err = run(["run", p])
     assert "resuming m from checkpoint" in err, err
+    assert spill_files(p) == [], spill_files(p)  # the dead process's runs are gone
     assert stored_answer(p) == expected_mat(ROWS)
 
 

@@ -1,0 +1,211 @@
+#include "wal/spill.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/common/error.h"
+
+namespace fld {
+
+// A run's file: records of (varint length, encoding, 8-byte weight), nothing else; its row and
+// byte counts stay in memory and the reader checks that the file holds exactly them.
+
+namespace {
+
+constexpr size_t kBuffer = size_t{1} << 20;
+
+void PutVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+class File {
+ public:
+  File(const std::string& path, int flags) : path_(path) {
+    fd_ = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
+    if (fd_ < 0) Fail(ErrorKind::kIo, "{}: cannot open a spill file: {}", path, std::strerror(errno));
+  }
+  ~File() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  void WriteAll(const char* p, size_t n) {
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) Fail(ErrorKind::kIo, "{}: cannot write a spill file: {}", path_, std::strerror(errno));
+      p += w;
+      n -= static_cast<size_t>(w);
+    }
+  }
+  // Reads up to n bytes; 0 at the end of the file.
+  size_t Read(char* p, size_t n) {
+    for (;;) {
+      const ssize_t r = ::read(fd_, p, n);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) Fail(ErrorKind::kIo, "{}: cannot read a spill file: {}", path_, std::strerror(errno));
+      return static_cast<size_t>(r);
+    }
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// Reads a run's records in order through a buffer.
+class RunReader {
+ public:
+  RunReader(const std::string& path, uint64_t rows, uint64_t bytes)
+      : file_(path, O_RDONLY), path_(path), rows_(rows), bytes_(bytes) {}
+  bool Next(std::string* enc, int64_t* weight) {
+    if (taken_ == rows_) {
+      if (read_ != bytes_ || Fill(1)) Short();
+      return false;
+    }
+    Fill(10);  // a varint is at most 10 bytes (the file may end sooner: checked below)
+    uint64_t len = 0;
+    for (int shift = 0;; shift += 7) {
+      if (pos_ == buf_.size() || shift > 63) Short();
+      const uint8_t b = static_cast<uint8_t>(buf_[pos_++]);
+      len |= static_cast<uint64_t>(b & 0x7F) << shift;
+      if (!(b & 0x80)) break;
+    }
+    if (len > bytes_ || !Fill(len + 8)) Short();
+    enc->append(buf_, pos_, len);
+    std::memcpy(weight, buf_.data() + pos_ + len, 8);
+    pos_ += len + 8;
+    ++taken_;
+    return true;
+  }
+
+ private:
+  // Makes at least n unread bytes available, or as many as the file has left; false when that
+  // is none.
+  bool Fill(uint64_t n) {
+    if (buf_.size() - pos_ >= n) return true;
+    buf_.erase(0, pos_);
+    pos_ = 0;
+    while (buf_.size() < n) {
+      const size_t have = buf_.size();
+      buf_.resize(have + std::max<size_t>(kBuffer, n - have));
+      const size_t got = file_.Read(buf_.data() + have, buf_.size() - have);
+      buf_.resize(have + got);
+      read_ += got;
+      if (got == 0) break;
+    }
+    return buf_.size() >= n;
+  }
+  [[noreturn]] void Short() {
+    Fail(ErrorKind::kIo, "{}: a spill file does not hold the {} rows in {} bytes written to it (it was changed)", path_,
+         rows_, bytes_);
+  }
+  File file_;
+  std::string path_;
+  uint64_t rows_, bytes_;
+  uint64_t taken_ = 0, read_ = 0;
+  std::string buf_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+RowPull ConsolidatedPull(std::span<const Batch> parts, const ConsolidatedRows& rows) {
+  return [parts, &rows, k = size_t{0}](std::string* enc, int64_t* weight) mutable {
+    const size_t n = rows.rows.size();
+    if (k == n) return false;
+    // The rows are in encoding order, scattered over the parts: fetch some ahead.
+    constexpr size_t kAhead = 12;
+    if (k + kAhead < n) PrefetchRow(parts[rows.rows[k + kAhead].part], rows.rows[k + kAhead].row);
+    EncodeRow(enc, parts[rows.rows[k].part], rows.rows[k].row);
+    *weight = rows.weights[k];
+    ++k;
+    return true;
+  };
+}
+
+RowPull MergeSorted(std::vector<RowPull> sources) {
+  if (sources.size() == 1) return std::move(sources[0]);
+  struct State {
+    std::vector<RowPull> src;
+    std::vector<std::string> cur;  // each source's next row
+    std::vector<int64_t> w;
+    std::vector<size_t> heap;  // sources with a next row, a min-heap by it
+    std::string key;
+  };
+  auto s = std::make_shared<State>();
+  s->src = std::move(sources);
+  s->cur.resize(s->src.size());
+  s->w.resize(s->src.size());
+  auto greater = [s = s.get()](size_t a, size_t b) { return s->cur[a] > s->cur[b]; };
+  for (size_t i = 0; i < s->src.size(); ++i)
+    if (s->src[i](&s->cur[i], &s->w[i])) s->heap.push_back(i);
+  std::make_heap(s->heap.begin(), s->heap.end(), greater);
+  return [s, greater](std::string* enc, int64_t* weight) {
+    auto& heap = s->heap;
+    while (!heap.empty()) {
+      s->key = s->cur[heap.front()];
+      int64_t sum = 0;
+      // Every source whose next row is this one: add its weight and move it on.
+      do {
+        std::pop_heap(heap.begin(), heap.end(), greater);
+        const size_t i = heap.back();
+        sum += s->w[i];
+        s->cur[i].clear();
+        if (s->src[i](&s->cur[i], &s->w[i]))
+          std::push_heap(heap.begin(), heap.end(), greater);
+        else
+          heap.pop_back();
+      } while (!heap.empty() && s->cur[heap.front()] == s->key);
+      if (sum != 0) {
+        enc->append(s->key);
+        *weight = sum;
+        return true;
+      }
+    }
+    return false;
+  };
+}
+
+std::unique_ptr<SpilledRun> SpilledRun::Write(const std::string& path, const RowPull& rows) {
+  std::unique_ptr<SpilledRun> run(new SpilledRun);
+  File f(path, O_WRONLY | O_CREAT | O_TRUNC);
+  run->path_ = path;  // from here on the destructor deletes the file, also when writing fails
+  std::string buf, enc;
+  int64_t w;
+  for (;;) {
+    enc.clear();
+    const bool more = rows(&enc, &w);
+    if (more) {
+      PutVarint(&buf, enc.size());
+      buf += enc;
+      buf.append(reinterpret_cast<const char*>(&w), 8);
+      ++run->rows_;
+    }
+    if (buf.size() >= kBuffer || (!more && !buf.empty())) {
+      f.WriteAll(buf.data(), buf.size());
+      run->bytes_ += buf.size();
+      buf.clear();
+    }
+    if (!more) break;
+  }
+  return run;
+}
+
+SpilledRun::~SpilledRun() {
+  if (!path_.empty()) ::unlink(path_.c_str());
+}
+
+RowPull SpilledRun::Read() const {
+  auto reader = std::make_shared<RunReader>(path_, rows_, bytes_);
+  return [reader](std::string* enc, int64_t* weight) { return reader->Next(enc, weight); };
+}
+
+}  // namespace fld
