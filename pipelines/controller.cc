@@ -537,7 +537,7 @@ void Controller::Impl::WriteCheckpoint(Written* w) {
     // Consolidated in place: the rows go from the changes to the store, never gathered into one
     // more batch of the relation's size.
     const ConsolidatedRows delta = ConsolidateRows(parts, w->pool);
-    rel_hash_[name] += txn->ApplyDelta(name, parts, delta.rows, delta.weights);  // creates it even when unchanged
+    rel_hash_[name] += txn->ApplyDelta(name, ConsolidatedPull(parts, delta));  // creates it even when unchanged
     parts.clear();
   }
   auto& meta = w->meta;

@@ -310,25 +310,15 @@ void StateStore::Txn::PutRelation(const std::string& name, const Batch& contents
 }
 
 uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const Batch& delta) {
-  return ApplyRows(name, delta.size(), [&](size_t r, std::string* key) {
-    EncodeRow(key, delta, r);
-    return delta.weights[r];
+  return ApplyDelta(name, [&delta, r = size_t{0}](std::string* enc, int64_t* weight) mutable {
+    if (r == delta.size()) return false;
+    EncodeRow(enc, delta, r);
+    *weight = delta.weights[r++];
+    return true;
   });
 }
 
-uint64_t StateStore::Txn::ApplyDelta(const std::string& name, std::span<const Batch> parts,
-                                     std::span<const RowRef> rows, std::span<const int64_t> weights) {
-  // The rows are in encoding order, scattered over the parts: fetch some ahead.
-  constexpr size_t kAhead = 12;
-  return ApplyRows(name, rows.size(), [&](size_t k, std::string* key) {
-    if (k + kAhead < rows.size()) PrefetchRow(parts[rows[k + kAhead].part], rows[k + kAhead].row);
-    EncodeRow(key, parts[rows[k].part], rows[k].row);
-    return weights[k];
-  });
-}
-
-uint64_t StateStore::Txn::ApplyRows(const std::string& name, size_t n,
-                                    const std::function<int64_t(size_t, std::string*)>& next_row) {
+uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const RowPull& rows) {
   MDB_txn* t = static_cast<MDB_txn*>(txn_);
   store_->staged_.erase(name);  // what was staged no longer follows from the active slot
   MDB_dbi dbi = store_->Dbi(txn_, store_->RelationDb(txn_, name), true);
@@ -340,9 +330,8 @@ uint64_t StateStore::Txn::ApplyRows(const std::string& name, size_t n,
   WriteCursor cur(t, dbi, store_->dir_);
   std::string row, key, value;
   uint64_t hash = 0;
-  for (size_t r = 0; r < n; ++r) {
-    key.clear();
-    const int64_t weight = next_row(r, &key);
+  int64_t weight;
+  for (key.clear(); rows(&key, &weight); key.clear()) {
     hash += RowHash(key) * static_cast<uint64_t>(weight);
     // A row at LMDB's key limit or over it is keyed by its prefix and hash (RowKey), and its
     // encoding follows the weight in the value; other rows are their own key, copied nowhere.

@@ -63,10 +63,10 @@ class StateStore : public StateSource {
     // Applies a change batch to relation `name` (adds weights; rows reaching 0 are removed).
     // Returns the change of the relation's content hash (see ReadRelation).
     uint64_t ApplyDelta(const std::string& name, const Batch& delta);
-    // The same for a consolidation left in place (ConsolidateRefs): row k is rows[k] of `parts`
-    // with weight weights[k]. Nothing is gathered into a batch first.
-    uint64_t ApplyDelta(const std::string& name, std::span<const Batch> parts, std::span<const RowRef> rows,
-                        std::span<const int64_t> weights);
+    // The same for rows from a stream (a consolidation left in place: ConsolidatedPull; nothing
+    // is gathered into a batch first). Rows in encoding order go into an empty relation with
+    // MDB_APPEND; any order is accepted.
+    uint64_t ApplyDelta(const std::string& name, const RowPull& rows);
     // Applies changes[order[0]], changes[order[1]], ... to the keyed state of operator `node`
     // (callers order them by key, so pages fill in order). Returns the change of the state's
     // content hash (see ForEachStateEntry).
@@ -86,8 +86,6 @@ class StateStore : public StateSource {
     void Commit();
 
    private:
-    // ApplyDelta over n rows: row(k, &key) appends row k's encoding to key and returns its weight.
-    uint64_t ApplyRows(const std::string& name, size_t n, const std::function<int64_t(size_t, std::string*)>& row);
     friend class StateStore;
     explicit Txn(StateStore* s);
     StateStore* store_;

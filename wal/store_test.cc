@@ -63,7 +63,7 @@ TEST_CASE("state store: rows longer than LMDB's key limit keep their weights", "
       for (uint32_t r = 0; r < all.size(); ++r) (r < 7 ? front : back).push_back(r);
       const std::vector<Batch> parts = {Gather(all, front), Gather(all, back)};
       const ConsolidatedRows c = ConsolidateRows(parts);
-      written_hash += txn->ApplyDelta("r", parts, c.rows, c.weights);
+      written_hash += txn->ApplyDelta("r", ConsolidatedPull(parts, c));
     }
     txn->Commit();
 
