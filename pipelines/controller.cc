@@ -228,6 +228,8 @@ class Controller::Impl {
   static constexpr size_t kConsolidateRows = size_t{1} << 20;
   // The memory materialized changes may take: 64 MiB, or an eighth of storage.cache_mib.
   size_t SpillBytes() const { return std::min(size_t{64} << 20, cache_bytes_ / 8); }
+  // At most this many runs per relation: the spill that reaches it merges them into one.
+  static constexpr size_t kMaxRuns = 16;
   void Spill(const std::string& name, PendingChanges* p);
   uint64_t spills_ = 0;  // runs written by this process (their file names)
   std::map<int, PendingChanges> pending_rel_;
@@ -321,6 +323,19 @@ void Controller::Impl::Spill(const std::string& name, PendingChanges* p) {
   p->parts.clear();
   pending_bytes_ -= p->bytes;
   p->rows = p->bytes = p->threshold = 0;
+  if (p->runs.size() >= kMaxRuns) {
+    // Merged into one: the checkpoint's merge reads every run at once (a file each), and a long
+    // interval between checkpoints must not make that thousands.
+    const auto t1 = Clock::now();
+    std::vector<RowPull> sources;
+    for (const auto& run : p->runs) sources.push_back(run->Read());
+    const std::string merged = fmt::format("{}/{}.run", SpillDir(spec()), spills_++);
+    auto one = SpilledRun::Write(merged, MergeSorted(std::move(sources)));
+    spdlog::debug("{}: merged {} runs of {} into {} ({} rows) in {:.1f} ms", spec().name, p->runs.size(), name, merged,
+                  one->rows(), std::chrono::duration<double, std::milli>(Clock::now() - t1).count());
+    p->runs.clear();
+    p->runs.push_back(std::move(one));
+  }
 }
 
 int64_t Controller::Impl::NextNow() const {

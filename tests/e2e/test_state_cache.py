@@ -217,8 +217,11 @@ def _():
     # the final checkpoint (no checkpoint is due by time), and deleted once it has committed.
     spilled = re.findall(r"spilled (\d+) changes of m ", err)
     assert len(spilled) >= 20 and sum(map(int, spilled)) <= len(ROWS), spilled
+    # At 16 runs they are merged into one (a file each is open while a checkpoint merges them).
+    merged = re.findall(r"merged (\d+) runs of m into \S+ \((\d+) rows\)", err)
+    assert merged and all(n == "16" for n, _ in merged), merged
     staged = re.findall(r"stages relation m: (\d+) changes \((\d+) runs\)", err)
-    assert staged and int(staged[-1][1]) >= 20, staged
+    assert staged and 2 <= int(staged[-1][1]) <= 16, staged
     assert status(p)["last_seen"]["checkpoints"] == 2, status(p)["last_seen"]
     assert spill_files(p) == [], spill_files(p)
     assert stored_answer(p) == expected_mat(ROWS)
