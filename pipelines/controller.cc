@@ -232,6 +232,7 @@ class Controller::Impl {
   static constexpr size_t kMaxRuns = 16;
   void Spill(const std::string& name, PendingChanges* p);
   uint64_t spills_ = 0;  // runs written by this process (their file names)
+  std::string NextRunPath() { return fmt::format("{}/{}.run", SpillDir(spec()), spills_++); }
   std::map<int, PendingChanges> pending_rel_;
   size_t pending_bytes_ = 0;  // the sum of their bytes: memory the cache budget counts too
   // What the cache budget (storage.cache_mib) counts: the operators' state in memory and the
@@ -315,7 +316,7 @@ void Controller::Impl::Spill(const std::string& name, PendingChanges* p) {
     if (ec) Fail(ErrorKind::kIo, "{}: cannot create the folder: {}", SpillDir(spec()), ec.message());
   }
   const ConsolidatedRows rows = ConsolidateRows(p->parts, &p_->pool());
-  const std::string path = fmt::format("{}/{}.run", SpillDir(spec()), spills_++);
+  const std::string path = NextRunPath();
   p->runs.push_back(SpilledRun::Write(path, ConsolidatedPull(p->parts, rows)));
   spdlog::debug("{}: spilled {} changes of {} ({} rows, {} bytes) to {} in {:.1f} ms", spec().name, p->rows, name,
                 p->runs.back()->rows(), p->runs.back()->bytes(), path,
@@ -329,7 +330,7 @@ void Controller::Impl::Spill(const std::string& name, PendingChanges* p) {
     const auto t1 = Clock::now();
     std::vector<RowPull> sources;
     for (const auto& run : p->runs) sources.push_back(run->Read());
-    const std::string merged = fmt::format("{}/{}.run", SpillDir(spec()), spills_++);
+    const std::string merged = NextRunPath();
     auto one = SpilledRun::Write(merged, MergeSorted(std::move(sources)));
     spdlog::debug("{}: merged {} runs of {} into {} ({} rows) in {:.1f} ms", spec().name, p->runs.size(), name, merged,
                   one->rows(), std::chrono::duration<double, std::milli>(Clock::now() - t1).count());

@@ -418,7 +418,8 @@ uint64_t StateStore::StageRelation(const std::string& name, const RowPull& chang
   // The merge of the stored rows (in key order) with the changes (in encoding order, the same
   // order except among long rows sharing their key's prefix: those take the general path).
   std::string target, source;
-  std::string enc, key;  // the next change: its encoding and its key
+  std::string enc, long_key;  // the next change's encoding, and its key when it is a long row
+  std::string_view key;       // its key: the encoding itself (copied nowhere) or long_key
   int64_t weight = 0;
   bool have_change = false;
   std::string old_next;  // the stored row to go on from in the next transaction
@@ -430,7 +431,12 @@ uint64_t StateStore::StageRelation(const std::string& name, const RowPull& chang
     have_change = changes(&enc, &weight);
     if (!have_change) return;
     hash += RowHash(enc) * static_cast<uint64_t>(weight);
-    RowKey(enc, max_key, &key);
+    if (enc.size() < max_key) {
+      key = enc;
+    } else {
+      RowKey(enc, max_key, &long_key);
+      key = long_key;
+    }
   };
   staged_.erase(name);  // a staging that fails part way leaves nothing to publish
   take_change();
@@ -491,7 +497,7 @@ uint64_t StateStore::StageRelation(const std::string& name, const RowPull& chang
             Fail(ErrorKind::kCorruption, "{}: state store: a stored row of {} is malformed (the file is damaged)", dir_,
                  name);
         }
-        const int c = !have_old ? -1 : !have_change ? 1 : std::string_view(key).compare(old_key);
+        const int c = !have_old ? -1 : !have_change ? 1 : key.compare(old_key);
         const std::string_view long_row = enc.size() >= max_key ? std::string_view(enc) : std::string_view();
         if (c < 0) {
           bytes += emit(key, weight, long_row);
