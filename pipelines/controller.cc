@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/chrono.h>
 #include <malloc.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -47,6 +48,10 @@ size_t DefaultCacheBytes() {
 }
 
 constexpr auto kGroupCommit = std::chrono::milliseconds(20);
+// The longest the loop waits for input before it looks at stops, requests and deadlines again,
+// and how soon it polls inputs that cannot signal new records (see InputConnector::WaitFd).
+constexpr auto kIdleWait = std::chrono::milliseconds(10);
+constexpr auto kPollInterval = std::chrono::microseconds(500);
 
 std::string StateDir(const PipelineSpec& s) {
   return s.storage_path + "/state";
@@ -192,6 +197,9 @@ class Controller::Impl {
   // `force` or when the loop is `idle` (nothing read: a trickle of input gets its output after
   // one fsync), else at most every kGroupCommit (busy: one fsync covers many steps).
   void ReleaseOutputs(bool force, bool idle = false);
+  bool ReleaseDue() const;  // steps wait for ReleaseOutputs (without `force`)
+  // Sleeps until an input may have records (its WaitFd polls readable) or `until`.
+  void WaitForInput(Clock::time_point until);
   // Writes a checkpoint of the state after the last step. With `background` the step thread only
   // gathers what changed (proportional to the changes) and a writer thread stores it while steps
   // go on; otherwise it is stored before returning. At most one checkpoint is being written.
@@ -375,12 +383,36 @@ void Controller::Impl::StepOnce(std::vector<JournalInput> journal, bool replayin
   in_step_ = false;
 }
 
-void Controller::Impl::ReleaseOutputs(bool force, bool idle) {
-  if (!unreleased_) return;
+bool Controller::Impl::ReleaseDue() const {
   // With no output connector nothing leaves the process between checkpoints, so the log is
   // synced only by checkpoints (a crash re-reads the unsynced steps from their inputs, which
   // reproduce them exactly).
-  if (!force && p_->outputs().empty() && !logged_unsynced_) return;
+  return unreleased_ && (!p_->outputs().empty() || logged_unsynced_);
+}
+
+void Controller::Impl::WaitForInput(Clock::time_point until) {
+  std::vector<pollfd> fds;
+  for (auto& in : p_->inputs()) {
+    if (in.connector->AtEnd()) continue;
+    const int fd = in.connector->WaitFd();
+    if (fd < 0) {
+      // An input without a signal to wait on (a rate-limited generator): look again soon.
+      until = std::min(until, Clock::now() + kPollInterval);
+      fds.clear();
+      break;
+    }
+    fds.push_back({fd, POLLIN, 0});
+  }
+  const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(until - Clock::now()).count();
+  if (left <= 0) return;
+  const timespec ts{static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
+  // An error or a signal ends the wait early, which costs nothing: the loop reads again.
+  ::ppoll(fds.data(), fds.size(), &ts, nullptr);
+}
+
+void Controller::Impl::ReleaseOutputs(bool force, bool idle) {
+  if (!unreleased_) return;
+  if (!force && !ReleaseDue()) return;
   if (!force && !idle && Clock::now() - last_sync_ < kGroupCommit) return;
   if (log_) log_->Sync();  // the steps are durable before their output leaves the process
   for (auto& out : p_->outputs()) out.connector->Flush(false);
@@ -1023,7 +1055,16 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
         Checkpoint("RUNNING", false, true);
         if (requested) spdlog::info("{}: checkpoint at step {} (requested)", spec().name, c.steps());
       }
-      if (!ready) std::this_thread::sleep_for(std::chrono::microseconds(500));
+      if (!ready) {
+        // Nothing to step yet: wait for input, but not past the held records' delay, the
+        // outputs' group commit or the next NOW() step, and look at stops, requests and
+        // rotations at least every kIdleWait.
+        Clock::time_point until = Clock::now() + kIdleWait;
+        if (holding > 0) until = std::min(until, oldest + delay);
+        if (ReleaseDue()) until = std::min(until, last_sync_ + kGroupCommit);
+        if (c.UsesNow()) until = std::min(until, last_step_ + clock_resolution);
+        WaitForInput(until);
+      }
     }
   } catch (const Error& e) {
     // A bad record stops the run; everything accepted before it is computed, written and stored.

@@ -83,6 +83,11 @@ class InputConnector {
   // is the same place under another name (the end of a finished file = the start of the next
   // one, which the original run reached by looking ahead). The controller then compares.
   virtual void ReplayedTo(const nlohmann::json& position) {}
+  // A descriptor that polls readable (POLLIN) when Read may have records again after returning
+  // none: a pipe, or an inotify descriptor for a followed file. -1 when the input has no such
+  // signal (datagen's rate limit): the controller then looks again within half a millisecond.
+  // Spurious wake-ups are allowed; a missed one is not (Read clears the signal before it reads).
+  virtual int WaitFd() const { return -1; }
   // Turns rate limits off while replaying journaled steps, and on again after.
   virtual void SetThrottle(bool on) {}
   // True for inputs whose records are a pure function of their position (datagen): the journal

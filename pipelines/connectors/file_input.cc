@@ -5,6 +5,7 @@
 #include <fnmatch.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -216,6 +217,7 @@ FileInputConnector::FileInputConnector(Options options, const Schema& schema)
     display_folder_ = options_.path;
   } else {
     mode_ = options_.follow ? Mode::kFollow : Mode::kFile;
+    if (options_.follow) WatchFolder(p.parent_path().empty() ? "." : p.parent_path().string());
     OpenFile(path, 0, 0);
     return;
   }
@@ -224,6 +226,51 @@ FileInputConnector::FileInputConnector(Options options, const Schema& schema)
     throw Error(ErrorKind::kUsage,
                 fmt::format("file_input: cannot read the folder '{}': {}", folder_,
                             ::stat(folder_.c_str(), &dst) != 0 ? std::strerror(errno) : "not a folder"));
+  if (options_.follow) WatchFolder(folder_);
+}
+
+FileInputConnector::~FileInputConnector() {
+  if (notify_fd_ >= 0) ::close(notify_fd_);
+}
+
+void FileInputConnector::WatchFolder(const std::string& folder) {
+  notify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  // A new name: a rotated file's successor (follow) or a file arriving (folder mode).
+  uint32_t mask = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR;
+  if (mode_ == Mode::kFiles) mask |= IN_CLOSE_WRITE;  // a file in the folder was written
+  if (notify_fd_ < 0 || ::inotify_add_watch(notify_fd_, folder.c_str(), mask) < 0) {
+    // No inotify (its limits, a file system without it): the controller polls instead.
+    spdlog::debug("file_input: {}: no inotify watch on '{}' ({}); polling for new data", options_.path, folder,
+                  std::strerror(errno));
+    if (notify_fd_ >= 0) ::close(notify_fd_);
+    notify_fd_ = -1;
+  }
+}
+
+void FileInputConnector::WatchFile(const std::string& path) {
+  if (notify_fd_ < 0) return;
+  const int wd = ::inotify_add_watch(notify_fd_, path.c_str(), IN_MODIFY);
+  if (wd < 0) {
+    spdlog::debug("file_input: {}: no inotify watch ({}); polling for new data", path, std::strerror(errno));
+    ::close(notify_fd_);
+    notify_fd_ = -1;
+    return;
+  }
+  if (file_watch_ >= 0 && file_watch_ != wd) ::inotify_rm_watch(notify_fd_, file_watch_);
+  file_watch_ = wd;
+}
+
+void FileInputConnector::DrainNotifications() {
+  if (notify_fd_ < 0) return;
+  alignas(struct inotify_event) char buf[4096];
+  while (::read(notify_fd_, buf, sizeof buf) > 0) {
+  }
+}
+
+int FileInputConnector::WaitFd() const {
+  if (at_end_) return -1;
+  if (mode_ != Mode::kFiles && reader_.pollable()) return reader_.fd();  // a pipe or a terminal
+  return notify_fd_;
 }
 
 std::string FileInputConnector::InFolder(const std::string& name) const {
@@ -245,6 +292,7 @@ void FileInputConnector::OpenFile(const std::string& path, uint64_t offset, uint
     ::close(fd);
     throw Error(ErrorKind::kIo, fmt::format("{}: {}", path, std::strerror(err)));
   }
+  if (mode_ == Mode::kFollow) WatchFile(path);
   reader_.Reset(fd, offset, mode_ == Mode::kFiles ? Where() : options_.path, mode_ == Mode::kFollow);
   offset_ = offset;
   line_ = line;
@@ -408,6 +456,7 @@ bool FileInputConnector::ReadParallel(size_t max_records, Batch* batch) {
 Batch FileInputConnector::Read(size_t max_records) {
   BatchBuilder out(types_);
   if (at_end_) return out.Finish();
+  DrainNotifications();  // before reading: a write after this wakes the next wait
   // The parallel slices take the one-line records they can; the serial loop goes on from where
   // they stopped (a record spanning lines, the end of the file, a wait), so the batch is the one
   // the serial loop alone would read.

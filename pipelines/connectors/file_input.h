@@ -84,6 +84,8 @@ class LineReader {
   // Back to an offset() taken since the last Mark().
   void RewindTo(uint64_t offset) { pos_ = static_cast<size_t>(offset - base_); }
   int fd() const { return fd_; }
+  // Not a regular file (a pipe, a terminal): poll() on fd() tells when there is more to read.
+  bool pollable() const { return poll_first_; }
   void Close();
 
  private:
@@ -131,6 +133,8 @@ class FileInputConnector : public InputConnector {
   void ReplayedTo(const nlohmann::json& position) override;
   std::string Describe() const override;
   bool Replayable() const override { return mode_ != Mode::kStdin; }
+  int WaitFd() const override;
+  ~FileInputConnector() override;
   // With a pool: the reads served by parallel slices, and those a slice's parse failure handed
   // back to the serial loop (which then reports the malformed record). A rejection on input that
   // parses serially would be a slicing bug costing only time: tests check both counts.
@@ -183,6 +187,13 @@ class FileInputConnector : public InputConnector {
   uint64_t ino_ = 0;                        // follow: the inode of the file being read
   uint64_t replay_ino_ = 0;                 // follow, replaying: the inode the step ended in
   bool rotating_ = false;                   // follow: the path was renamed away; draining the old file
+  // Follow (a file or a folder): inotify, readable when the followed file grows or a name appears
+  // in its folder; -1 when the kernel gives none (then WaitFd is -1 and the controller polls).
+  int notify_fd_ = -1;
+  int file_watch_ = -1;  // follow: the watch on the file being read
+  void WatchFolder(const std::string& folder);
+  void WatchFile(const std::string& path);
+  void DrainNotifications();
   uint64_t offset_ = 0, line_ = 0, records_ = 0;
   bool at_end_ = false;
   std::chrono::steady_clock::time_point last_check_{}, last_scan_{}, last_taken_check_{};

@@ -250,6 +250,91 @@ def _():
     assert_eq(query(sp, "SELECT * FROM tot"), want, "tot after the second run")
 
 
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wakeups(pid):
+    """Context switches a process asked for (sleeps it woke from), over all its threads."""
+    n = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                n += sum(int(line.split()[1]) for line in f if line.startswith("voluntary_ctxt_switches"))
+        except FileNotFoundError:
+            pass  # a thread that ended
+    return n
+
+
+@check("idle inputs (a followed file, a followed folder, an open stdin) are waited on, not polled: "
+       "under 300 wake-ups a second, and each still brings its records")
+def _():
+    d = tmpdir()
+    os.makedirs(os.path.join(d, "in"))
+    live = os.path.join(d, "live.csv")
+    write(live, "1,1\n")
+    sql = (table("l", "k INT, v INT", "live.csv", follow=True) + "\n" +
+           table("f", "k INT, v INT", "in", follow=True) + "\n" + table("s", "k INT, v INT", "-") + "\n" +
+           "CREATE MATERIALIZED VIEW tot AS SELECT k, SUM(v) AS sv, COUNT(*) AS n FROM "
+           "(SELECT k, v FROM l UNION ALL SELECT k, v FROM f UNION ALL SELECT k, v FROM s) AS u GROUP BY k;")
+    sp = spec(d, "idle", sql)
+    p = start(sp, stdin=subprocess.PIPE)
+    wait_for(lambda: status(sp).get("total_processed_records") == 1, "the first line")
+    time.sleep(0.5)
+    before, cpu, t0 = wakeups(p.pid), cpu_seconds(p.pid), time.monotonic()
+    time.sleep(2)
+    secs = time.monotonic() - t0
+    rate, busy = (wakeups(p.pid) - before) / secs, (cpu_seconds(p.pid) - cpu) / secs
+    # Polling every half millisecond (as fld did) is ~2000 a second; waiting on the inputs with a
+    # 10 ms cap (stops, requests, rotations) is ~100. A loop that never sleeps has no wake-ups
+    # but a whole core.
+    assert rate < 300, f"{rate:.0f} wake-ups a second while idle"
+    assert busy < 0.2, f"{busy:.0%} of a core while idle"
+    append(live, "2,2\n")
+    wait_for(lambda: status(sp).get("total_processed_records") == 2, "the appended line")
+    write(os.path.join(d, "in", ".t"), "3,3\n")
+    os.rename(os.path.join(d, "in", ".t"), os.path.join(d, "in", "a.csv"))
+    wait_for(lambda: status(sp).get("total_processed_records") == 3, "the dropped file")
+    p.stdin.write("4,4\n")
+    p.stdin.flush()
+    wait_for(lambda: status(sp).get("total_processed_records") == 4, "the stdin line")
+    run(["stop", sp, "--timeout", "5"])
+    assert p.wait(10) == 0, p.stderr.read()
+    assert_eq(query(sp, "SELECT k, sv, n FROM tot"), [(1, 1, 1), (2, 2, 1), (3, 3, 1), (4, 4, 1)], "tot")
+
+
+@check("follow without inotify (the user's instances used up): the file is polled, appended lines still arrive")
+def _():
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    d = tmpdir()
+    live = os.path.join(d, "live.csv")
+    write(live, "1\n")
+    sp = spec(d, "noinotify", table("t", "x INT", "live.csv", follow=True))
+    held = []
+    try:
+        for _ in range(100000):  # fs.inotify.max_user_instances, 128 by default
+            fd = libc.inotify_init1(os.O_CLOEXEC)
+            if fd < 0:
+                break
+            held.append(fd)
+        assert held and ctypes.get_errno() == 24, f"inotify_init1 after {len(held)}: errno {ctypes.get_errno()}"
+        p = subprocess.Popen([FLD, "--log-level", "debug", "run", sp], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: status(sp).get("total_processed_records") == 1, "the first line")
+    finally:
+        for fd in held:
+            os.close(fd)
+    append(live, "2\n3\n")
+    wait_for(lambda: status(sp).get("total_processed_records") == 3, "the appended lines")
+    run(["stop", sp, "--timeout", "5"])
+    assert p.wait(10) == 0
+    assert "no inotify watch" in p.stderr.read()
+    assert_eq(query(sp, "SELECT x FROM t"), [(1,), (2,), (3,)], "t")
+
+
 @check("follow: a truncated file fails the run with exit 4 naming it, keeping what was read")
 def _():
     d = tmpdir()
