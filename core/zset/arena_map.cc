@@ -67,8 +67,9 @@ void ArenaMap::Append(Slot* slot, std::string_view key, std::string_view value) 
   const size_t need = VarintSize(key.size()) + VarintSize(value.size()) + key.size() + value.size();
   if (blocks_.empty() || blocks_.back().size - blocks_.back().used < need) {
     Block b;
-    b.size = std::max(kBlockSize, need);
-    b.data.reset(new char[b.size]);
+    // Past a few blocks the map is large: bigger blocks, on huge pages (see large_memory.h).
+    b.size = std::max(blocks_.size() >= kLargeBytes / kBlockSize ? kLargeBytes : kBlockSize, need);
+    b.data = std::unique_ptr<char, LargeFree>(static_cast<char*>(AllocLarge(b.size)), LargeFree{b.size});
     // The unused tail of the previous block is never reused: count it as garbage so that
     // compaction accounts for it.
     if (!blocks_.empty()) garbage_ += blocks_.back().size - blocks_.back().used;
@@ -88,7 +89,7 @@ void ArenaMap::Append(Slot* slot, std::string_view key, std::string_view value) 
 }
 
 void ArenaMap::Grow() {
-  std::vector<Slot> old = std::move(slots_);
+  Slots old = std::move(slots_);
   slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
   const size_t mask = slots_.size() - 1;
   for (const Slot& s : old) {
@@ -205,7 +206,7 @@ void ArenaMap::Clear() {
 }
 
 void ArenaMap::KeepOnlyDirty() {
-  std::vector<Slot> old = std::move(slots_);
+  Slots old = std::move(slots_);
   std::vector<Block> old_blocks = std::move(blocks_);
   size_t dirty = 0;
   for (const Slot& s : old) dirty += s.block != kNone && (s.offset & kDirty);

@@ -2,7 +2,8 @@
 // millions of entries: no heap node per entry and no std::string per key.
 //
 // Records [varint key length][varint value length][key][value] are appended to an arena of
-// 1 MiB blocks (a larger record gets a block of its own); an open-addressing table (linear
+// 1 MiB blocks, 4 MiB ones on huge pages once the map holds 4 (a larger record gets a block of its
+// own; core/common/large_memory.h); an open-addressing table (linear
 // probing, at most 7/8 full) of 12-byte slots holds each record's 32-bit key hash and location.
 // A value rewritten at its own size stays in place; otherwise the record is appended again and
 // the old bytes become garbage. Once garbage exceeds half the live bytes (and 1 MiB), the live
@@ -26,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/common/large_memory.h"
 #include "core/common/serialize.h"
 
 namespace fld {
@@ -170,10 +172,12 @@ class ArenaMap {
   // Blocks are 1 MiB, or hold one larger record at offset 0, so offsets never reach this bit.
   static constexpr uint32_t kDirty = 1u << 31;
   struct Block {
-    std::unique_ptr<char[]> data;
+    std::unique_ptr<char, LargeFree> data;
     size_t size = 0, used = 0;
   };
   static constexpr size_t kBlockSize = size_t{1} << 20;
+  // The table: large ones on huge pages (a lookup's slot then rarely misses the TLB too).
+  using Slots = std::vector<Slot, LargeAllocator<Slot>>;
 
   void SetDirty(Slot* s) {
     if (!(s->offset & kDirty)) ++dirty_;
@@ -209,7 +213,7 @@ class ArenaMap {
   void MaybeCompact();
   void KeepOnlyDirty();
 
-  std::vector<Slot> slots_;  // capacity a power of two, or empty
+  Slots slots_;  // capacity a power of two, or empty
   std::vector<Block> blocks_;
   size_t size_ = 0;
   size_t dirty_ = 0;    // slots with the dirty flag
