@@ -1,6 +1,11 @@
 #include "wal/crc32c.h"
 
 #include <array>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
 
 namespace fld {
 
@@ -25,9 +30,35 @@ const Tables& T() {
   return tables;
 }
 
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) uint32_t Hardware(uint32_t crc, const void* data, size_t n) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint64_t c = ~crc;
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    c = _mm_crc32_u64(c, v);
+    p += 8;
+    n -= 8;
+  }
+  auto c32 = static_cast<uint32_t>(c);
+  while (n--) c32 = _mm_crc32_u8(c32, *p++);
+  return ~c32;
+}
+#endif
+
+using CrcFn = uint32_t (*)(uint32_t, const void*, size_t);
+
+CrcFn Choose() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("sse4.2")) return Hardware;
+#endif
+  return Crc32cPortable;
+}
+
 }  // namespace
 
-uint32_t Crc32c(uint32_t crc, const void* data, size_t n) {
+uint32_t Crc32cPortable(uint32_t crc, const void* data, size_t n) {
   const auto& t = T().t;
   const auto* p = static_cast<const uint8_t*>(data);
   crc = ~crc;
@@ -41,6 +72,11 @@ uint32_t Crc32c(uint32_t crc, const void* data, size_t n) {
   }
   while (n--) crc = t[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
   return ~crc;
+}
+
+uint32_t Crc32c(uint32_t crc, const void* data, size_t n) {
+  static const CrcFn fn = Choose();
+  return fn(crc, data, n);
 }
 
 }  // namespace fld
