@@ -139,33 +139,56 @@ RowPull MergeSorted(std::vector<RowPull> sources) {
     std::vector<int64_t> w;
     std::vector<size_t> heap;  // sources with a next row, a min-heap by it
     std::string key;
+
+    bool Less(size_t a, size_t b) const { return cur[a] < cur[b]; }
+    // Restores the heap below position i (whose source's row grew).
+    void SiftDown(size_t i) {
+      const size_t n = heap.size();
+      for (;;) {
+        size_t m = i;
+        const size_t l = 2 * i + 1, r = l + 1;
+        if (l < n && Less(heap[l], heap[m])) m = l;
+        if (r < n && Less(heap[r], heap[m])) m = r;
+        if (m == i) return;
+        std::swap(heap[i], heap[m]);
+        i = m;
+      }
+    }
+    // Moves the source at the top on to its next row (or out of the heap when it has none).
+    void AdvanceTop() {
+      const size_t i = heap.front();
+      cur[i].clear();
+      if (!src[i](&cur[i], &w[i])) {
+        heap.front() = heap.back();
+        heap.pop_back();
+      }
+      if (!heap.empty()) SiftDown(0);
+    }
   };
   auto s = std::make_shared<State>();
   s->src = std::move(sources);
   s->cur.resize(s->src.size());
   s->w.resize(s->src.size());
-  auto greater = [s = s.get()](size_t a, size_t b) { return s->cur[a] > s->cur[b]; };
   for (size_t i = 0; i < s->src.size(); ++i)
     if (s->src[i](&s->cur[i], &s->w[i])) s->heap.push_back(i);
-  std::make_heap(s->heap.begin(), s->heap.end(), greater);
-  return [s, greater](std::string* enc, int64_t* weight) {
+  for (size_t i = s->heap.size() / 2; i-- > 0;) s->SiftDown(i);
+  return [s](std::string* enc, int64_t* weight) {
     auto& heap = s->heap;
     while (!heap.empty()) {
-      s->key = s->cur[heap.front()];
-      int64_t sum = 0;
-      // Every source whose next row is this one: add its weight and move it on.
-      do {
-        std::pop_heap(heap.begin(), heap.end(), greater);
-        const size_t i = heap.back();
-        sum += s->w[i];
-        s->cur[i].clear();
-        if (s->src[i](&s->cur[i], &s->w[i]))
-          std::push_heap(heap.begin(), heap.end(), greater);
-        else
-          heap.pop_back();
-      } while (!heap.empty() && s->cur[heap.front()] == s->key);
+      // The smallest row, taken (not copied) from its source, which then moves on; every other
+      // source whose next row is the same adds its weight and moves on too.
+      s->key.swap(s->cur[heap.front()]);
+      int64_t sum = s->w[heap.front()];
+      s->AdvanceTop();
+      while (!heap.empty() && s->cur[heap.front()] == s->key) {
+        sum += s->w[heap.front()];
+        s->AdvanceTop();
+      }
       if (sum != 0) {
-        enc->append(s->key);
+        if (enc->empty())
+          enc->swap(s->key);
+        else
+          enc->append(s->key);
         *weight = sum;
         return true;
       }
