@@ -202,6 +202,9 @@ int StatusOnce(const StatusOptions& o) {
     lj["total_processed_records"] = ls.total_processed_records;
     lj["buffered_input_records"] = ls.buffered_records;
     lj["late_records"] = ls.late_records;
+    lj["spills"] = ls.spills;
+    lj["spill_files"] = ls.spill_files;
+    lj["spill_bytes"] = ls.spill_bytes;
     lj["throughput_now"] = now_rate;
     lj["throughput_avg"] = up > 0 ? static_cast<double>(ls.total_processed_records) / up : 0.0;
     nlohmann::json samples = nlohmann::json::array();
@@ -256,6 +259,11 @@ int StatusOnce(const StatusOptions& o) {
     std::cout << fmt::format("throughput  {} records/s now, {:.0f} average\n            |{}| last 60 s\n",
                              lj["throughput_now"].get<uint64_t>(), lj["throughput_avg"].get<double>(), Sparkline(ls));
     std::cout << fmt::format("memory      {:.1f} MiB resident\n", static_cast<double>(ls.rss_bytes) / (1 << 20));
+    if (ls.spills > 0)
+      std::cout << fmt::format(
+          "spilled     {} runs written; {} on disk now ({:.1f} MiB of materialized changes waiting for the next "
+          "checkpoint)\n",
+          ls.spills, ls.spill_files, static_cast<double>(ls.spill_bytes) / (1 << 20));
     std::cout << fmt::format("checkpoints {}{}, last at step {} took {} ms ({} bytes written)\n", ls.checkpoints,
                              ls.checkpoint_in_progress ? " (one in progress)" : "", ls.last_checkpoint_step,
                              ls.last_checkpoint_ms, ls.last_checkpoint_bytes);

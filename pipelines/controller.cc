@@ -847,6 +847,15 @@ void Controller::Impl::Publish(const char* state, bool force) {
     ls.total_processed_records = base_records_ + s_.records;
     ls.buffered_records = holding_;  // read, waiting for a step (min_batch_size_records, the delay)
     ls.late_records = p_->circuit().LateRecords();
+    ls.spills = spills_;
+    ls.spill_files = ls.spill_bytes = 0;
+    auto count_runs = [&](const std::vector<std::unique_ptr<SpilledRun>>& runs) {
+      ls.spill_files += runs.size();
+      for (const auto& run : runs) ls.spill_bytes += run->bytes();
+    };
+    for (const auto& [rel, p] : pending_rel_) count_runs(p.runs);
+    if (writing_)  // runs a checkpoint is merging (deleted once it has committed)
+      for (const auto& r : writing_->rel) count_runs(r.runs);
     ls.rss_bytes = CurrentRssBytes();
     ls.checkpoints = s_.checkpoints;
     ls.last_checkpoint_step = last_checkpoint_step_;

@@ -61,6 +61,10 @@ struct LiveStatus {
   uint64_t num_connectors = 0;
   std::array<LiveConnector, kMaxConnectors> connectors{};
   uint64_t late_records = 0;  // dropped behind a LATENESS waterline (since the pipeline started)
+  // Materialized changes spilled to sorted runs on disk until the next checkpoint (wal/spill.h).
+  uint64_t spills = 0;       // runs written by this run (merges of runs included)
+  uint64_t spill_files = 0;  // runs on disk now
+  uint64_t spill_bytes = 0;  // their bytes
 };
 
 // Writer side (the controller). Creates <storage>/status when absent and maps it

@@ -222,7 +222,13 @@ def _():
     assert merged and all(n == "16" for n, _ in merged), merged
     staged = re.findall(r"stages relation m: (\d+) changes \((\d+) runs\)", err)
     assert staged and 2 <= int(staged[-1][1]) <= 16, staged
-    assert status(p)["last_seen"]["checkpoints"] == 2, status(p)["last_seen"]
+    seen = status(p)["last_seen"]
+    assert seen["checkpoints"] == 2, seen
+    # fld status counts every run written (spills and merges) and, after the last checkpoint, none
+    # left on disk.
+    assert (seen["spills"], seen["spill_files"], seen["spill_bytes"]) == (len(spilled) + len(merged), 0, 0), seen
+    out, _ = run(["status", p])
+    assert f"spilled     {len(spilled) + len(merged)} runs written; 0 on disk now" in out, out
     assert spill_files(p) == [], spill_files(p)
     assert stored_answer(p) == expected_mat(ROWS)
 
@@ -236,6 +242,11 @@ def _():
     deadline = time.monotonic() + 60
     while not spill_files(p) and bg.p.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
+    # While it runs, fld status shows the runs on disk (it publishes every 250 ms).
+    live = {}
+    while bg.p.poll() is None and time.monotonic() < deadline and not live.get("spill_files"):
+        live = status(p).get("live", {})
+    assert live.get("spill_files", 0) >= 1 and live["spill_bytes"] > 0 and live["spills"] >= live["spill_files"], live
     bg.p.send_signal(signal.SIGKILL)
     assert bg.wait() == -signal.SIGKILL, "the run ended before it was killed"
     assert spill_files(p), "killed before any run was spilled"
