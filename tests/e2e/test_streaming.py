@@ -191,16 +191,24 @@ def _():
 
 # ---- while running: a followed file and a followed folder ----
 
-@check("follow: appended lines, a rotation by rename and files dropped into a folder all arrive while running")
-def _():
-    d = tmpdir()
+def followed_inputs(d, stdin=False):
+    """A followed file live.csv holding (1, 1), a followed folder in/ and maybe standard input,
+    all summed per k into the materialized view tot; returns (live.csv's path, the SQL)."""
     os.makedirs(os.path.join(d, "in"))
     live = os.path.join(d, "live.csv")
     write(live, "1,1\n")
-    sql = (table("l", "k INT, v INT", "live.csv", follow=True) + "\n" +
-           table("f", "k INT, v INT", "in", follow=True) + "\n" +
-           "CREATE MATERIALIZED VIEW tot AS SELECT k, SUM(v) AS sv, COUNT(*) AS n FROM "
-           "(SELECT k, v FROM l UNION ALL SELECT k, v FROM f) AS u GROUP BY k;")
+    tables = [table("l", "k INT, v INT", "live.csv", follow=True), table("f", "k INT, v INT", "in", follow=True)]
+    if stdin:
+        tables.append(table("s", "k INT, v INT", "-"))
+    union = " UNION ALL ".join(f"SELECT k, v FROM {t}" for t in ("l", "f", "s")[:len(tables)])
+    return live, "\n".join(tables) + (f"\nCREATE MATERIALIZED VIEW tot AS SELECT k, SUM(v) AS sv, COUNT(*) AS n "
+                                      f"FROM ({union}) AS u GROUP BY k;")
+
+
+@check("follow: appended lines, a rotation by rename and files dropped into a folder all arrive while running")
+def _():
+    d = tmpdir()
+    live, sql = followed_inputs(d)
     sp = spec(d, "follow", sql, """connectors:
   tot:
     - transport: {name: file_output, config: {path: tot.json}}
@@ -272,13 +280,7 @@ def wakeups(pid):
        "under 300 wake-ups a second, and each still brings its records")
 def _():
     d = tmpdir()
-    os.makedirs(os.path.join(d, "in"))
-    live = os.path.join(d, "live.csv")
-    write(live, "1,1\n")
-    sql = (table("l", "k INT, v INT", "live.csv", follow=True) + "\n" +
-           table("f", "k INT, v INT", "in", follow=True) + "\n" + table("s", "k INT, v INT", "-") + "\n" +
-           "CREATE MATERIALIZED VIEW tot AS SELECT k, SUM(v) AS sv, COUNT(*) AS n FROM "
-           "(SELECT k, v FROM l UNION ALL SELECT k, v FROM f UNION ALL SELECT k, v FROM s) AS u GROUP BY k;")
+    live, sql = followed_inputs(d, stdin=True)
     sp = spec(d, "idle", sql)
     p = start(sp, stdin=subprocess.PIPE)
     wait_for(lambda: status(sp).get("total_processed_records") == 1, "the first line")
