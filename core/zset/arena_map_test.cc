@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace fld {
 namespace {
@@ -72,6 +74,47 @@ TEST_CASE("ArenaMap matches a std::map model over random operations", "[arena_ma
     CheckSame(m, model);
     REQUIRE(m.MemoryBytes() == 0);
   }
+}
+
+TEST_CASE("ArenaMap::Hash spreads short keys with patterns over the table's low bits", "[arena_map]") {
+  // 2^20 keys into 2^20 buckets (hash & mask, as the table probes): a random function fills
+  // 1 - 1/e = 63.2% of the buckets, and no bucket gets more than a dozen. Keys: encoded-integer
+  // lookalikes that differ in one byte, in high bytes only, or in strides of powers of two, and
+  // decimal strings of every length up to 16 bytes (the short path's load cases).
+  const uint32_t n = 1u << 20, mask = n - 1;
+  auto check = [&](const char* what, auto key_of) {
+    std::vector<uint8_t> count(n, 0);
+    std::vector<uint32_t> hashes;
+    hashes.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t h = ArenaMap::Hash(key_of(i));
+      hashes.push_back(h);
+      if (count[h & mask] < 255) ++count[h & mask];
+    }
+    const size_t used = n - static_cast<size_t>(std::count(count.begin(), count.end(), 0));
+    INFO(what << ": " << used << " buckets used, the fullest holds "
+              << static_cast<int>(*std::max_element(count.begin(), count.end())));
+    CHECK(used > n * 0.62);
+    CHECK(*std::max_element(count.begin(), count.end()) <= 12);
+    std::sort(hashes.begin(), hashes.end());
+    // Distinct 32-bit hashes (the slot compares them before the keys): about n^2/2^33 repeats.
+    CHECK(std::unique(hashes.begin(), hashes.end()) - hashes.begin() > n - 1000);
+  };
+  auto bytes = [](uint64_t v, size_t len) {
+    std::string s(len, '\x01');
+    std::memcpy(s.data() + 1, &v, std::min<size_t>(8, len - 1));
+    return s;
+  };
+  check("9-byte keys, counting", [&](uint32_t i) { return bytes(i, 9); });
+  check("5-byte keys, counting", [&](uint32_t i) { return bytes(i, 5); });
+  check("9-byte keys, stride 4096", [&](uint32_t i) { return bytes(uint64_t{i} << 12, 9); });
+  check("9-byte keys, high bytes", [&](uint32_t i) { return bytes(uint64_t{i} << 40, 9); });
+  check("16-byte keys, last byte pairs", [&](uint32_t i) { return bytes(0, 8) + bytes(i, 8); });
+  for (size_t len = 1; len <= 16; len += 5)
+    check("decimal strings", [&](uint32_t i) {
+      const std::string s = std::to_string(i);
+      return std::string(len > s.size() ? len - s.size() : 0, ' ') + s;
+    });
 }
 
 TEST_CASE("ArenaMap reclaims garbage and stays compact", "[arena_map]") {
