@@ -33,15 +33,16 @@ uint64_t RowHash(std::string_view row) {
   return (static_cast<uint64_t>(Crc32c(0, row.data(), row.size())) << 32) | Crc32c(0x9E3779B9u, row.data(), row.size());
 }
 
-// A write cursor on dbi, closed when it goes out of scope (before its transaction commits).
-struct WriteCursor {
+// A cursor on dbi, closed when it goes out of scope: declared after its transaction's TxnAbort
+// (or before its commit), it closes first.
+struct Cursor {
   MDB_cursor* c = nullptr;
-  WriteCursor(MDB_txn* t, MDB_dbi dbi, const std::string& dir) {
+  Cursor(MDB_txn* t, MDB_dbi dbi, const std::string& dir) {
     if (int rc = mdb_cursor_open(t, dbi, &c)) LmdbFail("open a cursor", rc, dir);
   }
-  ~WriteCursor() { mdb_cursor_close(c); }
-  WriteCursor(const WriteCursor&) = delete;
-  WriteCursor& operator=(const WriteCursor&) = delete;
+  ~Cursor() { mdb_cursor_close(c); }
+  Cursor(const Cursor&) = delete;
+  Cursor& operator=(const Cursor&) = delete;
 };
 
 // Aborts a transaction when it goes out of scope, unless `t` was reset (committed or handed on).
@@ -231,12 +232,11 @@ std::unique_ptr<StateStore> StateStore::Open(const std::string& dir, bool read_o
     GuardSigbus(dir, [&] {
       MDB_txn* t = nullptr;
       if ((rc = mdb_txn_begin(env, nullptr, 0, &t))) LmdbFail("begin write transaction", rc, dir);
+      TxnAbort guard{t};
       MDB_dbi dbi;
-      if ((rc = mdb_dbi_open(t, "state", MDB_CREATE, &dbi))) {
-        mdb_txn_abort(t);
-        LmdbFail("open database state", rc, dir);
-      }
+      if ((rc = mdb_dbi_open(t, "state", MDB_CREATE, &dbi))) LmdbFail("open database state", rc, dir);
       s->ClearUnusedSlots(t);
+      guard.t = nullptr;  // a failed commit frees the transaction too
       if ((rc = mdb_txn_commit(t))) LmdbFail("commit", rc, dir);
       s->state_dbi_ = dbi;
     });
@@ -327,7 +327,7 @@ uint64_t StateStore::Txn::ApplyDelta(const std::string& name, const RowPull& row
   // MDB_APPEND: no lookup, pages filled in order. Anything out of order takes the general path.
   MDB_stat st;
   bool append = mdb_stat(t, dbi, &st) == 0 && st.ms_entries == 0;
-  WriteCursor cur(t, dbi, store_->dir_);
+  Cursor cur(t, dbi, store_->dir_);
   std::string row, key, value;
   uint64_t hash = 0;
   int64_t weight;
@@ -375,7 +375,7 @@ void StateStore::ClearUnusedSlots(void* txn) {
   if (rc) LmdbFail("open the main database", rc, dir_);
   std::vector<std::string> unused;
   {
-    WriteCursor c(t, main, dir_);
+    Cursor c(t, main, dir_);
     MDB_val k, v;
     while ((rc = mdb_cursor_get(c.c, &k, &v, MDB_NEXT)) == 0) {
       const std::string db(static_cast<const char*>(k.mv_data), k.mv_size);
@@ -454,7 +454,7 @@ uint64_t StateStore::StageRelation(const std::string& name, const RowPull& chang
       if (first && (rc = mdb_drop(t, out_dbi, 0))) LmdbFail("clear " + target, rc, dir_);
       first = false;
       // Cursors close before their transaction commits.
-      std::optional<WriteCursor> out, in;  // `in` only reads the stored rows
+      std::optional<Cursor> out, in;  // `in` only reads the stored rows
       out.emplace(t, out_dbi, dir_);
       MDB_dbi in_dbi = old_done ? UINT32_MAX : Dbi(t, source, false);
       MDB_val ok{}, ov{};
@@ -588,7 +588,7 @@ uint64_t StateStore::Txn::ApplyState(uint32_t node, std::span<const StateChange>
   MDB_txn* t = static_cast<MDB_txn*>(txn_);
   MDB_dbi dbi = store_->Dbi(txn_, "state", true);
   const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(static_cast<MDB_env*>(store_->env_)));
-  WriteCursor cur(t, dbi, store_->dir_);
+  Cursor cur(t, dbi, store_->dir_);
   std::string full, key, value;
   uint64_t hash = 0;
   // The changes come in key order, which is not the order they lie in memory: each would be a
@@ -673,24 +673,17 @@ uint64_t StateStore::ForEachStateEntryUnguarded(
   MDB_txn* t = nullptr;
   int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
   if (rc) LmdbFail("begin read transaction", rc, dir_);
-  struct Abort {
-    MDB_txn* t;
-    MDB_cursor* c = nullptr;
-    ~Abort() {
-      if (c) mdb_cursor_close(c);
-      mdb_txn_abort(t);
-    }
-  } guard{t};
+  TxnAbort guard{t};  // a read transaction ends by abort, also when f or a check throws
   MDB_dbi dbi = Dbi(t, "state", false);
   if (dbi == UINT32_MAX) return 0;
   std::string prefix;
   NodePrefix(node, &prefix);
   const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(static_cast<MDB_env*>(env_)));
-  if ((rc = mdb_cursor_open(t, dbi, &guard.c))) LmdbFail("open a cursor", rc, dir_);
+  Cursor cur(t, dbi, dir_);
   MDB_val k = Val(prefix), v;
   uint64_t hash = 0;
   std::string rebuilt;
-  for (rc = mdb_cursor_get(guard.c, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(guard.c, &k, &v, MDB_NEXT)) {
+  for (rc = mdb_cursor_get(cur.c, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(cur.c, &k, &v, MDB_NEXT)) {
     std::string_view key(static_cast<const char*>(k.mv_data), k.mv_size);
     if (key.size() < 4 || key.substr(0, 4) != prefix) break;
     std::string_view full = key, value;
@@ -786,13 +779,13 @@ std::optional<std::string> StateStore::GetMetaUnguarded(const std::string& key) 
   MDB_txn* t = nullptr;
   int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
   if (rc) LmdbFail("begin read transaction", rc, dir_);
+  TxnAbort guard{t};
   std::optional<std::string> out;
   MDB_dbi dbi = Dbi(t, "meta", false);
   if (dbi != UINT32_MAX) {
     MDB_val k = Val(key), v;
     if (mdb_get(t, dbi, &k, &v) == 0) out = std::string(static_cast<const char*>(v.mv_data), v.mv_size);
   }
-  mdb_txn_abort(t);
   return out;
 }
 
@@ -801,17 +794,15 @@ std::map<std::string, std::string> StateStore::AllMetaUnguarded() const {
   MDB_txn* t = nullptr;
   int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
   if (rc) LmdbFail("begin read transaction", rc, dir_);
+  TxnAbort guard{t};
   MDB_dbi dbi = Dbi(t, "meta", false);
   if (dbi != UINT32_MAX) {
-    MDB_cursor* c;
-    mdb_cursor_open(t, dbi, &c);
+    Cursor cur(t, dbi, dir_);
     MDB_val k, v;
-    while (mdb_cursor_get(c, &k, &v, MDB_NEXT) == 0)
+    while (mdb_cursor_get(cur.c, &k, &v, MDB_NEXT) == 0)
       out[std::string(static_cast<const char*>(k.mv_data), k.mv_size)] =
           std::string(static_cast<const char*>(v.mv_data), v.mv_size);
-    mdb_cursor_close(c);
   }
-  mdb_txn_abort(t);
   return out;
 }
 
@@ -820,26 +811,21 @@ std::optional<Batch> StateStore::ReadRelationUnguarded(const std::string& name, 
   MDB_txn* t = nullptr;
   int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
   if (rc) LmdbFail("begin read transaction", rc, dir_);
+  TxnAbort guard{t};
   MDB_dbi dbi = Dbi(t, RelationDb(t, name), false);
-  if (dbi == UINT32_MAX) {
-    mdb_txn_abort(t);
-    return std::nullopt;
-  }
+  if (dbi == UINT32_MAX) return std::nullopt;
   BatchBuilder b(decode ? types : std::vector<PhysType>{});
   uint64_t hash = 0;
   const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(static_cast<MDB_env*>(env_)));
-  MDB_cursor* c;
-  mdb_cursor_open(t, dbi, &c);
+  Cursor cur(t, dbi, dir_);
   MDB_val k, v;
   std::string key;
-  while ((rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) == 0) {
+  while ((rc = mdb_cursor_get(cur.c, &k, &v, MDB_NEXT)) == 0) {
     std::string_view row(static_cast<const char*>(k.mv_data), k.mv_size);
     if (v.mv_size > 8) row = std::string_view(static_cast<const char*>(v.mv_data) + 8, v.mv_size - 8);  // a long row
     if (v.mv_size > 8) RowKey(row, max_key, &key);
     if (v.mv_size < 8 || (v.mv_size > 8 && key != std::string_view(static_cast<const char*>(k.mv_data), k.mv_size)) ||
         !WellFormedRow(row, types)) {
-      mdb_cursor_close(c);
-      mdb_txn_abort(t);
       Fail(ErrorKind::kCorruption,
            "{}: state store: a stored row of {} is malformed (the file is damaged); refusing to use it (nothing was "
            "deleted; `fld run --reset` starts over)",
@@ -852,8 +838,6 @@ std::optional<Batch> StateStore::ReadRelationUnguarded(const std::string& name, 
     DecodeRowInto(row, &b, 0);
     b.AddWeight(w);
   }
-  mdb_cursor_close(c);
-  mdb_txn_abort(t);
   if (rc != MDB_NOTFOUND) LmdbFail("read " + name, rc, dir_);
   if (content_hash) *content_hash = hash;
   if (!decode) return Batch{};

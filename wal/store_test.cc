@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <string>
@@ -82,6 +84,47 @@ TEST_CASE("state store: rows longer than LMDB's key limit keep their weights", "
 // small write transactions, seen by readers only once a transaction publishes it; a staging never
 // published (the process died first) is cleared when the store is opened again and changes
 // nothing. Interleaved with in-place changes, checked each step against a map of row -> weight.
+TEST_CASE("state store: a damaged stored row is a corruption error on every read, each read ending", "[wal]") {
+  TempDir dir;
+  const std::string marker(40, 'Q');
+  {
+    auto store = StateStore::Open(dir.path(), false, true);
+    BatchBuilder b(kTypes);
+    const std::vector<Value> first = {Value::Int(1), Value::String("a")},
+                             second = {Value::Int(2), Value::String(marker)};
+    b.AppendRow(first, 1);
+    b.AppendRow(second, 1);
+    auto txn = store->Begin();
+    txn->ApplyDelta("r", Consolidate(b.Finish()));
+    txn->Commit();
+  }
+  // Damage the second row in the file: the byte before its text (the text's length) becomes
+  // larger than what follows.
+  {
+    std::fstream f(dir.path() + "/data.mdb", std::ios::in | std::ios::out | std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const size_t at = bytes.find(marker);
+    REQUIRE(at != std::string::npos);
+    REQUIRE(bytes.find(marker, at + 1) == std::string::npos);
+    f.seekp(static_cast<std::streamoff>(at - 1));
+    f.put('\x7f');
+  }
+  auto store = StateStore::Open(dir.path(), true, false);
+  // Each failed read must end its read transaction: LMDB has 126 reader slots, so leaked ones
+  // would turn the 127th into "readers full" instead of the corruption.
+  for (int i = 0; i < 300; ++i) {
+    uint64_t h = 0;
+    try {
+      store->ReadRelation("r", kTypes, &h);
+      FAIL("a damaged row was read");
+    } catch (const Error& e) {
+      INFO(e.what());
+      REQUIRE(e.kind() == ErrorKind::kCorruption);
+      REQUIRE(std::string(e.what()).find("a stored row of r is malformed") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("state store: staged relations switch at the publishing transaction", "[wal]") {
   TempDir dir;
   auto store = StateStore::Open(dir.path(), false, true);
