@@ -169,7 +169,7 @@ class ArenaMap {
     uint32_t block = kNone;  // kNone: empty
     uint32_t offset = 0;     // within the block; the top bit is the dirty flag
   };
-  // Blocks are 1 MiB, or hold one larger record at offset 0, so offsets never reach this bit.
+  // Blocks are 1 or 4 MiB, or hold one larger record at offset 0, so offsets never reach this bit.
   static constexpr uint32_t kDirty = 1u << 31;
   struct Block {
     std::unique_ptr<char, LargeFree> data;
