@@ -283,27 +283,31 @@ def _():
     live, sql = followed_inputs(d, stdin=True)
     sp = spec(d, "idle", sql)
     p = start(sp, stdin=subprocess.PIPE)
-    wait_for(lambda: status(sp).get("total_processed_records") == 1, "the first line")
-    time.sleep(0.5)
-    before, cpu, t0 = wakeups(p.pid), cpu_seconds(p.pid), time.monotonic()
-    time.sleep(2)
-    secs = time.monotonic() - t0
-    rate, busy = (wakeups(p.pid) - before) / secs, (cpu_seconds(p.pid) - cpu) / secs
-    # Polling every half millisecond (as fld did) is ~2000 a second; waiting on the inputs with a
-    # 10 ms cap (stops, requests, rotations) is ~100. A loop that never sleeps has no wake-ups
-    # but a whole core.
-    assert rate < 300, f"{rate:.0f} wake-ups a second while idle"
-    assert busy < 0.2, f"{busy:.0%} of a core while idle"
-    append(live, "2,2\n")
-    wait_for(lambda: status(sp).get("total_processed_records") == 2, "the appended line")
-    write(os.path.join(d, "in", ".t"), "3,3\n")
-    os.rename(os.path.join(d, "in", ".t"), os.path.join(d, "in", "a.csv"))
-    wait_for(lambda: status(sp).get("total_processed_records") == 3, "the dropped file")
-    p.stdin.write("4,4\n")
-    p.stdin.flush()
-    wait_for(lambda: status(sp).get("total_processed_records") == 4, "the stdin line")
-    run(["stop", sp, "--timeout", "5"])
-    assert p.wait(10) == 0, p.stderr.read()
+    try:
+        wait_for(lambda: status(sp).get("total_processed_records") == 1, "the first line")
+        time.sleep(0.5)
+        before, cpu, t0 = wakeups(p.pid), cpu_seconds(p.pid), time.monotonic()
+        time.sleep(2)
+        secs = time.monotonic() - t0
+        rate, busy = (wakeups(p.pid) - before) / secs, (cpu_seconds(p.pid) - cpu) / secs
+        # Polling every half millisecond (as fld did) is ~2000 a second; waiting on the inputs with a
+        # 10 ms cap (stops, requests, rotations) is ~100. A loop that never sleeps has no wake-ups
+        # but a whole core.
+        assert rate < 300, f"{rate:.0f} wake-ups a second while idle"
+        assert busy < 0.2, f"{busy:.0%} of a core while idle"
+        append(live, "2,2\n")
+        wait_for(lambda: status(sp).get("total_processed_records") == 2, "the appended line")
+        write(os.path.join(d, "in", ".t"), "3,3\n")
+        os.rename(os.path.join(d, "in", ".t"), os.path.join(d, "in", "a.csv"))
+        wait_for(lambda: status(sp).get("total_processed_records") == 3, "the dropped file")
+        p.stdin.write("4,4\n")
+        p.stdin.flush()
+        wait_for(lambda: status(sp).get("total_processed_records") == 4, "the stdin line")
+        run(["stop", sp, "--timeout", "5"])
+        assert p.wait(10) == 0, p.stderr.read()
+    finally:
+        if p.poll() is None:  # a failed check leaves no process behind
+            p.kill()
     assert_eq(query(sp, "SELECT k, sv, n FROM tot"), [(1, 1, 1), (2, 2, 1), (3, 3, 1), (4, 4, 1)], "tot")
 
 
@@ -315,7 +319,7 @@ def _():
     live = os.path.join(d, "live.csv")
     write(live, "1\n")
     sp = spec(d, "noinotify", table("t", "x INT", "live.csv", follow=True))
-    held = []
+    held, p = [], None
     try:
         for _ in range(100000):  # fs.inotify.max_user_instances, 128 by default
             fd = libc.inotify_init1(os.O_CLOEXEC)
@@ -326,14 +330,18 @@ def _():
         p = subprocess.Popen([FLD, "--log-level", "debug", "run", sp], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
         wait_for(lambda: status(sp).get("total_processed_records") == 1, "the first line")
+        while held:  # the instances go back at once: other processes may need them
+            os.close(held.pop())
+        append(live, "2\n3\n")
+        wait_for(lambda: status(sp).get("total_processed_records") == 3, "the appended lines")
+        run(["stop", sp, "--timeout", "5"])
+        assert p.wait(10) == 0
+        assert "no inotify watch" in p.stderr.read()
     finally:
         for fd in held:
             os.close(fd)
-    append(live, "2\n3\n")
-    wait_for(lambda: status(sp).get("total_processed_records") == 3, "the appended lines")
-    run(["stop", sp, "--timeout", "5"])
-    assert p.wait(10) == 0
-    assert "no inotify watch" in p.stderr.read()
+        if p is not None and p.poll() is None:  # a failed check leaves no process behind
+            p.kill()
     assert_eq(query(sp, "SELECT x FROM t"), [(1,), (2,), (3,)], "t")
 
 
