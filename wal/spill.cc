@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/common/error.h"
+#include "core/common/serialize.h"
 
 namespace fld {
 
@@ -16,14 +17,6 @@ namespace fld {
 namespace {
 
 constexpr size_t kBuffer = size_t{1} << 20;
-
-void PutVarint(std::string* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7F) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
 
 class File {
  public:
@@ -71,13 +64,10 @@ class RunReader {
       return false;
     }
     Fill(10);  // a varint is at most 10 bytes (the file may end sooner: checked below)
+    const char* p = buf_.data() + pos_;
     uint64_t len = 0;
-    for (int shift = 0;; shift += 7) {
-      if (pos_ == buf_.size() || shift > 63) Short();
-      const uint8_t b = static_cast<uint8_t>(buf_[pos_++]);
-      len |= static_cast<uint64_t>(b & 0x7F) << shift;
-      if (!(b & 0x80)) break;
-    }
+    if (!GetVarintChecked(&p, buf_.data() + buf_.size(), &len)) Short();
+    pos_ = static_cast<size_t>(p - buf_.data());
     if (len > bytes_ || !Fill(len + 8)) Short();
     enc->append(buf_, pos_, len);
     std::memcpy(weight, buf_.data() + pos_ + len, 8);
@@ -207,7 +197,8 @@ std::unique_ptr<SpilledRun> SpilledRun::Write(const std::string& path, const Row
     enc.clear();
     const bool more = rows(&enc, &w);
     if (more) {
-      PutVarint(&buf, enc.size());
+      char len[10];
+      buf.append(len, PutVarint(len, enc.size()));
       buf += enc;
       buf.append(reinterpret_cast<const char*>(&w), 8);
       ++run->rows_;

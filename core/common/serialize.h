@@ -14,6 +14,47 @@
 
 namespace fld {
 
+// LEB128 varints: the lengths in ArenaMap's records, operator state entries and spilled runs.
+inline size_t PutVarint(char* p, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    p[n++] = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  p[n++] = static_cast<char>(v);
+  return n;
+}
+inline size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+inline uint64_t GetVarint(const char** p) {
+  uint64_t v = 0;
+  int shift = 0;
+  for (;;) {
+    uint8_t b = static_cast<uint8_t>(*(*p)++);
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+    shift += 7;
+  }
+}
+
+// GetVarint for bytes that may be damaged (stored state): false, instead of reading past `end`,
+// when the varint is cut short or longer than 10 bytes.
+inline bool GetVarintChecked(const char** p, const char* end, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; *p < end && shift < 70; shift += 7) {
+    const uint8_t b = static_cast<uint8_t>(*(*p)++);
+    *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+
 // The entries of a hash map in key order: state is saved sorted, so equal states save to equal
 // bytes whatever the map's insertion history.
 template <typename Map>

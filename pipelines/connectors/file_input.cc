@@ -238,24 +238,21 @@ void FileInputConnector::WatchFolder(const std::string& folder) {
   // A new name: a rotated file's successor (follow) or a file arriving (folder mode).
   uint32_t mask = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR;
   if (mode_ == Mode::kFiles) mask |= IN_CLOSE_WRITE;  // a file in the folder was written
-  if (notify_fd_ < 0 || ::inotify_add_watch(notify_fd_, folder.c_str(), mask) < 0) {
-    // No inotify (its limits, a file system without it): the controller polls instead.
-    spdlog::debug("file_input: {}: no inotify watch on '{}' ({}); polling for new data", options_.path, folder,
-                  std::strerror(errno));
-    if (notify_fd_ >= 0) ::close(notify_fd_);
-    notify_fd_ = -1;
-  }
+  if (notify_fd_ < 0 || ::inotify_add_watch(notify_fd_, folder.c_str(), mask) < 0) StopWatching(folder);
+}
+
+void FileInputConnector::StopWatching(const std::string& what) {
+  // No inotify (its limits, a file system without it): the controller polls instead.
+  spdlog::debug("file_input: {}: no inotify watch on '{}' ({}); polling for new data", options_.path, what,
+                std::strerror(errno));
+  if (notify_fd_ >= 0) ::close(notify_fd_);
+  notify_fd_ = file_watch_ = -1;
 }
 
 void FileInputConnector::WatchFile(const std::string& path) {
   if (notify_fd_ < 0) return;
   const int wd = ::inotify_add_watch(notify_fd_, path.c_str(), IN_MODIFY);
-  if (wd < 0) {
-    spdlog::debug("file_input: {}: no inotify watch ({}); polling for new data", path, std::strerror(errno));
-    ::close(notify_fd_);
-    notify_fd_ = -1;
-    return;
-  }
+  if (wd < 0) return StopWatching(path);
   if (file_watch_ >= 0 && file_watch_ != wd) ::inotify_rm_watch(notify_fd_, file_watch_);
   file_watch_ = wd;
 }

@@ -193,6 +193,7 @@ class FileInputConnector : public InputConnector {
   int file_watch_ = -1;  // follow: the watch on the file being read
   void WatchFolder(const std::string& folder);
   void WatchFile(const std::string& path);
+  void StopWatching(const std::string& what);  // a watch failed: no descriptor, WaitFd is -1
   void DrainNotifications();
   uint64_t offset_ = 0, line_ = 0, records_ = 0;
   bool at_end_ = false;
