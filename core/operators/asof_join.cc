@@ -8,9 +8,59 @@
 
 namespace fld {
 
+namespace {
+
+// A key's rows: U64 times, then per time its encoding, U64 rows and per row its encoding and weight.
+void EncodeTimes(const std::map<std::string, std::map<std::string, int64_t>>& times, StateWriter& w) {
+  w.U64(times.size());
+  for (const auto& [t, rows] : times) {
+    w.Str(t);
+    w.U64(rows.size());
+    for (const auto& [row, wt] : rows) {
+      w.Str(row);
+      w.I64(wt);
+    }
+  }
+}
+
+// Decodes one key's rows into *times; returns the number of rows.
+size_t DecodeTimes(StateReader& r, std::map<std::string, std::map<std::string, int64_t>>* times) {
+  size_t n = 0;
+  const uint64_t nt = r.U64();
+  for (uint64_t j = 0; j < nt; ++j) {
+    auto& rows = (*times)[r.Str()];
+    const uint64_t nr = r.U64();
+    for (uint64_t k = 0; k < nr; ++k) {
+      std::string row = r.Str();
+      rows[row] = r.I64();
+    }
+    n += nr;
+  }
+  return n;
+}
+
+}  // namespace
+
+AsofJoinOp::Side::Side(const char* prefix)
+    : trace(Partitions<Keyed>::Codec{
+                [] { return Keyed{}; },
+                [](const Keyed& k, std::string* out) {
+                  StateWriter w(out);
+                  EncodeTimes(k.times, w);
+                },
+                [](std::string_view value, Keyed* k) {
+                  StateReader r(value);
+                  k->rows = DecodeTimes(r, &k->times);
+                  if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "an as-of join's stored key has bytes after its rows");
+                },
+                [](const Keyed& k) { return k.times.empty(); },
+                // A map node per time and per row (about 48 bytes each), their strings and weights.
+                [](const Keyed& k) { return k.times.size() * 96 + k.rows * 120; }},
+            prefix) {}
+
 AsofJoinOp::AsofJoinOp(std::vector<SqlType> left_types, std::vector<SqlType> right_types, std::vector<int> left_keys,
                        std::vector<int> right_keys, int left_ts, int right_ts, bool strict, bool pad_left)
-    : strict_(strict), pad_left_(pad_left) {
+    : left_("L"), right_("R"), strict_(strict), pad_left_(pad_left) {
   left_.types = std::move(left_types);
   right_.types = std::move(right_types);
   left_.keys = std::move(left_keys);
@@ -49,18 +99,6 @@ std::string TimeEncoding(const Value& v, const SqlType& type) {
   return EncodeRowValue({v}, {type});
 }
 
-// Adds w to rows[row] in times[t], dropping entries that reach zero.
-template <typename Trace>
-void Add(Trace* trace, const std::string& key, const std::string& t, const std::string& row, int64_t w) {
-  auto& times = (*trace)[key];
-  auto& rows = times[t];
-  auto it = rows.try_emplace(row, 0).first;
-  it->second += w;
-  if (it->second == 0) rows.erase(it);
-  if (rows.empty()) times.erase(t);
-  if (times.empty()) trace->erase(key);
-}
-
 // A range of left times affected by a step: [lo, hi) when !strict, (lo, hi] when strict; hi
 // unset: unbounded.
 struct Range {
@@ -71,8 +109,22 @@ struct Range {
 
 }  // namespace
 
-const AsofJoinOp::Rows* AsofJoinOp::Match(const Times* times, const std::string& t) const {
-  if (!times) return nullptr;
+void AsofJoinOp::Add(Side* side, const std::string& key, const std::string& t, const std::string& row, int64_t w) {
+  Keyed& k = side->trace.Touch(key);
+  auto& rows = k.times[t];
+  auto [it, fresh] = rows.try_emplace(row, 0);
+  k.rows += fresh;
+  it->second += w;
+  if (it->second == 0) {
+    rows.erase(it);
+    --k.rows;
+  }
+  if (rows.empty()) k.times.erase(t);  // an empty key is erased at the end of the step
+}
+
+const AsofJoinOp::Rows* AsofJoinOp::Match(const Keyed* keyed, const std::string& t) const {
+  if (!keyed) return nullptr;
+  const Times* times = &keyed->times;
   auto it = strict_ ? times->lower_bound(t) : times->upper_bound(t);
   if (it == times->begin()) return nullptr;
   --it;
@@ -105,7 +157,7 @@ Batch AsofJoinOp::Step(std::span<const Batch* const> inputs) {
   for (const auto& t : right_.types) types.push_back(t.phys());
   BatchBuilder out(types);
   if (dl.empty() && dr.empty()) {
-    CollectGarbage();
+    EndStep();
     return out.Finish();
   }
   const SqlType& ts_type = left_.types[left_.ts];
@@ -142,8 +194,8 @@ Batch AsofJoinOp::Step(std::span<const Batch* const> inputs) {
   std::map<std::string, std::vector<Range>> affected;
   for (const auto& c : lchanges) affected[c.key].push_back({c.t, std::nullopt, true});
   for (const auto& [k, ts] : right_times) {
-    auto it = right_.trace.find(k);
-    const Times* old = it == right_.trace.end() ? nullptr : &it->second;
+    const Keyed* keyed = right_.trace.Find(k);
+    const Times* old = keyed ? &keyed->times : nullptr;
     for (const auto& t : ts) {
       // The next right time after t, before or after the step.
       std::optional<std::string> next;
@@ -168,96 +220,131 @@ Batch AsofJoinOp::Step(std::span<const Batch* const> inputs) {
     }
   };
   auto emit_key = [&](const std::string& k, const std::vector<Range>& ranges, int64_t sign) {
-    auto lit = left_.trace.find(k);
-    if (lit == left_.trace.end()) return;
+    const Keyed* left = left_.trace.Find(k);
+    if (!left) return;
     std::set<std::string> times;
-    collect(ranges, lit->second, &times);
-    auto rit = right_.trace.find(k);
-    const Times* rtimes = rit == right_.trace.end() ? nullptr : &rit->second;
+    collect(ranges, left->times, &times);
+    const Keyed* right = right_.trace.Find(k);
     for (const auto& t : times) {
-      const Rows* match = Match(rtimes, t);
-      for (const auto& [lrow, lw] : lit->second.at(t)) Emit(lrow, lw, match, sign, &out);
+      const Rows* match = Match(right, t);
+      for (const auto& [lrow, lw] : left->times.at(t)) Emit(lrow, lw, match, sign, &out);
     }
   };
 
   for (const auto& [k, ranges] : affected) emit_key(k, ranges, -1);
-  for (const auto& c : lchanges) Add(&left_.trace, c.key, c.t, c.row, c.w);
-  for (const auto& c : rchanges) Add(&right_.trace, c.key, c.t, c.row, c.w);
+  for (const auto& c : lchanges) Add(&left_, c.key, c.t, c.row, c.w);
+  for (const auto& c : rchanges) Add(&right_, c.key, c.t, c.row, c.w);
   for (const auto& [k, ranges] : affected) emit_key(k, ranges, +1);
-  CollectGarbage();
+  EndStep();
   return Consolidate(out.Finish());
 }
 
-void AsofJoinOp::CollectGarbage() {
-  if (!left_waterline_.valid() || !right_waterline_.valid()) return;
-  std::optional<Value> wl = left_waterline_.Current(), wr = right_waterline_.Current();
-  if (!wl || !wr) return;
-  std::string bound = TimeEncoding(std::min(*wl, *wr), left_.types[left_.ts]);
-  if (bound == gc_bound_) return;  // nothing new to discard
-  gc_bound_ = bound;
-  for (auto it = left_.trace.begin(); it != left_.trace.end();) {
-    Times& times = it->second;
-    times.erase(times.begin(), times.lower_bound(bound));
-    it = times.empty() ? left_.trace.erase(it) : std::next(it);
+void AsofJoinOp::EndStep() {
+  std::optional<Value> wl, wr;
+  if (left_waterline_.valid() && right_waterline_.valid()) {
+    wl = left_waterline_.Current();
+    wr = right_waterline_.Current();
   }
-  // Right rows below it never change again, and only the last time below it can still be a
-  // match (of a left row at or above it); the earlier ones go.
-  for (auto& [k, times] : right_.trace) {
-    auto last = times.lower_bound(bound);
-    if (last == times.begin()) continue;
-    --last;
-    times.erase(times.begin(), last);
-  }
-}
-
-namespace {
-
-void SaveSide(StateWriter& w,
-              const std::unordered_map<std::string, std::map<std::string, std::map<std::string, int64_t>>>& trace) {
-  auto keys = SortedByKey(trace);
-  w.U64(keys.size());
-  for (const auto* k : keys) {
-    w.Str(k->first);
-    w.U64(k->second.size());
-    for (const auto& [t, rows] : k->second) {
-      w.Str(t);
-      w.U64(rows.size());
-      for (const auto& [row, wt] : rows) {
-        w.Str(row);
-        w.I64(wt);
-      }
+  std::string bound = wl && wr ? TimeEncoding(std::min(*wl, *wr), left_.types[left_.ts]) : std::string();
+  // Discards what is new to discard, among the keys in memory (a key read back from the store is
+  // cleaned at the next move of the waterlines).
+  if (wl && wr && bound != gc_bound_) {
+    gc_bound_ = bound;
+    auto& left = left_.trace.resident();
+    for (auto it = left.begin(); it != left.end(); ++it) {
+      Keyed& k = it->second.part;
+      auto end = k.times.lower_bound(bound);
+      if (end == k.times.begin()) continue;
+      for (auto t = k.times.begin(); t != end; ++t) k.rows -= t->second.size();
+      k.times.erase(k.times.begin(), end);
+      left_.trace.Changed(it);
+    }
+    // Right rows below it never change again, and only the last time below it can still be a
+    // match (of a left row at or above it); the earlier ones go.
+    auto& right = right_.trace.resident();
+    for (auto it = right.begin(); it != right.end(); ++it) {
+      Keyed& k = it->second.part;
+      auto last = k.times.lower_bound(bound);
+      if (last == k.times.begin() || std::prev(last) == k.times.begin()) continue;
+      --last;
+      for (auto t = k.times.begin(); t != last; ++t) k.rows -= t->second.size();
+      k.times.erase(k.times.begin(), last);
+      right_.trace.Changed(it);
     }
   }
+  left_.trace.EndStep();
+  right_.trace.EndStep();
 }
 
-void LoadSide(StateReader& r,
-              std::unordered_map<std::string, std::map<std::string, std::map<std::string, int64_t>>>* trace) {
-  trace->clear();
-  uint64_t nk = r.U64();
-  for (uint64_t i = 0; i < nk; ++i) {
-    auto& times = (*trace)[r.Str()];
-    uint64_t nt = r.U64();
-    for (uint64_t j = 0; j < nt; ++j) {
-      auto& rows = times[r.Str()];
-      uint64_t nr = r.U64();
-      for (uint64_t k = 0; k < nr; ++k) {
-        std::string row = r.Str();
-        rows[row] = r.I64();
-      }
-    }
-  }
-}
-
-}  // namespace
-
+// The whole state (the format of checkpoints before keys were stored one by one, and of recursive
+// circuits' copies), per side: U64 keys, then per key in order its encoding and its rows.
 void AsofJoinOp::SaveState(StateWriter& w) const {
-  SaveSide(w, left_.trace);
-  SaveSide(w, right_.trace);
+  for (const Side* side : {&left_, &right_}) {
+    if (side->trace.backed())
+      Fail(ErrorKind::kRuntime, "asof_join: the whole state of a store-backed as-of join is in the store");
+    w.U64(side->trace.resident().size());
+    for (const auto& [key, e] : side->trace.resident()) {
+      w.Str(key);
+      EncodeTimes(e.part.times, w);
+    }
+  }
+}
+
+void AsofJoinOp::RestoreSide(StateReader& r, Side* side) {
+  const uint64_t nk = r.U64();
+  for (uint64_t i = 0; i < nk; ++i) {
+    Keyed& k = side->trace.RestoreChanged(r.Str());
+    k.rows += DecodeTimes(r, &k.times);
+  }
+  side->trace.EndStep();
 }
 
 void AsofJoinOp::RestoreState(StateReader& r) {
-  LoadSide(r, &left_.trace);
-  LoadSide(r, &right_.trace);
+  left_.trace.BeginRestore();
+  right_.trace.BeginRestore();
+  RestoreSide(r, &left_);
+  RestoreSide(r, &right_);
+}
+
+// Keyed state: no header; one entry per key and side. A checkpoint written before that holds the
+// whole state in the header.
+void AsofJoinOp::BeginRestore(StateReader& r) {
+  left_.trace.BeginRestore();
+  right_.trace.BeginRestore();
+  gc_bound_.clear();
+  if (r.AtEnd()) return;
+  RestoreSide(r, &left_);
+  RestoreSide(r, &right_);
+}
+
+void AsofJoinOp::RestoreEntry(std::string_view key, std::string_view value) {
+  if (key.empty() || (key[0] != 'L' && key[0] != 'R'))
+    Fail(ErrorKind::kCorruption, "an as-of join's stored entry is malformed");
+  (key[0] == 'L' ? left_ : right_).trace.RestoreEntry(key.substr(1), value);
+}
+
+void AsofJoinOp::TrackChanges() {
+  left_.trace.TrackChanges();
+  right_.trace.TrackChanges();
+}
+
+void AsofJoinOp::SaveChanges(StateWriter&, StateDelta& d) {
+  left_.trace.SaveChanges(d);
+  right_.trace.SaveChanges(d);
+}
+
+void AsofJoinOp::BackState(StateSource* source, uint32_t node, bool all_stored) {
+  left_.trace.Back(source, node, all_stored);
+  right_.trace.Back(source, node, all_stored);
+}
+
+void AsofJoinOp::StateCommitted(bool evict) {
+  left_.trace.Committed(evict);
+  right_.trace.Committed(evict);
+}
+
+size_t AsofJoinOp::StateMemoryBytes() const {
+  return left_.trace.MemoryBytes() + right_.trace.MemoryBytes();
 }
 
 }  // namespace fld

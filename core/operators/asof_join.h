@@ -21,13 +21,17 @@
 // does: no future left change has such a time, and no future right change can become their
 // match (it would need a right time at or below theirs). Right rows below it are discarded too,
 // except, per key, those of the last time below it, which later left rows may still match.
+// Each side's rows of one key are one keyed entry (core/circuit/partitions.h, stored keys 'L' /
+// 'R' + key): a checkpoint saves the keys a step changed, and memory may hold only those in use,
+// the others read back from the store when a step reaches them (discarding behind the waterlines
+// sees the keys in memory).
 #pragma once
 
 #include <map>
 #include <memory>
-#include <unordered_map>
 
 #include "core/circuit/operator.h"
+#include "core/circuit/partitions.h"
 #include "core/circuit/waterline.h"
 #include "core/types/types.h"
 
@@ -44,6 +48,15 @@ class AsofJoinOp : public Operator {
   bool HasState() const override { return true; }
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
+  bool HasKeyedState() const override { return true; }
+  void TrackChanges() override;
+  void SaveChanges(StateWriter& w, StateDelta& d) override;
+  void BeginRestore(StateReader& r) override;
+  void RestoreEntry(std::string_view key, std::string_view value) override;
+  bool CanBackState() const override { return true; }
+  void BackState(StateSource* source, uint32_t node, bool all_stored) override;
+  void StateCommitted(bool evict) override;
+  size_t StateMemoryBytes() const override;
   int left_ts() const { return left_.ts; }
   int right_ts() const { return right_.ts; }
   // Waterlines of the left and right match columns (core/circuit/waterline.h).
@@ -55,16 +68,27 @@ class AsofJoinOp : public Operator {
  private:
   using Rows = std::map<std::string, int64_t>;  // EncodeRowValue(row) -> weight
   using Times = std::map<std::string, Rows>;    // EncodeRowValue(match value) -> rows
+  // One key's rows on one side.
+  struct Keyed {
+    Times times;
+    size_t rows = 0;  // entries over all times
+  };
   struct Side {
+    Side(const char* prefix);
     std::vector<SqlType> types;
     std::vector<int> keys;
     int ts = -1;
-    std::unordered_map<std::string, Times> trace;  // key encoding -> rows by time
+    Partitions<Keyed> trace;  // key encoding -> rows by time
   };
+  // Adds w to the row at time t of the key's rows (dropping entries that reach zero).
+  static void Add(Side* side, const std::string& key, const std::string& t, const std::string& row, int64_t w);
+  // Reads a side as SaveState writes it (the keys all changed).
+  static void RestoreSide(StateReader& r, Side* side);
   // The right rows the left rows of time `t` match in `times` (null: none).
-  const Rows* Match(const Times* times, const std::string& t) const;
+  const Rows* Match(const Keyed* times, const std::string& t) const;
   void Emit(const std::string& lrow, int64_t lw, const Rows* match, int64_t sign, BatchBuilder* out) const;
-  void CollectGarbage();
+  // Discards what the waterlines allow, then ends the step on both sides' partitions.
+  void EndStep();
 
   Side left_, right_;
   bool strict_, pad_left_;

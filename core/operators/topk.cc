@@ -28,9 +28,41 @@ TopKOp::TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t l
       limit_(limit),
       offset_(offset),
       partition_(std::move(partition)),
-      rank_(rank) {
+      rank_(rank),
+      parts_(Partitions<Part>::Codec{
+          [this] {
+            return Part{Contents(SortedRowLess{&keys_}), {}};
+          },
+          [](const Part& p, std::string* out) {
+            // U64 rows, then per row its encoding and weight, in order.
+            StateWriter w(out);
+            w.U64(p.contents.size());
+            std::string enc;
+            for (const auto& [row, weight] : p.contents) {
+              enc.clear();
+              for (const Value& v : row) EncodeValue(&enc, v);
+              w.Str(enc);
+              w.I64(weight);
+            }
+          },
+          [this](std::string_view value, Part* p) {
+            StateReader r(value);
+            const uint64_t n = r.U64();
+            for (uint64_t i = 0; i < n; ++i) {
+              Row row = DecodeRow(r.View());
+              if (row.size() != types_.size())
+                Fail(ErrorKind::kCorruption, "a top-K's stored row has {} columns, not {}", row.size(), types_.size());
+              p->contents[std::move(row)] = r.I64();
+            }
+            if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "a top-K's stored partition has bytes after its rows");
+            p->window = Window(p->contents);
+          },
+          [](const Part& p) { return p.contents.empty(); },
+          [this](const Part& p) { return (p.contents.size() + p.window.size()) * row_bytes_; }}) {
   out_types_ = types_;
   if (rank_ != RankKind::kNone) out_types_.push_back(PhysType::kI64);
+  // A map node (about 48 bytes), the weight, the row's vector and its values.
+  row_bytes_ = 48 + 8 + sizeof(Row) + (types_.size() + 1) * sizeof(Value);
 }
 
 std::string TopKOp::Describe() const {
@@ -103,24 +135,20 @@ Batch TopKOp::Step(std::span<const Batch* const> inputs) {
   const Batch& in = *inputs[0];
   BatchBuilder out(out_types_);
   if (in.empty()) return out.Finish();
-  std::map<std::string, bool> touched;
+  std::map<std::string, Part*> touched;  // in key order: the output's order is deterministic
   Row row(in.width());
   for (size_t r = 0; r < in.size(); ++r) {
     for (size_t c = 0; c < in.width(); ++c) row[c] = in.Get(c, r);
     std::string key = PartitionKey(row);
-    auto part = contents_.try_emplace(key, Contents(SortedRowLess{&keys_})).first;
-    auto it = part->second.try_emplace(row, 0).first;
+    Part& part = parts_.Touch(key);
+    auto it = part.contents.try_emplace(row, 0).first;
     it->second += in.weights[r];
-    if (it->second == 0) part->second.erase(it);
-    touched[key] = true;
+    if (it->second == 0) part.contents.erase(it);
+    touched[std::move(key)] = &part;
   }
-  static const std::map<Row, int64_t> kNone;
-  for (const auto& [key, unused] : touched) {
-    auto part = contents_.find(key);
-    std::map<Row, int64_t> now = Window(part->second);
-    if (part->second.empty()) contents_.erase(part);
-    auto old_it = window_.find(key);
-    const std::map<Row, int64_t>& old = old_it == window_.end() ? kNone : old_it->second;
+  for (auto& [key, part] : touched) {
+    std::map<Row, int64_t> now = Window(part->contents);
+    const std::map<Row, int64_t>& old = part->window;
     // Emit new - old, in row order (deterministic).
     auto o = old.begin();
     auto n = now.begin();
@@ -137,23 +165,22 @@ Batch TopKOp::Step(std::span<const Batch* const> inputs) {
         ++n;
       }
     }
-    if (now.empty()) {
-      if (old_it != window_.end()) window_.erase(old_it);
-    } else {
-      window_[key] = std::move(now);
-    }
+    part->window = std::move(now);
   }
+  parts_.EndStep();
   return out.Finish();
 }
 
-// The state is the integrated input as one list of rows (the partition of a row is a function
-// of the row), the format unpartitioned top-K has always written.
+// The whole state (the format of checkpoints before partitions were stored one by one, and of
+// recursive circuits' copies): the integrated input as one list of rows (the partition of a row
+// is a function of the row).
 void TopKOp::SaveState(StateWriter& w) const {
+  if (parts_.backed()) Fail(ErrorKind::kRuntime, "topk: the whole state of a store-backed top-K is in the store");
   uint64_t n = 0;
-  for (const auto& [key, part] : contents_) n += part.size();
+  for (const auto& [key, e] : parts_.resident()) n += e.part.contents.size();
   w.U64(n);
-  for (const auto& [key, part] : contents_)
-    for (const auto& [row, weight] : part) {
+  for (const auto& [key, e] : parts_.resident())
+    for (const auto& [row, weight] : e.part.contents) {
       std::string enc;
       for (const Value& v : row) EncodeValue(&enc, v);
       w.Str(enc);
@@ -162,20 +189,27 @@ void TopKOp::SaveState(StateWriter& w) const {
 }
 
 void TopKOp::RestoreState(StateReader& r) {
-  contents_.clear();
-  window_.clear();
+  parts_.BeginRestore();
+  RestoreWhole(r);
+}
+
+void TopKOp::RestoreWhole(StateReader& r) {
   uint64_t n = r.U64();
   for (uint64_t i = 0; i < n; ++i) {
     std::string enc = r.Str();
     Row row = DecodeRow(enc);
-    std::string key = PartitionKey(row);
-    auto part = contents_.try_emplace(key, Contents(SortedRowLess{&keys_})).first;
-    part->second[std::move(row)] = r.I64();
+    const int64_t weight = r.I64();
+    parts_.RestoreChanged(PartitionKey(row)).contents[std::move(row)] = weight;
   }
-  for (const auto& [key, part] : contents_) {
-    auto w = Window(part);
-    if (!w.empty()) window_[key] = std::move(w);
-  }
+  for (auto& [key, e] : parts_.resident()) e.part.window = Window(e.part.contents);
+  parts_.EndStep();
+}
+
+// Keyed state: no header; one entry per partition. A checkpoint written before that holds the
+// whole state in the header.
+void TopKOp::BeginRestore(StateReader& r) {
+  parts_.BeginRestore();
+  if (!r.AtEnd()) RestoreWhole(r);
 }
 
 }  // namespace fld

@@ -16,7 +16,10 @@
 // Order: the keys in turn (ASC or DESC; NULL sorts as the smallest value unless NULLS FIRST /
 // LAST says otherwise, as in Feldera), then the whole row, so that ties at the window's edge are
 // broken the same way on every run and after every restore.
-// State: the integrated input (row -> weight); the windows are recomputed from it on restore.
+// State: the integrated input (row -> weight) per partition, each partition one keyed entry
+// (core/circuit/partitions.h): a checkpoint saves the partitions a step changed, and memory may
+// hold only those in use, the others read back from the store when a change reaches them. The
+// windows are recomputed from the contents when a partition is restored or read back.
 #pragma once
 
 #include <map>
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "core/circuit/operator.h"
+#include "core/circuit/partitions.h"
 
 namespace fld {
 
@@ -59,22 +63,38 @@ class TopKOp : public Operator {
   bool HasState() const override { return true; }
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
+  bool HasKeyedState() const override { return true; }
+  void TrackChanges() override { parts_.TrackChanges(); }
+  void SaveChanges(StateWriter& w, StateDelta& d) override { parts_.SaveChanges(d); }
+  void BeginRestore(StateReader& r) override;
+  void RestoreEntry(std::string_view key, std::string_view value) override { parts_.RestoreEntry(key, value); }
+  bool CanBackState() const override { return true; }
+  void BackState(StateSource* source, uint32_t node, bool all_stored) override {
+    parts_.Back(source, node, all_stored);
+  }
+  void StateCommitted(bool evict) override { parts_.Committed(evict); }
+  size_t StateMemoryBytes() const override { return parts_.MemoryBytes(); }
 
  private:
   using Row = std::vector<Value>;
   using Contents = std::map<Row, int64_t, SortedRowLess>;
+  struct Part {
+    Contents contents;
+    std::map<Row, int64_t> window;  // the output emitted so far: row -> copies
+  };
   // The current window of one partition: output row -> copies.
   std::map<Row, int64_t> Window(const Contents& contents) const;
   std::string PartitionKey(const Row& row) const;
+  // Reads the whole state as SaveState writes it (the partitions all changed).
+  void RestoreWhole(StateReader& r);
 
   std::vector<PhysType> types_, out_types_;
   std::vector<SortKey> keys_;
   int64_t limit_, offset_;
   std::vector<int> partition_;
   RankKind rank_;
-  // partition key encoding -> sorted contents, and -> the window emitted so far
-  std::map<std::string, Contents> contents_;
-  std::map<std::string, std::map<Row, int64_t>> window_;
+  size_t row_bytes_ = 0;    // memory per row held, roughly
+  Partitions<Part> parts_;  // partition key encoding -> contents and window
 };
 
 }  // namespace fld

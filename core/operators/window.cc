@@ -233,7 +233,46 @@ struct FrameValues {
 
 WindowOp::WindowOp(std::vector<PhysType> in_types, std::vector<int> partition, std::vector<SortKey> order,
                    std::vector<WindowFn> fns)
-    : in_types_(std::move(in_types)), partition_(std::move(partition)), order_(std::move(order)), fns_(std::move(fns)) {
+    : in_types_(std::move(in_types)),
+      partition_(std::move(partition)),
+      order_(std::move(order)),
+      fns_(std::move(fns)),
+      parts_(Partitions<Part>::Codec{[this] { return Part(&order_); },
+                                     [](const Part& p, std::string* out) {
+                                       // U64 rows, then per row its encoding and weight in order, then the discarded
+                                       // counts.
+                                       StateWriter w(out);
+                                       w.U64(p.rows.size());
+                                       std::string enc;
+                                       for (const auto& [row, weight] : p.rows) {
+                                         enc.clear();
+                                         for (const Value& v : row) EncodeValue(&enc, v);
+                                         w.Str(enc);
+                                         w.I64(weight);
+                                       }
+                                       w.I64(p.dropped_rows);
+                                       w.I64(p.dropped_groups);
+                                     },
+                                     [this](std::string_view value, Part* p) {
+                                       StateReader r(value);
+                                       const uint64_t n = r.U64();
+                                       for (uint64_t i = 0; i < n; ++i) {
+                                         Row row = DecodeRow(r.View());
+                                         if (row.size() != in_types_.size())
+                                           Fail(ErrorKind::kCorruption, "a window's stored row has {} columns, not {}",
+                                                row.size(), in_types_.size());
+                                         p->rows[std::move(row)] = r.I64();
+                                       }
+                                       p->dropped_rows = r.I64();
+                                       p->dropped_groups = r.I64();
+                                       if (!r.AtEnd())
+                                         Fail(ErrorKind::kCorruption,
+                                              "a window's stored partition has bytes after its counts");
+                                     },
+                                     [](const Part& p) { return p.rows.empty() && p.dropped_rows == 0; },
+                                     [this](const Part& p) { return p.rows.size() * row_bytes_; }}) {
+  // A map node (about 48 bytes), the weight, the row's vector and its values.
+  row_bytes_ = 48 + 8 + sizeof(Row) + in_types_.size() * sizeof(Value);
   out_types_ = in_types_;
   for (const WindowFn& f : fns_) {
     out_types_.push_back(f.result);
@@ -728,7 +767,7 @@ void WindowOp::SetWaterline(WaterlineRef w) {
 
 size_t WindowOp::StateRows() const {
   size_t n = 0;
-  for (const auto& [key, part] : parts_) n += part.rows.size();
+  for (const auto& [key, e] : parts_.resident()) n += e.part.rows.size();
   return n;
 }
 
@@ -773,8 +812,8 @@ Batch WindowOp::Step(std::span<const Batch* const> inputs) {
     out.AppendRow(buf, w);
   };
   for (auto& [key, rows] : changes) {
-    auto part = parts_.try_emplace(key, &order_).first;
-    Contents& c = part->second.rows;
+    Part& part = parts_.Touch(key);
+    Contents& c = part.rows;
     // Fold the change in, remembering the old weights. Rows whose weight drops to 0 stay
     // (uncounted) until both results are computed, so their pointers stay valid.
     std::unordered_map<const Row*, int64_t> old_w;
@@ -850,7 +889,7 @@ Batch WindowOp::Step(std::span<const Batch* const> inputs) {
       }
     }
     // The rows and peer groups before the slice (the same before and after the step).
-    int64_t base = part->second.dropped_rows, base_groups = part->second.dropped_groups;
+    int64_t base = part.dropped_rows, base_groups = part.dropped_groups;
     if (need_base_) {
       const Row* prev = nullptr;
       for (auto it = c.begin(); it != c_lo; ++it) {
@@ -895,25 +934,27 @@ Batch WindowOp::Step(std::span<const Batch* const> inputs) {
     }
     for (auto it : changed)
       if (it->second == 0) c.erase(it);
-    Collect(part->second);
-    if (c.empty() && part->second.dropped_rows == 0) parts_.erase(part);
+    Collect(part);
   }
-  // A few untouched partitions, in turn, so that idle ones shrink too.
-  if (gc_ && !parts_.empty()) {
-    auto it = parts_.lower_bound(sweep_next_);
-    for (size_t k = std::min<size_t>(16, parts_.size()); k > 0 && !parts_.empty(); --k) {
-      if (it == parts_.end()) it = parts_.begin();
+  // A few untouched partitions in memory, in turn, so that idle ones shrink too (one read back
+  // from the store is cleaned when a change reaches it).
+  auto& resident = parts_.resident();
+  if (gc_ && !resident.empty()) {
+    auto it = resident.lower_bound(sweep_next_);
+    for (size_t k = std::min<size_t>(16, resident.size()); k > 0; --k) {
+      if (it == resident.end()) it = resident.begin();
       if (!changes.contains(it->first)) {
-        Collect(it->second);
-        if (it->second.rows.empty() && it->second.dropped_rows == 0) {
-          it = parts_.erase(it);
-          continue;
-        }
+        Part& p = it->second.part;
+        const size_t rows = p.rows.size();
+        const int64_t dropped = p.dropped_rows;
+        Collect(p);
+        if (p.rows.size() != rows || p.dropped_rows != dropped) parts_.Changed(it);
       }
       ++it;
     }
-    sweep_next_ = it == parts_.end() ? std::string() : it->first;
+    sweep_next_ = it == resident.end() ? std::string() : it->first;
   }
+  parts_.EndStep();
   return out.Finish();
 }
 
@@ -976,47 +1017,63 @@ void WindowOp::Collect(Part& p) const {
   c.erase(begin, keep);
 }
 
+// The whole state (the format of checkpoints before partitions were stored one by one, and of
+// recursive circuits' copies): every partition's rows as one list (the partition of a row is a
+// function of the row), then the discarded counts of the partitions that have some.
 void WindowOp::SaveState(StateWriter& w) const {
+  if (parts_.backed()) Fail(ErrorKind::kRuntime, "window: the whole state of a store-backed window is in the store");
+  const auto& resident = parts_.resident();
   uint64_t n = 0;
-  for (const auto& [key, part] : parts_) n += part.rows.size();
+  for (const auto& [key, e] : resident) n += e.part.rows.size();
   w.U64(n);
-  for (const auto& [key, part] : parts_)
-    for (const auto& [row, weight] : part.rows) {
+  for (const auto& [key, e] : resident)
+    for (const auto& [row, weight] : e.part.rows) {
       std::string enc;
       for (const Value& v : row) EncodeValue(&enc, v);
       w.Str(enc);
       w.I64(weight);
     }
-  // The discarded counts of the partitions that have some.
   uint64_t d = 0;
-  for (const auto& [key, part] : parts_) d += part.dropped_rows != 0;
+  for (const auto& [key, e] : resident) d += e.part.dropped_rows != 0;
   w.U64(d);
-  for (const auto& [key, part] : parts_) {
-    if (part.dropped_rows == 0) continue;
+  for (const auto& [key, e] : resident) {
+    if (e.part.dropped_rows == 0) continue;
     w.Str(key);
-    w.I64(part.dropped_rows);
-    w.I64(part.dropped_groups);
+    w.I64(e.part.dropped_rows);
+    w.I64(e.part.dropped_groups);
   }
 }
 
 void WindowOp::RestoreState(StateReader& r) {
-  parts_.clear();
+  parts_.BeginRestore();
+  RestoreWhole(r);
+}
+
+void WindowOp::RestoreWhole(StateReader& r) {
   uint64_t n = r.U64();
   for (uint64_t i = 0; i < n; ++i) {
     std::string enc = r.Str();
     Row row = DecodeRow(enc);
-    std::string key = PartitionKey(row);
-    auto part = parts_.try_emplace(key, &order_).first;
-    part->second.rows[std::move(row)] = r.I64();
+    const int64_t weight = r.I64();
+    parts_.RestoreChanged(PartitionKey(row)).rows[std::move(row)] = weight;
   }
-  if (r.AtEnd()) return;  // saved before rows were discarded
-  uint64_t d = r.U64();
-  for (uint64_t i = 0; i < d; ++i) {
-    std::string key = r.Str();
-    auto part = parts_.try_emplace(key, &order_).first;
-    part->second.dropped_rows = r.I64();
-    part->second.dropped_groups = r.I64();
+  if (!r.AtEnd()) {  // else saved before rows were discarded
+    uint64_t d = r.U64();
+    for (uint64_t i = 0; i < d; ++i) {
+      Part& part = parts_.RestoreChanged(r.Str());
+      part.dropped_rows = r.I64();
+      part.dropped_groups = r.I64();
+    }
   }
+  parts_.EndStep();
+}
+
+// Keyed state: no header; one entry per partition. A checkpoint written before that holds the
+// whole state in the header.
+void WindowOp::BeginRestore(StateReader& r) {
+  parts_.BeginRestore();
+  sweep_next_.clear();
+  if (!r.AtEnd()) RestoreWhole(r);
 }
 
 }  // namespace fld

@@ -57,7 +57,10 @@
 // many rows and peer groups it discarded (ROW_NUMBER, RANK and DENSE_RANK count them). Touched
 // partitions are cleaned after each step, and a few untouched ones per step in turn.
 // State: the integrated input per partition, kept sorted (row -> weight), and the discarded
-// counts.
+// counts; each partition is one keyed entry (core/circuit/partitions.h): a checkpoint saves the
+// partitions a step changed, and memory may hold only those in use, the others read back from the
+// store when a change reaches them (the sweep that cleans untouched partitions sees those in
+// memory).
 #pragma once
 
 #include <map>
@@ -65,6 +68,7 @@
 #include <vector>
 
 #include "core/circuit/operator.h"
+#include "core/circuit/partitions.h"
 #include "core/circuit/waterline.h"
 #include "core/operators/aggregate.h"
 #include "core/operators/topk.h"
@@ -121,6 +125,17 @@ class WindowOp : public Operator {
   bool HasState() const override { return true; }
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
+  bool HasKeyedState() const override { return true; }
+  void TrackChanges() override { parts_.TrackChanges(); }
+  void SaveChanges(StateWriter& w, StateDelta& d) override { parts_.SaveChanges(d); }
+  void BeginRestore(StateReader& r) override;
+  void RestoreEntry(std::string_view key, std::string_view value) override { parts_.RestoreEntry(key, value); }
+  bool CanBackState() const override { return true; }
+  void BackState(StateSource* source, uint32_t node, bool all_stored) override {
+    parts_.Back(source, node, all_stored);
+  }
+  void StateCommitted(bool evict) override { parts_.Committed(evict); }
+  size_t StateMemoryBytes() const override { return parts_.MemoryBytes(); }
 
   const std::vector<PhysType>& out_types() const { return out_types_; }
   const std::vector<SortKey>& order() const { return order_; }
@@ -164,6 +179,8 @@ class WindowOp : public Operator {
   bool Depends(const Value& of, const Value& src_key, const Rel& rel, bool context) const;
   void Collect(Part& p) const;
   std::string PartitionKey(const Row& row) const;
+  // Reads the whole state as SaveState writes it (the partitions all changed).
+  void RestoreWhole(StateReader& r);
   Value Key(const Row& row) const { return order_.empty() ? Value::Null() : row[order_[0].column]; }
 
   std::vector<PhysType> in_types_, out_types_;
@@ -174,8 +191,9 @@ class WindowOp : public Operator {
   bool need_base_ = false;  // a ranking function: counts of the rows before a slice
   bool gc_ = false;
   WaterlineRef waterline_;
-  std::string sweep_next_;             // the next untouched partition to clean
-  std::map<std::string, Part> parts_;  // partition key encoding -> sorted rows
+  std::string sweep_next_;  // the next untouched partition to clean
+  size_t row_bytes_ = 0;    // memory per row held, roughly
+  Partitions<Part> parts_;  // partition key encoding -> sorted rows
 };
 
 }  // namespace fld

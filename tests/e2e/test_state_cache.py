@@ -1,6 +1,7 @@
 """State beyond memory (storage.cache_mib, man/fld-storage.5): an aggregate over many more
-groups than a 1 MiB cache holds, a join whose traces are as large, a DISTINCT as large, and a join of two aggregates
-(which reads their groups rather than keeping traces), evict their checkpointed
+groups than a 1 MiB cache holds, a join whose traces are as large, a DISTINCT as large, a join of two aggregates
+(which reads their groups rather than keeping traces), a top-2 per key (ROW_NUMBER), a LAG window
+per key and a LEFT ASOF JOIN per key (whose partitions are stored one by one), evict their checkpointed
 entries and read them back from the store on demand. Its output file is byte-identical to the same pipeline's with the whole state in
 memory and to a recomputation in Python; under kill -9 it resumes (lazily: no group is loaded at
 the resume, each is read when a step needs it) with another worker count to the same answer;
@@ -18,9 +19,10 @@ import os
 import random
 import re
 import signal
+import subprocess
 import time
 
-from fldtest import Bg, check, finish, integrate_csv, query, run, spec, status, tmpdir, write
+from fldtest import FLD, Bg, check, finish, integrate_csv, query, run, spec, status, tmpdir, write
 
 KEYS = 100000
 rnd = random.Random(11)
@@ -50,16 +52,26 @@ def expected_join(rows):
 DIM = "".join(f"{k},n{k % 97}\n" for k in range(KEYS + 1) if k % 3 != 0)
 
 
-SQL = """CREATE TABLE t (k BIGINT NOT NULL, v INT NOT NULL) WITH ('connectors' = '[{
+TABLE_T = """CREATE TABLE t (k BIGINT NOT NULL, v INT NOT NULL) WITH ('connectors' = '[{
   "transport": {"name": "file_input", "config": {"path": "in.csv"}}, "format": {"name": "csv"}}]');
-CREATE TABLE d (k BIGINT NOT NULL, name VARCHAR NOT NULL) WITH ('connectors' = '[{
+"""
+# Top-K, window and as-of join, each over a quarter of the keys.
+PART_VIEWS = """CREATE VIEW tk AS SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn
+  FROM t WHERE k % 4 = 2) WHERE rn <= 2;
+CREATE VIEW lg AS SELECT k, v, LAG(v) OVER (PARTITION BY k ORDER BY v) AS p FROM t WHERE k % 4 = 0;
+CREATE VIEW r AS SELECT DISTINCT k, v AS ts FROM t WHERE v % 7 = 0;
+CREATE VIEW a AS SELECT l.k, l.v, r.ts FROM (SELECT * FROM t WHERE k % 4 = 1) AS l
+  LEFT ASOF JOIN r MATCH_CONDITION l.v >= r.ts ON l.k = r.k;
+"""
+SQL = TABLE_T + """CREATE TABLE d (k BIGINT NOT NULL, name VARCHAR NOT NULL) WITH ('connectors' = '[{
   "transport": {"name": "file_input", "config": {"path": "d.csv"}}, "format": {"name": "csv"}}]');
 CREATE VIEW g AS SELECT k, SUM(v) AS s, COUNT(*) AS n FROM t GROUP BY k;
 CREATE VIEW j AS SELECT d.name, SUM(t.v) AS s FROM t JOIN d ON t.k = d.k GROUP BY d.name;
 CREATE VIEW u AS SELECT DISTINCT k % 50000 AS b, v FROM t;
 CREATE VIEW h AS SELECT k, MAX(v) AS m FROM t GROUP BY k;
 CREATE VIEW bal AS SELECT g.k, g.s - h.m AS x FROM g JOIN h ON g.k = h.k;
-"""
+""" + PART_VIEWS
+PARTITIONED = ("tk.csv", "lg.csv", "a.csv")
 
 
 def pipeline(d, model="exactly_once", cache=None, workers=1):
@@ -79,6 +91,15 @@ min_batch_size_records: 20000
       format: {{name: csv}}
   bal:
     - transport: {{name: file_output, config: {{path: bal.csv}}}}
+      format: {{name: csv}}
+  tk:
+    - transport: {{name: file_output, config: {{path: tk.csv}}}}
+      format: {{name: csv}}
+  lg:
+    - transport: {{name: file_output, config: {{path: lg.csv}}}}
+      format: {{name: csv}}
+  a:
+    - transport: {{name: file_output, config: {{path: a.csv}}}}
       format: {{name: csv}}
 """)
 
@@ -111,8 +132,45 @@ def answer_bal(d):
     return sorted(integrate_csv(os.path.join(d, "bal.csv"), [int, int]))
 
 
+def expected_partitioned(rows):
+    """tk, lg and a recomputed: per key (k % 4 = 2) the two largest values; per key (k % 4 = 0) each value with
+    the one before it in order; per left row (k % 4 = 1) the largest right time (a value divisible
+    by 7 of the same key) at or below its value, or NULL."""
+    by_key = collections.defaultdict(list)
+    for k, v in rows:
+        by_key[k].append(v)
+    tk, lg, a = [], [], []
+    for k, vs in by_key.items():
+        vs = sorted(vs)
+        if k % 4 == 2:
+            tk.extend((k, v) for v in vs[::-1][:2])
+        if k % 4 == 0:
+            lg.extend((k, v, vs[i - 1] if i else None) for i, v in enumerate(vs))
+        if k % 4 == 1:
+            times = sorted(set(v for v in vs if v % 7 == 0))
+            for v in vs:
+                below = [ts for ts in times if ts <= v]
+                a.append((k, v, below[-1] if below else None))
+    return [sorted(x, key=repr) for x in (tk, lg, a)]
+
+
+def answer_partitioned(d):
+    return [integrate_csv(os.path.join(d, "tk.csv"), [int, int]),
+            integrate_csv(os.path.join(d, "lg.csv"), [int, int, int]),
+            integrate_csv(os.path.join(d, "a.csv"), [int, int, int])]
+
+
+def check_answers(d, rows):
+    assert answer(d) == expected(rows)
+    assert answer_join(d) == expected_join(rows)
+    assert answer_distinct(d) == expected_distinct(rows)
+    assert answer_bal(d) == expected_bal(rows)
+    for name, got, want in zip(PARTITIONED, answer_partitioned(d), expected_partitioned(rows)):
+        assert got == want, (name, len(got), len(want), [x for x in got if x not in want][:5])
+
+
 def same_files(d):
-    for name in ("g.csv", "j.csv", "u.csv", "bal.csv"):
+    for name in ("g.csv", "j.csv", "u.csv", "bal.csv") + PARTITIONED:
         assert filecmp.cmp(os.path.join(full_dir, name), os.path.join(d, name), shallow=False), name
 
 
@@ -132,10 +190,7 @@ def _():
     _, err = run(["run", pipeline(small_dir, cache=1, workers=2)])
     assert "over storage.cache_mib (1 MiB)" in err, err
     same_files(small_dir)
-    assert answer(small_dir) == expected(ROWS)
-    assert answer_join(small_dir) == expected_join(ROWS)
-    assert answer_distinct(small_dir) == expected_distinct(ROWS)
-    assert answer_bal(small_dir) == expected_bal(ROWS)
+    check_answers(small_dir, ROWS)
     # bal's join reads the groups of g and h (held once) rather than traces of its own.
     out, _ = run(["check", pipeline(small_dir)])
     assert "(left side: the aggregate's groups) (right side: the aggregate's groups)" in out, out
@@ -153,10 +208,7 @@ def _():
     p = pipeline(d, cache=1, workers=1)
     _, err = run(["run", p])
     assert "resuming c from checkpoint" in err, err
-    assert answer(d) == expected(ROWS)
-    assert answer_join(d) == expected_join(ROWS)
-    assert answer_distinct(d) == expected_distinct(ROWS)
-    assert answer_bal(d) == expected_bal(ROWS)
+    check_answers(d, ROWS)
     same_files(d)
 
 
@@ -175,10 +227,58 @@ def _():
     with open(os.path.join(small_dir, "in.csv"), "a") as f:
         f.write(csv_text(more))
     run(["run", "--quiet", pipeline(small_dir, cache=1, workers=2)])
-    assert answer(small_dir) == expected(ROWS + more)
-    assert answer_join(small_dir) == expected_join(ROWS + more)
-    assert answer_distinct(small_dir) == expected_distinct(ROWS + more)
-    assert answer_bal(small_dir) == expected_bal(ROWS + more)
+    check_answers(small_dir, ROWS + more)
+
+
+def part_pipeline(d, cache):
+    storage = f"storage: {{cache_mib: {cache}}}\n" if cache else ""
+    outputs = "".join(f"""  {n[:-4]}:
+    - transport: {{name: file_output, config: {{path: {n}}}}}
+      format: {{name: csv}}
+""" for n in PARTITIONED)
+    return spec(d, "pt", TABLE_T + PART_VIEWS, f"""fault_tolerance: {{model: exactly_once, checkpoint_interval_secs: 1}}
+min_batch_size_records: 20000
+{storage}connectors:
+{outputs}""")
+
+
+def run_peak_anon(args, d):
+    """Runs fld to its end; returns its peak anonymous resident memory in MiB (sampled every 20 ms:
+    the store's pages mapped from the page cache are not counted) and its stderr."""
+    err_path = os.path.join(d, "..", os.path.basename(d) + ".err")
+    with open(err_path, "w") as err:
+        p = subprocess.Popen([FLD] + args, stdout=subprocess.DEVNULL, stderr=err)
+        peak = 0
+        while p.poll() is None:
+            try:
+                with open(f"/proc/{p.pid}/status") as f:
+                    for line in f:
+                        if line.startswith("RssAnon:"):
+                            peak = max(peak, int(line.split()[1]) / 1024)
+            except OSError:
+                pass
+            time.sleep(0.02)
+    with open(err_path) as f:
+        text = f.read()
+    assert p.returncode == 0, text
+    return peak, text
+
+
+@check("top-K, window and as-of partitions alone outgrow a 2 MiB cache: evicted, read back, same bytes, less memory")
+def _():
+    full, small = tmpdir(), tmpdir()
+    peak = {}
+    for d, cache in ((full, None), (small, 2)):
+        write(os.path.join(d, "in.csv"), csv_text(ROWS))
+        peak[cache], err = run_peak_anon(["run", part_pipeline(d, cache)], d)
+    # These operators' memory is counted and their unchanged partitions leave it.
+    assert "over storage.cache_mib (2 MiB)" in err, err
+    for name in PARTITIONED:
+        assert filecmp.cmp(os.path.join(full, name), os.path.join(small, name), shallow=False), name
+    for name, got, want in zip(PARTITIONED, answer_partitioned(small), expected_partitioned(ROWS)):
+        assert got == want, name
+    print(f"     peak anonymous RSS: {peak[None]:.0f} MiB with the state in memory, {peak[2]:.0f} MiB with a 2 MiB cache")
+    assert peak[2] < 0.7 * peak[None], peak
 
 
 MAT_SQL = """CREATE TABLE t (k BIGINT NOT NULL, v INT NOT NULL) WITH ('connectors' = '[{

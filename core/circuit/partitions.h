@@ -1,0 +1,187 @@
+// Partitions<Part>: operator state made of whole partitions, each found by a byte-string key (the
+// encoded PARTITION BY values of a top-K or a window function, the join key of an as-of join),
+// kept as keyed state (core/circuit/operator.h) with one stored entry per partition.
+//
+// - A checkpoint saves only the partitions changed since the previous one (Touch marks a
+//   partition changed) and deletes those that became empty, so its cost follows the partitions
+//   a step reached, not the state.
+// - Memory may hold only a cache of the partitions: after a committed checkpoint the unchanged
+//   ones can be evicted (Committed with evict), and Find / Touch read a partition missing from
+//   memory back from the store. A resume need not load any (lazy restore, Back with all_stored).
+// - A step calls Touch (or Find) for the partitions it reads, changes them, then EndStep, which
+//   erases the partitions left empty and updates the memory estimate. Pointers to partitions
+//   stay valid until EndStep or Committed.
+//
+// The operator supplies a Codec: how to make an empty partition, encode one into a stored value
+// and decode it back (throwing a corruption error on a malformed value), whether one is empty,
+// and an estimate of the bytes it holds in memory (in O(1): it is asked after every step that
+// touched the partition).
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/circuit/operator.h"
+
+namespace fld {
+
+template <typename Part>
+class Partitions {
+ public:
+  struct Codec {
+    std::function<Part()> make;
+    std::function<void(const Part&, std::string*)> encode;
+    std::function<void(std::string_view, Part*)> decode;
+    std::function<bool(const Part&)> empty;
+    std::function<size_t(const Part&)> bytes;
+  };
+  struct Entry {
+    Part part;
+    bool dirty = false;  // changed since the last SaveChanges
+    size_t bytes = 0;    // the Codec's estimate, as of the last EndStep
+  };
+  using Map = std::map<std::string, Entry, std::less<>>;
+
+  // `prefix`: what the stored keys add before the partition keys (one operator may keep several).
+  explicit Partitions(Codec codec, std::string prefix = {})
+      : codec_(std::move(codec)), prefix_(prefix), stored_(std::move(prefix)) {}
+
+  // The partition of key, read back from the store when it is not in memory; null when there is
+  // none. Marks nothing changed.
+  Part* Find(std::string_view key) {
+    auto it = Locate(key);
+    return it == parts_.end() ? nullptr : &it->second.part;
+  }
+  // The partition of key (a new empty one when there is none), marked changed: the caller may
+  // modify it until EndStep.
+  Part& Touch(std::string_view key) {
+    auto it = Locate(key);
+    if (it == parts_.end()) it = parts_.emplace(std::string(key), Entry{codec_.make(), false, 0}).first;
+    Changed(it);
+    return it->second.part;
+  }
+  // Marks a partition of resident() changed (a sweep that modified it).
+  void Changed(typename Map::iterator it) {
+    if (!it->second.dirty) ++dirty_;
+    it->second.dirty = true;
+    touched_.push_back(it);
+  }
+  // Ends a step: the partitions touched since the last EndStep that are empty are erased, the
+  // others' memory estimates updated.
+  void EndStep() {
+    std::sort(touched_.begin(), touched_.end(), [](auto a, auto b) { return std::less<const void*>()(&*a, &*b); });
+    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+    for (auto it : touched_) {
+      Entry& e = it->second;
+      bytes_ -= e.bytes;
+      e.bytes = 0;
+      if (!codec_.empty(e.part)) {
+        e.bytes = codec_.bytes(e.part) + it->first.size() + kEntryBytes;
+        bytes_ += e.bytes;
+        continue;
+      }
+      if (track_) erased_.push_back(it->first);
+      stored_.Erased(it->first);
+      --dirty_;
+      parts_.erase(it);
+    }
+    touched_.clear();
+  }
+  // The partitions in memory, in key order (a sweep over them; Changed for those it modifies).
+  Map& resident() { return parts_; }
+  const Map& resident() const { return parts_; }
+  size_t MemoryBytes() const { return bytes_; }
+  bool backed() const { return stored_.backed(); }
+  void Clear() {
+    parts_.clear();
+    touched_.clear();
+    erased_.clear();
+    bytes_ = 0;
+    dirty_ = 0;
+  }
+
+  // Keyed state (core/circuit/operator.h).
+  void TrackChanges() {
+    track_ = true;
+    stored_.Track();
+  }
+  // The partitions erased and changed since the last call, as erases and puts of prefixed keys.
+  void SaveChanges(StateDelta& d) {
+    std::string key = prefix_, value;
+    for (const std::string& k : erased_) d.Erase(key.assign(prefix_).append(k));
+    erased_.clear();
+    if (dirty_ > 0)
+      for (auto& [k, e] : parts_) {
+        if (!e.dirty) continue;
+        value.clear();
+        codec_.encode(e.part, &value);
+        d.Put(key.assign(prefix_).append(k), value);
+        e.dirty = false;
+      }
+    dirty_ = 0;
+    stored_.Saved();
+  }
+  // Before a restore: forgets everything but the store's lookup.
+  void BeginRestore() {
+    Clear();
+    stored_.Reset();
+  }
+  // A stored entry (its key without the prefix), unchanged since.
+  void RestoreEntry(std::string_view key, std::string_view value) {
+    auto it = parts_.emplace(std::string(key), Entry{codec_.make(), false, 0}).first;
+    codec_.decode(value, &it->second.part);
+    it->second.bytes = codec_.bytes(it->second.part) + key.size() + kEntryBytes;
+    bytes_ += it->second.bytes;
+  }
+  // A partition of the state restored from another source (an older whole-state format): changed,
+  // so that the next checkpoint stores it.
+  Part& RestoreChanged(std::string_view key) { return Touch(key); }
+  void Back(StateSource* source, uint32_t node, bool all_stored) { stored_.Attach(source, node, all_stored); }
+  // A checkpoint committed: lookups move to it; with evict the unchanged partitions leave memory.
+  void Committed(bool evict) {
+    if (!stored_.Committed() || !evict) return;
+    size_t n = 0;
+    for (auto it = parts_.begin(); it != parts_.end();) {
+      if (it->second.dirty) {
+        ++it;
+        continue;
+      }
+      bytes_ -= it->second.bytes;
+      it = parts_.erase(it);
+      ++n;
+    }
+    stored_.Evicted(n);
+  }
+
+ private:
+  // A map node, the key's string and the Entry's fields, roughly.
+  static constexpr size_t kEntryBytes = 96;
+
+  typename Map::iterator Locate(std::string_view key) {
+    auto it = parts_.find(key);
+    if (it != parts_.end() || !stored_.backed()) return it;
+    const std::string* value = stored_.Read(key);
+    if (value == nullptr) return parts_.end();
+    it = parts_.emplace(std::string(key), Entry{codec_.make(), false, 0}).first;
+    codec_.decode(*value, &it->second.part);
+    it->second.bytes = codec_.bytes(it->second.part) + key.size() + kEntryBytes;
+    bytes_ += it->second.bytes;
+    return it;
+  }
+
+  Codec codec_;
+  std::string prefix_;
+  StoredEntries stored_;
+  Map parts_;
+  std::vector<typename Map::iterator> touched_;  // since the last EndStep (repeats allowed)
+  std::vector<std::string> erased_;              // since the last SaveChanges, when tracking
+  size_t bytes_ = 0;
+  size_t dirty_ = 0;
+  bool track_ = false;
+};
+
+}  // namespace fld
