@@ -12,6 +12,7 @@
 
 #include "cmd/commands.h"
 #include "core/common/error.h"
+#include "core/common/large_memory.h"
 
 #ifndef FLD_VERSION
 #define FLD_VERSION "0.0.0"
@@ -74,6 +75,8 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
+  // A pipeline runs long and its heap is large: glibc's malloc on huge pages (large_memory.h).
+  if (*run_cmd) fld::ReexecWithHugePageHeap(argv);
   // Batches are allocated and freed every step: keep freed memory in the process instead of
   // returning it to the kernel each time (which costs page faults on the next step).
   mallopt(M_MMAP_THRESHOLD, 256 << 20);

@@ -1,9 +1,12 @@
 #include "core/common/large_memory.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 
 namespace fld {
 
@@ -43,6 +46,27 @@ void FreeLarge(void* p, size_t bytes) {
     std::free(p);
   else
     ::munmap(p, RoundUp(bytes));
+}
+
+void ReexecWithHugePageHeap(char** argv) {
+#ifdef __GLIBC__
+  const char* old = std::getenv("GLIBC_TUNABLES");
+  const std::string before = old ? old : "";
+  if (before.find("glibc.malloc.hugetlb") != std::string::npos) return;  // set: also after our exec
+  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");        // "always [madvise] never"
+  std::string mode;
+  if (!std::getline(f, mode) || mode.find("[never]") != std::string::npos) return;
+  const std::string now = before.empty() ? "glibc.malloc.hugetlb=1" : before + ":glibc.malloc.hugetlb=1";
+  if (setenv("GLIBC_TUNABLES", now.c_str(), 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  // Not executed (no /proc, say): go on as before.
+  if (old)
+    setenv("GLIBC_TUNABLES", before.c_str(), 1);
+  else
+    unsetenv("GLIBC_TUNABLES");
+#else
+  (void)argv;
+#endif
 }
 
 }  // namespace fld

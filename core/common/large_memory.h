@@ -6,6 +6,11 @@
 // huge pages (madvise MADV_HUGEPAGE; Debian's default THP mode "madvise" honours it): one TLB
 // entry then covers 2 MiB. Smaller requests use malloc, so a small map never pins a 2 MiB page.
 // Where the kernel gives no huge pages the advice is ignored and the memory is ordinary.
+//
+// The rest of the heap (batches, consolidation buffers, sorted keys: allocated and freed every
+// step) is glibc malloc's, which advises its own heap as huge pages only when the environment
+// says so at startup (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, glibc 2.35 and later): a long-running
+// command calls ReexecWithHugePageHeap first, which executes the same binary again with that set.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +19,13 @@
 namespace fld {
 
 constexpr size_t kLargeBytes = size_t{4} << 20;
+
+// Replaces the process (same pid, arguments, descriptors) by the same program with
+// glibc.malloc.hugetlb=1 added to GLIBC_TUNABLES, unless GLIBC_TUNABLES already sets that tunable
+// (glibc.malloc.hugetlb=0 keeps malloc's heap on ordinary pages), the kernel's transparent huge
+// pages are off, or the C library is not a glibc that knows it. Returns when it does not
+// re-execute (or when exec fails: the process then goes on as it is).
+void ReexecWithHugePageHeap(char** argv);
 
 // `bytes` of uninitialized memory (throws std::bad_alloc). Free with FreeLarge and the same size.
 void* AllocLarge(size_t bytes);

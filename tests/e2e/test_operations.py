@@ -145,4 +145,58 @@ def _():
     assert "nope" in hist and "COUNT" in hist, hist
 
 
+def environ(pid):
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        return dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+
+
+def heap_advised_huge(pid):
+    """Whether malloc's heap ([heap] in smaps) is advised as huge pages (VmFlags "hg")."""
+    with open(f"/proc/{pid}/smaps") as f:
+        in_heap = False
+        for line in f:
+            if line.rstrip().endswith("[heap]"):
+                in_heap = True
+            elif in_heap and line.startswith("VmFlags:"):
+                return "hg" in line.split()
+    return False
+
+
+def thp_enabled():
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            return "[never]" not in f.read()
+    except OSError:
+        return False
+
+
+@check("fld run advises malloc's heap as huge pages (re-executed once, same pid); GLIBC_TUNABLES naming it is kept")
+def _():
+    d2 = tmpdir()
+    spec2 = os.path.join(d2, "bank.yaml")
+    with open(spec2, "w") as f:
+        f.write(re.sub(r'"limit": \d+', '"limit": 30000000, "rate": 1000', BANK))
+    thp = thp_enabled()
+    # (given GLIBC_TUNABLES, whether the heap must end up advised)
+    for given, huge in ((None, thp), ("glibc.malloc.mxfast=64", thp), ("glibc.malloc.hugetlb=0", False)):
+        env = dict(os.environ)
+        env.pop("GLIBC_TUNABLES", None)
+        if given:
+            env["GLIBC_TUNABLES"] = given
+        p = subprocess.Popen([FLD, "run", "--quiet", spec2], stderr=subprocess.DEVNULL, env=env)
+        try:
+            deadline = time.time() + 1.5
+            while time.time() < deadline and not (huge and heap_advised_huge(p.pid)):
+                time.sleep(0.05)
+            assert p.poll() is None, p.returncode  # the same process, still running
+            assert heap_advised_huge(p.pid) == huge, (given, huge)
+            if given is None and huge:
+                assert environ(p.pid).get(b"GLIBC_TUNABLES") == b"glibc.malloc.hugetlb=1"
+            if given == "glibc.malloc.hugetlb=0":
+                assert environ(p.pid).get(b"GLIBC_TUNABLES") == given.encode()
+        finally:
+            p.kill()
+            p.wait()
+
+
 finish()
