@@ -12,6 +12,9 @@
 //   erases the partitions left empty and updates the memory estimate. Pointers to partitions
 //   stay valid until EndStep or Committed.
 //
+// PartitionedOperator<Part> is the base of such an operator: it holds the Partitions and forwards
+// Operator's keyed-state and store calls to them.
+//
 // The operator supplies a Codec: how to make an empty partition, encode one into a stored value
 // and decode it back (throwing a corruption error on a malformed value), whether one is empty,
 // and an estimate of the bytes it holds in memory (in O(1): it is asked after every step that
@@ -112,6 +115,9 @@ class Partitions {
   // The partitions erased and changed since the last call, as erases and puts of prefixed keys.
   void SaveChanges(StateDelta& d) {
     std::string key = prefix_, value;
+    // In key order, each once: the delta is the same on every run.
+    std::sort(erased_.begin(), erased_.end());
+    erased_.erase(std::unique(erased_.begin(), erased_.end()), erased_.end());
     for (const std::string& k : erased_) d.Erase(key.assign(prefix_).append(k));
     erased_.clear();
     if (dirty_ > 0)
@@ -131,12 +137,7 @@ class Partitions {
     stored_.Reset();
   }
   // A stored entry (its key without the prefix), unchanged since.
-  void RestoreEntry(std::string_view key, std::string_view value) {
-    auto it = parts_.emplace(std::string(key), Entry{codec_.make(), false, 0}).first;
-    codec_.decode(value, &it->second.part);
-    it->second.bytes = codec_.bytes(it->second.part) + key.size() + kEntryBytes;
-    bytes_ += it->second.bytes;
-  }
+  void RestoreEntry(std::string_view key, std::string_view value) { Load(key, value); }
   // A partition of the state restored from another source (an older whole-state format): changed,
   // so that the next checkpoint stores it.
   Part& RestoreChanged(std::string_view key) { return Touch(key); }
@@ -165,9 +166,12 @@ class Partitions {
     auto it = parts_.find(key);
     if (it != parts_.end() || !stored_.backed()) return it;
     const std::string* value = stored_.Read(key);
-    if (value == nullptr) return parts_.end();
-    it = parts_.emplace(std::string(key), Entry{codec_.make(), false, 0}).first;
-    codec_.decode(*value, &it->second.part);
+    return value == nullptr ? parts_.end() : Load(key, *value);
+  }
+  // Decodes a stored partition into memory, unchanged since it was stored.
+  typename Map::iterator Load(std::string_view key, std::string_view value) {
+    auto it = parts_.emplace(std::string(key), Entry{codec_.make(), false, 0}).first;
+    codec_.decode(value, &it->second.part);
     it->second.bytes = codec_.bytes(it->second.part) + key.size() + kEntryBytes;
     bytes_ += it->second.bytes;
     return it;
@@ -182,6 +186,30 @@ class Partitions {
   size_t bytes_ = 0;
   size_t dirty_ = 0;
   bool track_ = false;
+};
+
+// An operator whose whole state is one Partitions<Part> (parts_): Operator's keyed-state and
+// store-backing calls, forwarded. The operator keeps SaveState / RestoreState (the whole state,
+// for recursive circuits and older checkpoints) and BeginRestore (whose header may be such a
+// whole state).
+template <typename Part>
+class PartitionedOperator : public Operator {
+ public:
+  bool HasState() const override { return true; }
+  bool HasKeyedState() const override { return true; }
+  void TrackChanges() override { parts_.TrackChanges(); }
+  void SaveChanges(StateWriter&, StateDelta& d) override { parts_.SaveChanges(d); }
+  void RestoreEntry(std::string_view key, std::string_view value) override { parts_.RestoreEntry(key, value); }
+  bool CanBackState() const override { return true; }
+  void BackState(StateSource* source, uint32_t node, bool all_stored) override {
+    parts_.Back(source, node, all_stored);
+  }
+  void StateCommitted(bool evict) override { parts_.Committed(evict); }
+  size_t StateMemoryBytes() const override { return parts_.MemoryBytes(); }
+
+ protected:
+  explicit PartitionedOperator(typename Partitions<Part>::Codec codec) : parts_(std::move(codec)) {}
+  Partitions<Part> parts_;
 };
 
 }  // namespace fld

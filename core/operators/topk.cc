@@ -21,44 +21,52 @@ int CompareByKeys(const std::vector<SortKey>& keys, const std::vector<Value>& a,
   return 0;
 }
 
+void SaveRow(const std::vector<Value>& row, int64_t weight, StateWriter& w) {
+  std::string enc;
+  for (const Value& v : row) EncodeValue(&enc, v);
+  w.Str(enc);
+  w.I64(weight);
+}
+
+void SaveSortedRows(const SortedRows& rows, StateWriter& w) {
+  w.U64(rows.size());
+  for (const auto& [row, weight] : rows) SaveRow(row, weight, w);
+}
+
+void LoadSortedRows(StateReader& r, size_t width, const char* what, SortedRows* rows) {
+  const uint64_t n = r.U64();
+  for (uint64_t i = 0; i < n; ++i) {
+    std::vector<Value> row = DecodeRow(r.View());
+    if (row.size() != width)
+      Fail(ErrorKind::kCorruption, "a {}'s stored row has {} columns, not {}", what, row.size(), width);
+    (*rows)[std::move(row)] = r.I64();
+  }
+}
+
 TopKOp::TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t limit, int64_t offset,
                std::vector<int> partition, RankKind rank)
-    : types_(std::move(types)),
-      keys_(std::move(keys)),
-      limit_(limit),
-      offset_(offset),
-      partition_(std::move(partition)),
-      rank_(rank),
-      parts_(Partitions<Part>::Codec{
+    : PartitionedOperator(Partitions<Part>::Codec{
           [this] {
             return Part{Contents(SortedRowLess{&keys_}), {}};
           },
           [](const Part& p, std::string* out) {
-            // U64 rows, then per row its encoding and weight, in order.
             StateWriter w(out);
-            w.U64(p.contents.size());
-            std::string enc;
-            for (const auto& [row, weight] : p.contents) {
-              enc.clear();
-              for (const Value& v : row) EncodeValue(&enc, v);
-              w.Str(enc);
-              w.I64(weight);
-            }
+            SaveSortedRows(p.contents, w);
           },
           [this](std::string_view value, Part* p) {
             StateReader r(value);
-            const uint64_t n = r.U64();
-            for (uint64_t i = 0; i < n; ++i) {
-              Row row = DecodeRow(r.View());
-              if (row.size() != types_.size())
-                Fail(ErrorKind::kCorruption, "a top-K's stored row has {} columns, not {}", row.size(), types_.size());
-              p->contents[std::move(row)] = r.I64();
-            }
+            LoadSortedRows(r, types_.size(), "top-K", &p->contents);
             if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "a top-K's stored partition has bytes after its rows");
             p->window = Window(p->contents);
           },
           [](const Part& p) { return p.contents.empty(); },
-          [this](const Part& p) { return (p.contents.size() + p.window.size()) * row_bytes_; }}) {
+          [this](const Part& p) { return (p.contents.size() + p.window.size()) * row_bytes_; }}),
+      types_(std::move(types)),
+      keys_(std::move(keys)),
+      limit_(limit),
+      offset_(offset),
+      partition_(std::move(partition)),
+      rank_(rank) {
   out_types_ = types_;
   if (rank_ != RankKind::kNone) out_types_.push_back(PhysType::kI64);
   // A map node (about 48 bytes), the weight, the row's vector and its values.
@@ -180,12 +188,7 @@ void TopKOp::SaveState(StateWriter& w) const {
   for (const auto& [key, e] : parts_.resident()) n += e.part.contents.size();
   w.U64(n);
   for (const auto& [key, e] : parts_.resident())
-    for (const auto& [row, weight] : e.part.contents) {
-      std::string enc;
-      for (const Value& v : row) EncodeValue(&enc, v);
-      w.Str(enc);
-      w.I64(weight);
-    }
+    for (const auto& [row, weight] : e.part.contents) SaveRow(row, weight, w);
 }
 
 void TopKOp::RestoreState(StateReader& r) {

@@ -49,10 +49,26 @@ struct SortedRowLess {
   }
 };
 
+// A partition's rows sorted by the keys then the whole row, with their weights (top-K, windows).
+using SortedRows = std::map<std::vector<Value>, int64_t, SortedRowLess>;
+// The stored form of one partition's rows: U64 count, then per row in order its values' encoding
+// (EncodeValue) and weight. SaveRow writes one row's part.
+void SaveRow(const std::vector<Value>& row, int64_t weight, StateWriter& w);
+void SaveSortedRows(const SortedRows& rows, StateWriter& w);
+// Reads SaveSortedRows' form into *rows; a row without `width` values is corruption (`what`
+// names the operator).
+void LoadSortedRows(StateReader& r, size_t width, const char* what, SortedRows* rows);
+
 // The number a ranking function gives each row of a sorted partition.
 enum class RankKind : uint8_t { kNone, kRowNumber, kRank, kDenseRank };
 
-class TopKOp : public Operator {
+// One partition of a top-K: its integrated input, sorted, and the window last emitted.
+struct TopKPartition {
+  SortedRows contents;
+  std::map<std::vector<Value>, int64_t> window;  // output row -> copies
+};
+
+class TopKOp : public PartitionedOperator<TopKPartition> {
  public:
   // `partition` (input columns): the per-partition form; `rank` not kNone appends the rank.
   TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t limit, int64_t offset,
@@ -60,28 +76,14 @@ class TopKOp : public Operator {
   Batch Step(std::span<const Batch* const> inputs) override;
   std::string Name() const override { return "topk"; }
   std::string Describe() const override;
-  bool HasState() const override { return true; }
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
-  bool HasKeyedState() const override { return true; }
-  void TrackChanges() override { parts_.TrackChanges(); }
-  void SaveChanges(StateWriter& w, StateDelta& d) override { parts_.SaveChanges(d); }
   void BeginRestore(StateReader& r) override;
-  void RestoreEntry(std::string_view key, std::string_view value) override { parts_.RestoreEntry(key, value); }
-  bool CanBackState() const override { return true; }
-  void BackState(StateSource* source, uint32_t node, bool all_stored) override {
-    parts_.Back(source, node, all_stored);
-  }
-  void StateCommitted(bool evict) override { parts_.Committed(evict); }
-  size_t StateMemoryBytes() const override { return parts_.MemoryBytes(); }
 
  private:
   using Row = std::vector<Value>;
-  using Contents = std::map<Row, int64_t, SortedRowLess>;
-  struct Part {
-    Contents contents;
-    std::map<Row, int64_t> window;  // the output emitted so far: row -> copies
-  };
+  using Contents = SortedRows;
+  using Part = TopKPartition;
   // The current window of one partition: output row -> copies.
   std::map<Row, int64_t> Window(const Contents& contents) const;
   std::string PartitionKey(const Row& row) const;
@@ -93,8 +95,8 @@ class TopKOp : public Operator {
   int64_t limit_, offset_;
   std::vector<int> partition_;
   RankKind rank_;
-  size_t row_bytes_ = 0;    // memory per row held, roughly
-  Partitions<Part> parts_;  // partition key encoding -> contents and window
+  size_t row_bytes_ = 0;  // memory per row held, roughly
+  // (parts_: partition key encoding -> contents and window)
 };
 
 }  // namespace fld

@@ -233,44 +233,29 @@ struct FrameValues {
 
 WindowOp::WindowOp(std::vector<PhysType> in_types, std::vector<int> partition, std::vector<SortKey> order,
                    std::vector<WindowFn> fns)
-    : in_types_(std::move(in_types)),
+    : PartitionedOperator(Partitions<Part>::Codec{[this] { return Part(&order_); },
+                                                  [](const Part& p, std::string* out) {
+                                                    // The rows, then the discarded counts.
+                                                    StateWriter w(out);
+                                                    SaveSortedRows(p.rows, w);
+                                                    w.I64(p.dropped_rows);
+                                                    w.I64(p.dropped_groups);
+                                                  },
+                                                  [this](std::string_view value, Part* p) {
+                                                    StateReader r(value);
+                                                    LoadSortedRows(r, in_types_.size(), "window", &p->rows);
+                                                    p->dropped_rows = r.I64();
+                                                    p->dropped_groups = r.I64();
+                                                    if (!r.AtEnd())
+                                                      Fail(ErrorKind::kCorruption,
+                                                           "a window's stored partition has bytes after its counts");
+                                                  },
+                                                  [](const Part& p) { return p.rows.empty() && p.dropped_rows == 0; },
+                                                  [this](const Part& p) { return p.rows.size() * row_bytes_; }}),
+      in_types_(std::move(in_types)),
       partition_(std::move(partition)),
       order_(std::move(order)),
-      fns_(std::move(fns)),
-      parts_(Partitions<Part>::Codec{[this] { return Part(&order_); },
-                                     [](const Part& p, std::string* out) {
-                                       // U64 rows, then per row its encoding and weight in order, then the discarded
-                                       // counts.
-                                       StateWriter w(out);
-                                       w.U64(p.rows.size());
-                                       std::string enc;
-                                       for (const auto& [row, weight] : p.rows) {
-                                         enc.clear();
-                                         for (const Value& v : row) EncodeValue(&enc, v);
-                                         w.Str(enc);
-                                         w.I64(weight);
-                                       }
-                                       w.I64(p.dropped_rows);
-                                       w.I64(p.dropped_groups);
-                                     },
-                                     [this](std::string_view value, Part* p) {
-                                       StateReader r(value);
-                                       const uint64_t n = r.U64();
-                                       for (uint64_t i = 0; i < n; ++i) {
-                                         Row row = DecodeRow(r.View());
-                                         if (row.size() != in_types_.size())
-                                           Fail(ErrorKind::kCorruption, "a window's stored row has {} columns, not {}",
-                                                row.size(), in_types_.size());
-                                         p->rows[std::move(row)] = r.I64();
-                                       }
-                                       p->dropped_rows = r.I64();
-                                       p->dropped_groups = r.I64();
-                                       if (!r.AtEnd())
-                                         Fail(ErrorKind::kCorruption,
-                                              "a window's stored partition has bytes after its counts");
-                                     },
-                                     [](const Part& p) { return p.rows.empty() && p.dropped_rows == 0; },
-                                     [this](const Part& p) { return p.rows.size() * row_bytes_; }}) {
+      fns_(std::move(fns)) {
   // A map node (about 48 bytes), the weight, the row's vector and its values.
   row_bytes_ = 48 + 8 + sizeof(Row) + in_types_.size() * sizeof(Value);
   out_types_ = in_types_;
@@ -1027,12 +1012,7 @@ void WindowOp::SaveState(StateWriter& w) const {
   for (const auto& [key, e] : resident) n += e.part.rows.size();
   w.U64(n);
   for (const auto& [key, e] : resident)
-    for (const auto& [row, weight] : e.part.rows) {
-      std::string enc;
-      for (const Value& v : row) EncodeValue(&enc, v);
-      w.Str(enc);
-      w.I64(weight);
-    }
+    for (const auto& [row, weight] : e.part.rows) SaveRow(row, weight, w);
   uint64_t d = 0;
   for (const auto& [key, e] : resident) d += e.part.dropped_rows != 0;
   w.U64(d);

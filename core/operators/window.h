@@ -115,27 +115,24 @@ struct WindowFn {
   PhysType result = PhysType::kI64;
 };
 
-class WindowOp : public Operator {
+// One partition of a window operator: its rows, sorted, and what was discarded behind the
+// waterline.
+struct WindowPartition {
+  explicit WindowPartition(const std::vector<SortKey>* order) : rows(SortedRowLess{order}) {}
+  SortedRows rows;
+  int64_t dropped_rows = 0, dropped_groups = 0;
+};
+
+class WindowOp : public PartitionedOperator<WindowPartition> {
  public:
   WindowOp(std::vector<PhysType> in_types, std::vector<int> partition, std::vector<SortKey> order,
            std::vector<WindowFn> fns);
   Batch Step(std::span<const Batch* const> inputs) override;
   std::string Name() const override { return "window"; }
   std::string Describe() const override;
-  bool HasState() const override { return true; }
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
-  bool HasKeyedState() const override { return true; }
-  void TrackChanges() override { parts_.TrackChanges(); }
-  void SaveChanges(StateWriter& w, StateDelta& d) override { parts_.SaveChanges(d); }
   void BeginRestore(StateReader& r) override;
-  void RestoreEntry(std::string_view key, std::string_view value) override { parts_.RestoreEntry(key, value); }
-  bool CanBackState() const override { return true; }
-  void BackState(StateSource* source, uint32_t node, bool all_stored) override {
-    parts_.Back(source, node, all_stored);
-  }
-  void StateCommitted(bool evict) override { parts_.Committed(evict); }
-  size_t StateMemoryBytes() const override { return parts_.MemoryBytes(); }
 
   const std::vector<PhysType>& out_types() const { return out_types_; }
   const std::vector<SortKey>& order() const { return order_; }
@@ -150,12 +147,8 @@ class WindowOp : public Operator {
 
  private:
   using Row = std::vector<Value>;
-  using Contents = std::map<Row, int64_t, SortedRowLess>;
-  struct Part {
-    explicit Part(const std::vector<SortKey>* order) : rows(SortedRowLess{order}) {}
-    Contents rows;
-    int64_t dropped_rows = 0, dropped_groups = 0;  // discarded behind the waterline
-  };
+  using Contents = SortedRows;
+  using Part = WindowPartition;
   // One output row: an input row (one copy) and the values of the functions.
   struct Out {
     const Row* row;
@@ -193,7 +186,7 @@ class WindowOp : public Operator {
   WaterlineRef waterline_;
   std::string sweep_next_;  // the next untouched partition to clean
   size_t row_bytes_ = 0;    // memory per row held, roughly
-  Partitions<Part> parts_;  // partition key encoding -> sorted rows
+  // (parts_: partition key encoding -> sorted rows)
 };
 
 }  // namespace fld
