@@ -36,7 +36,9 @@ void SaveSortedRows(const SortedRows& rows, StateWriter& w) {
 void LoadSortedRows(StateReader& r, size_t width, const char* what, SortedRows* rows) {
   const uint64_t n = r.U64();
   for (uint64_t i = 0; i < n; ++i) {
-    std::vector<Value> row = DecodeRow(r.View());
+    const std::string_view enc = r.View();
+    if (!RowEncodingValid(enc)) Fail(ErrorKind::kCorruption, "a {}'s stored row is malformed", what);
+    std::vector<Value> row = DecodeRow(enc);
     if (row.size() != width)
       Fail(ErrorKind::kCorruption, "a {}'s stored row has {} columns, not {}", what, row.size(), width);
     (*rows)[std::move(row)] = r.I64();

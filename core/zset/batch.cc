@@ -301,6 +301,31 @@ Value DecodeValue(std::string_view in, size_t* pos) {
   }
 }
 
+bool RowEncodingValid(std::string_view in) {
+  size_t pos = 0;
+  while (pos < in.size()) {
+    const uint8_t tag = static_cast<uint8_t>(in[pos]);
+    size_t need;  // bytes after the tag
+    if (IsCompactInt(tag)) {
+      need = tag - kCompactInt;
+    } else if (tag == 0) {
+      need = 0;
+    } else if (tag == 1 || tag == 2) {
+      need = 8;
+    } else if (tag == 3) {
+      if (in.size() - pos - 1 < 4) return false;
+      uint32_t n;
+      std::memcpy(&n, in.data() + pos + 1, 4);
+      need = 4 + size_t{n};
+    } else {
+      return false;
+    }
+    if (in.size() - pos - 1 < need) return false;
+    pos += 1 + need;
+  }
+  return true;
+}
+
 std::vector<Value> DecodeRow(std::string_view in) {
   std::vector<Value> row;
   size_t pos = 0;

@@ -110,6 +110,9 @@ void PrefetchRow(const Batch& b, size_t r);
 // Decodes one value at *pos and advances it.
 Value DecodeValue(std::string_view in, size_t* pos);
 std::vector<Value> DecodeRow(std::string_view in);
+// Whether `in` is a whole row in either encoding (known tags, every value within the bytes): the
+// decoders above trust their input, so a row read back from storage is checked first.
+bool RowEncodingValid(std::string_view in);
 // Decodes an encoded row and appends its values to the builder's columns starting at `first_col`.
 void DecodeRowInto(std::string_view in, BatchBuilder* b, size_t first_col);
 

@@ -199,6 +199,37 @@ TEST_CASE("encoding: EncodeRow/DecodeRow round-trip every physical type, NULLs a
   }
 }
 
+TEST_CASE("encoding: RowEncodingValid accepts whole rows of either encoding, refuses cut and unknown bytes", "[zset]") {
+  std::mt19937_64 rng(47);
+  size_t checked = 0;
+  for (int it = 0; it < 300; ++it) {
+    auto types = RandomTypes(rng);
+    Batch b = RandomBatch(rng, types, std::uniform_int_distribution<size_t>(1, 10)(rng));
+    for (size_t r = 0; r < b.size(); ++r) {
+      std::string compact;
+      for (size_t c = 0; c < b.width(); ++c) EncodeCompactValue(&compact, *b.cols[c], r);
+      for (const std::string& enc : {EncRow(b, r), compact}) {
+        REQUIRE(RowEncodingValid(enc));
+        // Every cut inside a value is refused; a cut between values is a shorter valid row.
+        size_t pos = 0;
+        std::vector<size_t> ends;
+        while (pos < enc.size()) {
+          DecodeValue(enc, &pos);
+          ends.push_back(pos);
+        }
+        for (size_t cut = 0; cut < enc.size(); ++cut) {
+          const bool between = cut == 0 || std::find(ends.begin(), ends.end(), cut) != ends.end();
+          REQUIRE(RowEncodingValid(std::string_view(enc).substr(0, cut)) == between);
+          ++checked;
+        }
+      }
+    }
+  }
+  REQUIRE(checked > 1000);
+  for (const char* bad : {"\x04", "\x09", "\x19", "\xff", "\x03\x05\x00\x00\x00ab"})
+    REQUIRE_FALSE(RowEncodingValid(bad));
+}
+
 TEST_CASE("encoding: the compact encoding round-trips, is one-to-one and CompactRow converts to it", "[zset]") {
   std::mt19937_64 rng(43);
   std::map<std::string, std::string> compact_of;  // row encoding -> compact encoding
