@@ -1749,7 +1749,8 @@ TEST_CASE("top-K, windows, as-of join: backed by the store, evicted and restored
 TEST_CASE("top-K, windows: a damaged stored partition is reported as corruption", "[operators]") {
   Gen g(9650);
   for (const auto& sc : PartitionedScenarios()) {
-    if (sc.name.find("as-of") != std::string::npos) continue;  // rows by side and time, checked by length only
+    // (The as-of join stores typed row encodings, which DecodeRowValue bounds-checks as it reads.)
+    if (sc.name.find("as-of") != std::string::npos) continue;
     size_t damaged = 0;
     for (int it = 0; it < 20; ++it) {
       Sequence seq = RandomSequence(sc, g, 1, 6);
