@@ -44,8 +44,9 @@ class Partitions {
   };
   struct Entry {
     Part part;
-    bool dirty = false;  // changed since the last SaveChanges
-    size_t bytes = 0;    // the Codec's estimate, as of the last EndStep
+    bool dirty = false;    // changed since the last SaveChanges
+    bool touched = false;  // changed since the last EndStep
+    size_t bytes = 0;      // the Codec's estimate, as of the last EndStep
   };
   using Map = std::map<std::string, Entry, std::less<>>;
 
@@ -63,7 +64,7 @@ class Partitions {
   // modify it until EndStep.
   Part& Touch(std::string_view key) {
     auto it = Locate(key);
-    if (it == parts_.end()) it = parts_.emplace(std::string(key), Entry{codec_.make(), false, 0}).first;
+    if (it == parts_.end()) it = parts_.emplace(std::string(key), Entry{codec_.make(), false, false, 0}).first;
     Changed(it);
     return it->second.part;
   }
@@ -71,15 +72,15 @@ class Partitions {
   void Changed(typename Map::iterator it) {
     if (!it->second.dirty) ++dirty_;
     it->second.dirty = true;
-    touched_.push_back(it);
+    if (!it->second.touched) touched_.push_back(it);
+    it->second.touched = true;
   }
   // Ends a step: the partitions touched since the last EndStep that are empty are erased, the
   // others' memory estimates updated.
   void EndStep() {
-    std::sort(touched_.begin(), touched_.end(), [](auto a, auto b) { return std::less<const void*>()(&*a, &*b); });
-    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
     for (auto it : touched_) {
       Entry& e = it->second;
+      e.touched = false;
       bytes_ -= e.bytes;
       e.bytes = 0;
       if (!codec_.empty(e.part)) {
@@ -170,7 +171,7 @@ class Partitions {
   }
   // Decodes a stored partition into memory, unchanged since it was stored.
   typename Map::iterator Load(std::string_view key, std::string_view value) {
-    auto it = parts_.emplace(std::string(key), Entry{codec_.make(), false, 0}).first;
+    auto it = parts_.emplace(std::string(key), Entry{codec_.make(), false, false, 0}).first;
     codec_.decode(value, &it->second.part);
     it->second.bytes = codec_.bytes(it->second.part) + key.size() + kEntryBytes;
     bytes_ += it->second.bytes;
@@ -181,7 +182,7 @@ class Partitions {
   std::string prefix_;
   StoredEntries stored_;
   Map parts_;
-  std::vector<typename Map::iterator> touched_;  // since the last EndStep (repeats allowed)
+  std::vector<typename Map::iterator> touched_;  // since the last EndStep, each once
   std::vector<std::string> erased_;              // since the last SaveChanges, when tracking
   size_t bytes_ = 0;
   size_t dirty_ = 0;
