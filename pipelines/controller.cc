@@ -240,7 +240,11 @@ class Controller::Impl {
   static constexpr size_t kMaxRuns = 16;
   void Spill(const std::string& name, PendingChanges* p);
   uint64_t spills_ = 0;  // runs written by this process (their file names)
-  std::string NextRunPath() { return fmt::format("{}/{}.run", SpillDir(spec()), spills_++); }
+  std::string NextRunPath() {
+    spilled_since_publish_ = true;
+    return fmt::format("{}/{}.run", SpillDir(spec()), spills_++);
+  }
+  bool spilled_since_publish_ = false;  // the live status shows runs on disk at once, not 250 ms later
   std::map<int, PendingChanges> pending_rel_;
   size_t pending_bytes_ = 0;  // the sum of their bytes: memory the cache budget counts too
   // What the cache budget (storage.cache_mib) counts: the operators' state in memory and the
@@ -1050,7 +1054,8 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
         break;
       }
       ReleaseOutputs(false, !ready && holding == 0);
-      Publish("RUNNING", false);
+      Publish("RUNNING", spilled_since_publish_);
+      spilled_since_publish_ = false;
       FinishCheckpoint(true);  // one written in the background has finished: account for it
       // Back-pressure: while a checkpoint is written the state keeps growing; once it fills the
       // cache the steps wait for it, so that what it stored can leave memory.
