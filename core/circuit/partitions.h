@@ -70,7 +70,7 @@ class Partitions {
   }
   // Marks a partition of resident() changed (a sweep that modified it).
   void Changed(typename Map::iterator it) {
-    if (!it->second.dirty) ++dirty_;
+    if (!it->second.dirty) dirty_.push_back(it->first);
     it->second.dirty = true;
     if (!it->second.touched) touched_.push_back(it);
     it->second.touched = true;
@@ -90,8 +90,7 @@ class Partitions {
       }
       if (track_) erased_.push_back(it->first);
       stored_.Erased(it->first);
-      --dirty_;
-      parts_.erase(it);
+      parts_.erase(it);  // (its key stays in dirty_: SaveChanges finds it gone)
     }
     touched_.clear();
   }
@@ -105,7 +104,7 @@ class Partitions {
     touched_.clear();
     erased_.clear();
     bytes_ = 0;
-    dirty_ = 0;
+    dirty_.clear();
   }
 
   // Keyed state (core/circuit/operator.h).
@@ -121,15 +120,18 @@ class Partitions {
     erased_.erase(std::unique(erased_.begin(), erased_.end()), erased_.end());
     for (const std::string& k : erased_) d.Erase(key.assign(prefix_).append(k));
     erased_.clear();
-    if (dirty_ > 0)
-      for (auto& [k, e] : parts_) {
-        if (!e.dirty) continue;
-        value.clear();
-        codec_.encode(e.part, &value);
-        d.Put(key.assign(prefix_).append(k), value);
-        e.dirty = false;
-      }
-    dirty_ = 0;
+    // The changed partitions, found by key: the cost follows the changes, not the partitions.
+    std::sort(dirty_.begin(), dirty_.end());
+    dirty_.erase(std::unique(dirty_.begin(), dirty_.end()), dirty_.end());
+    for (const std::string& k : dirty_) {
+      auto it = parts_.find(k);
+      if (it == parts_.end() || !it->second.dirty) continue;  // erased since
+      value.clear();
+      codec_.encode(it->second.part, &value);
+      d.Put(key.assign(prefix_).append(k), value);
+      it->second.dirty = false;
+    }
+    dirty_.clear();
     stored_.Saved();
   }
   // Before a restore: forgets everything but the store's lookup.
@@ -185,7 +187,7 @@ class Partitions {
   std::vector<typename Map::iterator> touched_;  // since the last EndStep, each once
   std::vector<std::string> erased_;              // since the last SaveChanges, when tracking
   size_t bytes_ = 0;
-  size_t dirty_ = 0;
+  std::vector<std::string> dirty_;  // keys of the partitions changed since the last SaveChanges
   bool track_ = false;
 };
 
