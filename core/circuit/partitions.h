@@ -70,7 +70,11 @@ class Partitions {
   }
   // Marks a partition of resident() changed (a sweep that modified it).
   void Changed(typename Map::iterator it) {
-    if (!it->second.dirty) dirty_.push_back(it->first);
+    if (!it->second.dirty && track_) {
+      // Partitions erased since stay listed: past twice the partitions, the list is rebuilt.
+      if (dirty_.size() > 2 * parts_.size() + 1024) ListDirty();
+      dirty_.push_back(it->first);
+    }
     it->second.dirty = true;
     if (!it->second.touched) touched_.push_back(it);
     it->second.touched = true;
@@ -111,6 +115,7 @@ class Partitions {
   void TrackChanges() {
     track_ = true;
     stored_.Track();
+    ListDirty();  // untracked, the changed partitions were marked but not listed
   }
   // The partitions erased and changed since the last call, as erases and puts of prefixed keys.
   void SaveChanges(StateDelta& d) {
@@ -121,6 +126,7 @@ class Partitions {
     for (const std::string& k : erased_) d.Erase(key.assign(prefix_).append(k));
     erased_.clear();
     // The changed partitions, found by key: the cost follows the changes, not the partitions.
+    if (!track_) ListDirty();
     std::sort(dirty_.begin(), dirty_.end());
     dirty_.erase(std::unique(dirty_.begin(), dirty_.end()), dirty_.end());
     for (const std::string& k : dirty_) {
@@ -171,6 +177,12 @@ class Partitions {
     const std::string* value = stored_.Read(key);
     return value == nullptr ? parts_.end() : Load(key, *value);
   }
+  // Lists the keys of the changed partitions afresh (a walk of them all).
+  void ListDirty() {
+    dirty_.clear();
+    for (const auto& [k, e] : parts_)
+      if (e.dirty) dirty_.push_back(k);
+  }
   // Decodes a stored partition into memory, unchanged since it was stored.
   typename Map::iterator Load(std::string_view key, std::string_view value) {
     auto it = parts_.emplace(std::string(key), Entry{codec_.make(), false, false, 0}).first;
@@ -187,7 +199,9 @@ class Partitions {
   std::vector<typename Map::iterator> touched_;  // since the last EndStep, each once
   std::vector<std::string> erased_;              // since the last SaveChanges, when tracking
   size_t bytes_ = 0;
-  std::vector<std::string> dirty_;  // keys of the partitions changed since the last SaveChanges
+  // Keys of the partitions changed since the last SaveChanges, when tracking (may list erased
+  // ones and repeat keys).
+  std::vector<std::string> dirty_;
   bool track_ = false;
 };
 
