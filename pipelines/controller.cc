@@ -240,11 +240,8 @@ class Controller::Impl {
   static constexpr size_t kMaxRuns = 16;
   void Spill(const std::string& name, PendingChanges* p);
   uint64_t spills_ = 0;  // runs written by this process (their file names)
-  std::string NextRunPath() {
-    spilled_since_publish_ = true;
-    return fmt::format("{}/{}.run", SpillDir(spec()), spills_++);
-  }
-  bool spilled_since_publish_ = false;  // the live status shows runs on disk at once, not 250 ms later
+  std::string NextRunPath() { return fmt::format("{}/{}.run", SpillDir(spec()), spills_++); }
+  uint64_t spills_published_ = 0;  // spills_ as of the last live status (a new run is shown at once)
   std::map<int, PendingChanges> pending_rel_;
   size_t pending_bytes_ = 0;  // the sum of their bytes: memory the cache budget counts too
   // What the cache budget (storage.cache_mib) counts: the operators' state in memory and the
@@ -851,7 +848,7 @@ void Controller::Impl::Publish(const char* state, bool force) {
     ls.total_processed_records = base_records_ + s_.records;
     ls.buffered_records = holding_;  // read, waiting for a step (min_batch_size_records, the delay)
     ls.late_records = p_->circuit().LateRecords();
-    ls.spills = spills_;
+    ls.spills = spills_published_ = spills_;
     ls.spill_files = ls.spill_bytes = 0;
     auto count_runs = [&](const std::vector<std::unique_ptr<SpilledRun>>& runs) {
       ls.spill_files += runs.size();
@@ -1054,8 +1051,7 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
         break;
       }
       ReleaseOutputs(false, !ready && holding == 0);
-      Publish("RUNNING", spilled_since_publish_);
-      spilled_since_publish_ = false;
+      Publish("RUNNING", spills_ != spills_published_);
       FinishCheckpoint(true);  // one written in the background has finished: account for it
       // Back-pressure: while a checkpoint is written the state keeps growing; once it fills the
       // cache the steps wait for it, so that what it stored can leave memory.

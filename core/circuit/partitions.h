@@ -88,8 +88,7 @@ class Partitions {
       bytes_ -= e.bytes;
       e.bytes = 0;
       if (!codec_.empty(e.part)) {
-        e.bytes = codec_.bytes(e.part) + it->first.size() + kEntryBytes;
-        bytes_ += e.bytes;
+        Estimate(it);
         continue;
       }
       if (track_) erased_.push_back(it->first);
@@ -147,9 +146,6 @@ class Partitions {
   }
   // A stored entry (its key without the prefix), unchanged since.
   void RestoreEntry(std::string_view key, std::string_view value) { Load(key, value); }
-  // A partition of the state restored from another source (an older whole-state format): changed,
-  // so that the next checkpoint stores it.
-  Part& RestoreChanged(std::string_view key) { return Touch(key); }
   void Back(StateSource* source, uint32_t node, bool all_stored) { stored_.Attach(source, node, all_stored); }
   // A checkpoint committed: lookups move to it; with evict the unchanged partitions leave memory.
   void Committed(bool evict) {
@@ -187,9 +183,13 @@ class Partitions {
   typename Map::iterator Load(std::string_view key, std::string_view value) {
     auto it = parts_.emplace(std::string(key), Entry{codec_.make(), false, false, 0}).first;
     codec_.decode(value, &it->second.part);
-    it->second.bytes = codec_.bytes(it->second.part) + key.size() + kEntryBytes;
-    bytes_ += it->second.bytes;
+    Estimate(it);
     return it;
+  }
+  // Sets a partition's memory estimate (its old one already taken off bytes_).
+  void Estimate(typename Map::iterator it) {
+    it->second.bytes = codec_.bytes(it->second.part) + it->first.size() + kEntryBytes;
+    bytes_ += it->second.bytes;
   }
 
   Codec codec_;

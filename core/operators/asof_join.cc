@@ -293,7 +293,7 @@ void AsofJoinOp::SaveState(StateWriter& w) const {
 void AsofJoinOp::RestoreSide(StateReader& r, Side* side) {
   const uint64_t nk = r.U64();
   for (uint64_t i = 0; i < nk; ++i) {
-    Keyed& k = side->trace.RestoreChanged(r.Str());
+    Keyed& k = side->trace.Touch(r.Str());
     k.rows += DecodeTimes(r, &k.times);
   }
   side->trace.EndStep();

@@ -204,7 +204,7 @@ void TopKOp::RestoreWhole(StateReader& r) {
     std::string enc = r.Str();
     Row row = DecodeRow(enc);
     const int64_t weight = r.I64();
-    parts_.RestoreChanged(PartitionKey(row)).contents[std::move(row)] = weight;
+    parts_.Touch(PartitionKey(row)).contents[std::move(row)] = weight;
   }
   for (auto& [key, e] : parts_.resident()) e.part.window = Window(e.part.contents);
   parts_.EndStep();

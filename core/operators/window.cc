@@ -929,11 +929,7 @@ Batch WindowOp::Step(std::span<const Batch* const> inputs) {
     for (size_t k = std::min<size_t>(16, resident.size()); k > 0; --k) {
       if (it == resident.end()) it = resident.begin();
       if (!changes.contains(it->first)) {
-        Part& p = it->second.part;
-        const size_t rows = p.rows.size();
-        const int64_t dropped = p.dropped_rows;
-        Collect(p);
-        if (p.rows.size() != rows || p.dropped_rows != dropped) parts_.Changed(it);
+        if (Collect(it->second.part)) parts_.Changed(it);
       }
       ++it;
     }
@@ -943,10 +939,10 @@ Batch WindowOp::Step(std::span<const Batch* const> inputs) {
   return out.Finish();
 }
 
-void WindowOp::Collect(Part& p) const {
-  if (!gc_) return;
+bool WindowOp::Collect(Part& p) const {
+  if (!gc_) return false;
   const std::optional<Value> w = waterline_.Current();
-  if (!w || w->IsNull()) return;
+  if (!w || w->IsNull()) return false;
   const int key = order_[0].column;
   Contents& c = p.rows;
   // The non-NULL keys, ascending; g: the first at or after the waterline.
@@ -955,7 +951,7 @@ void WindowOp::Collect(Part& p) const {
     while (begin != c.end() && begin->first[key].IsNull()) ++begin;
   auto g = begin;
   while (g != c.end() && !g->first[key].IsNull() && g->first[key] < *w) ++g;
-  if (g == begin) return;
+  if (g == begin) return false;
   // Every future change sorts at or after g with a key >= W. The rows it may still change: back
   // from g while a row of key W there reaches them.
   auto nonfinal = g;
@@ -999,7 +995,9 @@ void WindowOp::Collect(Part& p) const {
     if (!prev || CompareByKeys(order_, *prev, it->first) != 0) ++p.dropped_groups;
     prev = &it->first;
   }
+  if (keep == begin) return false;
   c.erase(begin, keep);
+  return true;
 }
 
 // The whole state (the format of checkpoints before partitions were stored one by one, and of
@@ -1035,12 +1033,12 @@ void WindowOp::RestoreWhole(StateReader& r) {
     std::string enc = r.Str();
     Row row = DecodeRow(enc);
     const int64_t weight = r.I64();
-    parts_.RestoreChanged(PartitionKey(row)).rows[std::move(row)] = weight;
+    parts_.Touch(PartitionKey(row)).rows[std::move(row)] = weight;
   }
   if (!r.AtEnd()) {  // else saved before rows were discarded
     uint64_t d = r.U64();
     for (uint64_t i = 0; i < d; ++i) {
-      Part& part = parts_.RestoreChanged(r.Str());
+      Part& part = parts_.Touch(r.Str());
       part.dropped_rows = r.I64();
       part.dropped_groups = r.I64();
     }

@@ -170,7 +170,8 @@ class WindowOp : public PartitionedOperator<WindowPartition> {
   // `src_key`) at `rel` from it. `context`: what the row reads (ranking functions read only counts
   // of the rows before them), else whether a change of src may change the output.
   bool Depends(const Value& of, const Value& src_key, const Rel& rel, bool context) const;
-  void Collect(Part& p) const;
+  // Discards the rows of p behind the waterline that nothing still reads; returns whether it did.
+  bool Collect(Part& p) const;
   std::string PartitionKey(const Row& row) const;
   // Reads the whole state as SaveState writes it (the partitions all changed).
   void RestoreWhole(StateReader& r);
