@@ -224,29 +224,52 @@ class Controller::Impl {
   // A materialized relation's changes since the checkpoint. Once they hold more rows than after
   // their last consolidation (and at least kConsolidateRows), they are consolidated into one
   // batch: rows changed again and again then take one entry, not one per change.
-  // Once all relations' changes in memory exceed SpillBytes(), the largest is consolidated and
-  // written to a sorted run on disk (wal/spill.h); the checkpoint merges the runs.
+  // Once all relations' changes in memory exceed SpillBytes(), the largest relation's are moved
+  // to a spill job, which consolidates them and writes them to a sorted run on disk (wal/spill.h)
+  // on a thread of its own while steps go on; the checkpoint merges the runs. A relation has at
+  // most one job at a time: the next spill of it waits for the last.
+  struct SpillJob {
+    std::vector<Batch> parts;  // the changes, dropped once written
+    size_t rows = 0, bytes = 0;
+    std::string path;
+    std::unique_ptr<SpilledRun> run;  // written
+    std::exception_ptr error;         // or why not
+    double ms = 0;
+    std::atomic<bool> done{false};
+    std::thread thread;
+    ~SpillJob() {
+      if (thread.joinable()) thread.join();
+    }
+  };
   struct PendingChanges {
     std::vector<Batch> parts;
     size_t rows = 0;       // rows in parts
     size_t bytes = 0;      // their memory (MemoryBytes)
     size_t threshold = 0;  // consolidate when rows exceed it
     std::vector<std::unique_ptr<SpilledRun>> runs;
+    std::unique_ptr<SpillJob> spilling;  // being written
   };
   static constexpr size_t kConsolidateRows = size_t{1} << 20;
-  // The memory materialized changes may take: 64 MiB, or an eighth of storage.cache_mib.
-  size_t SpillBytes() const { return std::min(size_t{64} << 20, cache_bytes_ / 8); }
+  // The memory materialized changes may take before a spill: 32 MiB, or a sixteenth of
+  // storage.cache_mib. As much again may be in a spill being written: an eighth in all.
+  size_t SpillBytes() const { return std::min(size_t{32} << 20, cache_bytes_ / 16); }
   // At most this many runs per relation: the spill that reaches it merges them into one.
   static constexpr size_t kMaxRuns = 16;
   void Spill(const std::string& name, PendingChanges* p);
-  uint64_t spills_ = 0;  // runs written by this process (their file names)
+  // Waits for the relation's spill job, if any (`only_if_done`: unless it still runs), and adds
+  // its run; a failed write is rethrown here.
+  void FinishSpill(const std::string& name, PendingChanges* p, bool only_if_done = false);
+  void FinishSpills(bool only_if_done = false);  // FinishSpill of every relation
+  uint64_t spills_ = 0;                          // runs written by this process (their file names)
   std::string NextRunPath() { return fmt::format("{}/{}.run", SpillDir(spec()), spills_++); }
-  uint64_t spills_published_ = 0;  // spills_ as of the last live status (a new run is shown at once)
+  uint64_t runs_done_ = 0;       // runs finished (spills written and merges)
+  uint64_t runs_published_ = 0;  // runs_done_ as of the last live status (a new run is shown at once)
+  size_t spilling_bytes_ = 0;    // memory of the changes spill jobs are writing
   std::map<int, PendingChanges> pending_rel_;
   size_t pending_bytes_ = 0;  // the sum of their bytes: memory the cache budget counts too
   // What the cache budget (storage.cache_mib) counts: the operators' state in memory and the
-  // materialized changes waiting for the next checkpoint.
-  size_t MemoryBytes() const { return p_->circuit().StateMemoryBytes() + pending_bytes_; }
+  // materialized changes waiting for the next checkpoint (also those being spilled).
+  size_t MemoryBytes() const { return p_->circuit().StateMemoryBytes() + pending_bytes_ + spilling_bytes_; }
   std::map<std::string, uint64_t> rel_hash_;  // materialized relation -> content hash (StateStore)
   uint64_t state_hash_ = 0;                   // content hash of the operators' stored keyed state
   bool state_stored_ = false;                 // the store holds the keyed state as of the last checkpoint
@@ -283,6 +306,7 @@ std::vector<std::vector<PhysType>> Controller::Impl::InputTypes() const {
 }
 
 void Controller::Impl::AccumulateMaterialized() {
+  FinishSpills(/*only_if_done=*/true);
   const Circuit& c = p_->circuit();
   for (size_t r = 0; r < c.relations().size(); ++r) {
     const Relation& rel = c.relations()[r];
@@ -318,21 +342,49 @@ void Controller::Impl::AccumulateMaterialized() {
 }
 
 void Controller::Impl::Spill(const std::string& name, PendingChanges* p) {
-  const auto t0 = Clock::now();
+  FinishSpill(name, p);
   if (spills_ == 0) {
     std::error_code ec;
     fs::create_directories(SpillDir(spec()), ec);
     if (ec) Fail(ErrorKind::kIo, "{}: cannot create the folder: {}", SpillDir(spec()), ec.message());
   }
-  const ConsolidatedRows rows = ConsolidateRows(p->parts, &p_->pool());
-  const std::string path = NextRunPath();
-  p->runs.push_back(SpilledRun::Write(path, ConsolidatedPull(p->parts, rows)));
-  spdlog::debug("{}: spilled {} changes of {} ({} rows, {} bytes) to {} in {:.1f} ms", spec().name, p->rows, name,
-                p->runs.back()->rows(), p->runs.back()->bytes(), path,
-                std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  auto job = std::make_unique<SpillJob>();
+  job->parts = std::move(p->parts);
+  job->rows = p->rows;
+  job->bytes = p->bytes;
+  job->path = NextRunPath();
   p->parts.clear();
   pending_bytes_ -= p->bytes;
-  p->rows = p->bytes = p->threshold = 0;
+  spilling_bytes_ += p->bytes;
+  // The threshold stays: changes that did not cancel when last consolidated (append-only input)
+  // go on to the next spill unconsolidated in memory, where sorting them twice would gain nothing.
+  p->rows = p->bytes = 0;
+  // One thread, not the pool: the steps go on using the pool meanwhile.
+  job->thread = std::thread([j = job.get()] {
+    const auto t0 = Clock::now();
+    try {
+      const ConsolidatedRows rows = ConsolidateRows(j->parts);
+      j->run = SpilledRun::Write(j->path, ConsolidatedPull(j->parts, rows));
+    } catch (...) {
+      j->error = std::current_exception();
+    }
+    j->parts.clear();
+    j->ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    j->done = true;
+  });
+  p->spilling = std::move(job);
+}
+
+void Controller::Impl::FinishSpill(const std::string& name, PendingChanges* p, bool only_if_done) {
+  if (!p->spilling || (only_if_done && !p->spilling->done)) return;
+  std::unique_ptr<SpillJob> job = std::move(p->spilling);
+  job->thread.join();
+  spilling_bytes_ -= job->bytes;
+  if (job->error) std::rethrow_exception(job->error);
+  p->runs.push_back(std::move(job->run));
+  ++runs_done_;
+  spdlog::debug("{}: spilled {} changes of {} ({} rows, {} bytes) to {} in {:.1f} ms", spec().name, job->rows, name,
+                p->runs.back()->rows(), p->runs.back()->bytes(), job->path, job->ms);
   if (p->runs.size() >= kMaxRuns) {
     // Merged into one: the checkpoint's merge reads every run at once (a file each), and a long
     // interval between checkpoints must not make that thousands.
@@ -345,7 +397,13 @@ void Controller::Impl::Spill(const std::string& name, PendingChanges* p) {
                   one->rows(), std::chrono::duration<double, std::milli>(Clock::now() - t1).count());
     p->runs.clear();
     p->runs.push_back(std::move(one));
+    ++runs_done_;
   }
+}
+
+void Controller::Impl::FinishSpills(bool only_if_done) {
+  const Circuit& c = p_->circuit();
+  for (auto& [r, p] : pending_rel_) FinishSpill(c.relations()[static_cast<size_t>(r)].name, &p, only_if_done);
 }
 
 int64_t Controller::Impl::NextNow() const {
@@ -476,6 +534,7 @@ void Controller::Impl::Checkpoint(const char* state, bool complete, bool backgro
   nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
   for (const auto& in : p_->inputs()) inputs.push_back(in.connector->CheckpointState());
   for (const auto& out : p_->outputs()) outputs.push_back(out.connector->Position());
+  FinishSpills();
   for (size_t r = 0; r < c.relations().size(); ++r) {
     const Relation& rel = c.relations()[r];
     if (!rel.materialized) continue;
@@ -550,7 +609,8 @@ void Controller::Impl::WriteCheckpoint(Written* w) {
     std::vector<RowPull> sources;
     for (const auto& run : runs) sources.push_back(run->Read());
     sources.push_back(ConsolidatedPull(parts, delta));
-    rel_hash_[name] += store_->StageRelation(name, MergeSorted(std::move(sources)));
+    // The merge runs on a thread of its own, ahead of the write transaction.
+    rel_hash_[name] += store_->StageRelation(name, PullAhead(MergeSorted(std::move(sources))));
     spdlog::debug(
         "{}: checkpoint at step {} stages relation {}: {} changes ({} runs) on {} stored rows ({:.1f} ms to "
         "consolidate, {:.1f} ms to write)",
@@ -848,7 +908,8 @@ void Controller::Impl::Publish(const char* state, bool force) {
     ls.total_processed_records = base_records_ + s_.records;
     ls.buffered_records = holding_;  // read, waiting for a step (min_batch_size_records, the delay)
     ls.late_records = p_->circuit().LateRecords();
-    ls.spills = spills_published_ = spills_;
+    ls.spills = spills_;
+    runs_published_ = runs_done_;
     ls.spill_files = ls.spill_bytes = 0;
     auto count_runs = [&](const std::vector<std::unique_ptr<SpilledRun>>& runs) {
       ls.spill_files += runs.size();
@@ -1051,7 +1112,7 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
         break;
       }
       ReleaseOutputs(false, !ready && holding == 0);
-      Publish("RUNNING", spills_ != spills_published_);
+      Publish("RUNNING", runs_done_ != runs_published_);
       FinishCheckpoint(true);  // one written in the background has finished: account for it
       // Back-pressure: while a checkpoint is written the state keeps growing; once it fills the
       // cache the steps wait for it, so that what it stored can leave memory.

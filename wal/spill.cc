@@ -3,8 +3,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "core/common/error.h"
 #include "core/common/serialize.h"
@@ -121,16 +127,38 @@ RowPull ConsolidatedPull(std::span<const Batch> parts, const ConsolidatedRows& r
   };
 }
 
+namespace {
+
+// A row's first 8 bytes as a big-endian integer, zero-padded: when two rows' prefixes differ,
+// they compare as the rows do (a shorter row padded with zeros is below any longer row it
+// begins); equal prefixes leave the order to the bytes.
+uint64_t OrderPrefix(const std::string& row) {
+  unsigned char b[8] = {};
+  std::memcpy(b, row.data(), std::min<size_t>(row.size(), 8));
+  uint64_t v = 0;
+  for (unsigned char c : b) v = (v << 8) | c;
+  return v;
+}
+
+}  // namespace
+
 RowPull MergeSorted(std::vector<RowPull> sources) {
   if (sources.size() == 1) return std::move(sources[0]);
   struct State {
     std::vector<RowPull> src;
     std::vector<std::string> cur;  // each source's next row
+    std::vector<uint64_t> pre;     // its OrderPrefix: most comparisons are one integer compare
     std::vector<int64_t> w;
     std::vector<size_t> heap;  // sources with a next row, a min-heap by it
     std::string key;
 
-    bool Less(size_t a, size_t b) const { return cur[a] < cur[b]; }
+    bool Less(size_t a, size_t b) const { return pre[a] != pre[b] ? pre[a] < pre[b] : cur[a] < cur[b]; }
+    bool Pull(size_t i) {
+      cur[i].clear();
+      if (!src[i](&cur[i], &w[i])) return false;
+      pre[i] = OrderPrefix(cur[i]);
+      return true;
+    }
     // Restores the heap below position i (whose source's row grew).
     void SiftDown(size_t i) {
       const size_t n = heap.size();
@@ -146,9 +174,7 @@ RowPull MergeSorted(std::vector<RowPull> sources) {
     }
     // Moves the source at the top on to its next row (or out of the heap when it has none).
     void AdvanceTop() {
-      const size_t i = heap.front();
-      cur[i].clear();
-      if (!src[i](&cur[i], &w[i])) {
+      if (!Pull(heap.front())) {
         heap.front() = heap.back();
         heap.pop_back();
       }
@@ -158,19 +184,21 @@ RowPull MergeSorted(std::vector<RowPull> sources) {
   auto s = std::make_shared<State>();
   s->src = std::move(sources);
   s->cur.resize(s->src.size());
+  s->pre.resize(s->src.size());
   s->w.resize(s->src.size());
   for (size_t i = 0; i < s->src.size(); ++i)
-    if (s->src[i](&s->cur[i], &s->w[i])) s->heap.push_back(i);
+    if (s->Pull(i)) s->heap.push_back(i);
   for (size_t i = s->heap.size() / 2; i-- > 0;) s->SiftDown(i);
   return [s](std::string* enc, int64_t* weight) {
     auto& heap = s->heap;
     while (!heap.empty()) {
       // The smallest row, taken (not copied) from its source, which then moves on; every other
       // source whose next row is the same adds its weight and moves on too.
+      const uint64_t key_pre = s->pre[heap.front()];
       s->key.swap(s->cur[heap.front()]);
       int64_t sum = s->w[heap.front()];
       s->AdvanceTop();
-      while (!heap.empty() && s->cur[heap.front()] == s->key) {
+      while (!heap.empty() && s->pre[heap.front()] == key_pre && s->cur[heap.front()] == s->key) {
         sum += s->w[heap.front()];
         s->AdvanceTop();
       }
@@ -185,6 +213,121 @@ RowPull MergeSorted(std::vector<RowPull> sources) {
     }
     return false;
   };
+}
+
+namespace {
+
+// PullAhead's blocks, filled by its thread and emptied by the caller.
+struct AheadBlock {
+  std::string bytes;          // the rows' encodings, one after another
+  std::vector<uint32_t> end;  // where each ends in bytes
+  std::vector<int64_t> weight;
+  size_t next = 0;  // the next row the caller takes
+  void Clear() {
+    bytes.clear();
+    end.clear();
+    weight.clear();
+    next = 0;
+  }
+};
+
+class Ahead {
+ public:
+  explicit Ahead(RowPull source) : source_(std::move(source)) {
+    thread_ = std::thread([this] { Produce(); });
+  }
+  ~Ahead() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  Ahead(const Ahead&) = delete;
+  Ahead& operator=(const Ahead&) = delete;
+
+  bool Next(std::string* enc, int64_t* weight) {
+    while (!cur_ || cur_->next == cur_->end.size()) {
+      std::unique_lock<std::mutex> l(mu_);
+      if (cur_) free_.push_back(std::move(cur_));
+      cv_.notify_all();
+      cv_.wait(l, [&] { return !full_.empty() || done_; });
+      if (full_.empty()) {
+        if (error_) std::rethrow_exception(error_);
+        return false;
+      }
+      cur_ = std::move(full_.front());
+      full_.pop_front();
+    }
+    AheadBlock& b = *cur_;
+    const size_t begin = b.next == 0 ? 0 : b.end[b.next - 1];
+    enc->append(b.bytes, begin, b.end[b.next] - begin);
+    *weight = b.weight[b.next];
+    ++b.next;
+    return true;
+  }
+
+ private:
+  static constexpr size_t kBlockBytes = size_t{1} << 20;
+  static constexpr size_t kBlocks = 4;
+
+  void Produce() {
+    std::string enc;
+    int64_t w = 0;
+    bool more = true;
+    std::exception_ptr error;
+    while (more) {
+      std::unique_ptr<AheadBlock> b;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return stop_ || full_.size() + (cur_ ? 1 : 0) < kBlocks; });
+        if (stop_) return;
+        if (!free_.empty()) {
+          b = std::move(free_.back());
+          free_.pop_back();
+        }
+      }
+      if (!b) b = std::make_unique<AheadBlock>();
+      b->Clear();
+      try {
+        while (b->bytes.size() < kBlockBytes) {
+          enc.clear();
+          if (!(more = source_(&enc, &w))) break;
+          b->bytes += enc;
+          b->end.push_back(static_cast<uint32_t>(b->bytes.size()));
+          b->weight.push_back(w);
+        }
+      } catch (...) {  // the rows before it are delivered first
+        error = std::current_exception();
+        more = false;
+      }
+      std::lock_guard<std::mutex> l(mu_);
+      if (!b->end.empty()) full_.push_back(std::move(b));
+      cv_.notify_all();
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    error_ = error;
+    done_ = true;
+    cv_.notify_all();
+  }
+
+  RowPull source_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<AheadBlock>> full_;
+  std::vector<std::unique_ptr<AheadBlock>> free_;
+  std::unique_ptr<AheadBlock> cur_;  // the block the caller reads (its thread only)
+  bool stop_ = false, done_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+RowPull PullAhead(RowPull source) {
+  auto a = std::make_shared<Ahead>(std::move(source));
+  return [a](std::string* enc, int64_t* weight) { return a->Next(enc, weight); };
 }
 
 std::unique_ptr<SpilledRun> SpilledRun::Write(const std::string& path, const RowPull& rows) {

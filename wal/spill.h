@@ -32,6 +32,12 @@ RowPull ConsolidatedPull(std::span<const Batch> parts, const ConsolidatedRows& r
 // its weights summed; a sum of 0 is left out.
 RowPull MergeSorted(std::vector<RowPull> sources);
 
+// The rows of `source`, pulled on a thread of their own some blocks ahead of the caller (at most
+// about 4 MiB of encodings): the checkpoint merges its runs there while its transaction writes
+// into the store. An exception thrown by `source` is rethrown by the pull that reaches it;
+// destroying the last copy of the result before the end stops the thread.
+RowPull PullAhead(RowPull source);
+
 class SpilledRun {
  public:
   // Writes `rows` (in encoding order, distinct encodings) to a new file at `path`.

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -83,6 +84,11 @@ TEST_CASE("spill: runs merged with the changes in memory equal the consolidation
       for (const auto& [enc, w] : expected)
         if (w != 0) want.emplace_back(enc, w);
       REQUIRE(merged == want);  // std::map's order is the encodings' byte order
+      // The same merge pulled ahead on a thread of its own.
+      sources.clear();
+      for (const auto& run : runs) sources.push_back(run->Read());
+      sources.push_back(ConsolidatedPull(parts, rows));
+      REQUIRE(Drain(PullAhead(MergeSorted(std::move(sources)))) == want);
       // A run reads back as often as asked, the same each time.
       for (const auto& run : runs) REQUIRE(Drain(run->Read()) == Drain(run->Read()));
     }
@@ -147,6 +153,50 @@ TEST_CASE("spill: a run that cannot be written is an I/O error naming its file",
     } catch (const Error& e) {
       REQUIRE(e.kind() == ErrorKind::kIo);
       REQUIRE(std::string(e.what()).find("No space left") != std::string::npos);
+    }
+  }
+}
+
+// A source of n rows of varied lengths (some past a block's worth of bytes alone); after
+// `throw_at` rows it throws an I/O error.
+RowPull Numbered(size_t n, size_t throw_at = SIZE_MAX) {
+  return [n, throw_at, i = size_t{0}](std::string* enc, int64_t* w) mutable {
+    if (i == throw_at) Fail(ErrorKind::kIo, "source failed at row {}", i);
+    if (i == n) return false;
+    const size_t len = i % 1000 == 999 ? (size_t{3} << 20) : i % 37;
+    enc->append(std::to_string(i));
+    enc->append(len, static_cast<char>('a' + i % 26));
+    *w = static_cast<int64_t>(i) - 7;
+    ++i;
+    return true;
+  };
+}
+
+TEST_CASE("spill: rows pulled ahead on a thread are the source's, errors included", "[wal]") {
+  for (size_t n : {size_t{0}, size_t{1}, size_t{5000}}) REQUIRE(Drain(PullAhead(Numbered(n))) == Drain(Numbered(n)));
+  // The error reaches the caller after the rows before it, with its kind and text.
+  const RowPull failing = PullAhead(Numbered(5000, 2500));
+  std::string enc;
+  int64_t w;
+  size_t got = 0;
+  try {
+    for (;; ++got) {
+      enc.clear();
+      if (!failing(&enc, &w)) break;
+    }
+    FAIL("no error");
+  } catch (const Error& e) {
+    REQUIRE(e.kind() == ErrorKind::kIo);
+    REQUIRE(std::string(e.what()).find("source failed at row 2500") != std::string::npos);
+  }
+  REQUIRE(got == 2500);
+  // Left before the end (an endless source): dropping it stops its thread.
+  for (int i = 0; i < 3; ++i) {
+    RowPull endless = PullAhead(Numbered(SIZE_MAX));
+    for (int k = 0; k < 10; ++k) {
+      enc.clear();
+      REQUIRE(endless(&enc, &w));
+      REQUIRE(w == k - 7);
     }
   }
 }

@@ -7,7 +7,7 @@ memory and to a recomputation in Python; under kill -9 it resumes (lazily: no gr
 the resume, each is read when a step needs it) with another worker count to the same answer;
 under fault_tolerance none the state is saved only to make room; a completed pipeline whose
 input grew resumes lazily and updates the groups; a materialized view's changes waiting for a
-checkpoint are held in memory only up to an eighth of the cache and spilled to sorted runs on disk
+checkpoint are held in memory only up to a sixteenth of the cache (as much again being written) and spilled to sorted runs on disk
 past that, which the checkpoint merges (killed while it spills, a resume recomputes them, and a
 resume checks the stored rows without loading them); a bad cache_mib is a usage error naming its
 line.
