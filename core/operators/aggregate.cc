@@ -227,9 +227,9 @@ uint32_t AggregateOp::LoadStored(Shard& sh, std::string_view key) {
   return sh.stored.Load(sh.groups, key, [&](const std::string& value) { RestoreEntry(key, value); });
 }
 
-bool AggregateOp::GroupRow(uint32_t shard, std::string_view key, std::string* row) {
+bool AggregateOp::GroupRow(uint32_t shard, std::string_view key, uint32_t hash, std::string* row) {
   Shard& sh = shards_[shard];
-  uint32_t slot = sh.groups.Find(key);
+  uint32_t slot = sh.groups.Find(key, hash);
   if (slot == ArenaMap::kNone) slot = LoadStored(sh, key);
   if (slot == ArenaMap::kNone) return false;
   const char* rec = sh.groups.Value(slot).data();

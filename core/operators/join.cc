@@ -99,8 +99,8 @@ bool JoinOp::ReadSideFrom(bool left, AggregateOp* agg) {
   return true;
 }
 
-void JoinOp::OldRows(const Side& side, uint32_t shard, const Batch& d, const std::string& key, ChangeIndex* index,
-                     KeyRows* out) {
+size_t JoinOp::OldRows(const Side& side, uint32_t shard, const Batch& d, const std::string& key, uint32_t hash,
+                       ChangeIndex* index, KeyRows* out) {
   if (!index->built) {
     index->built = true;
     index->keys.resize(d.size());
@@ -110,27 +110,51 @@ void JoinOp::OldRows(const Side& side, uint32_t shard, const Batch& d, const std
     if (!std::is_sorted(index->rows.begin(), index->rows.end(), by_key))
       std::stable_sort(index->rows.begin(), index->rows.end(), by_key);
   }
-  out->clear();
-  auto first = std::lower_bound(index->rows.begin(), index->rows.end(), key,
-                                [&](uint32_t r, const std::string& k) { return index->keys[r] < k; });
-  for (auto it = first; it != index->rows.end() && index->keys[*it] == key; ++it) {
-    std::string row;
-    EncodeRow(&row, d, *it);  // every column, as GroupRow gives them
-    out->emplace_back(std::move(row), -d.weights[*it]);
-  }
-  std::string now;
-  if (side.source->GroupRow(shard, key, &now)) out->emplace_back(std::move(now), 1);
-  if (out->size() < 2) return;
-  std::sort(out->begin(), out->end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // The entries keep their strings' buffers from call to call: n of them are in use.
   size_t n = 0;
-  for (size_t i = 0; i < out->size(); ++i) {
-    if (n > 0 && (*out)[n - 1].first == (*out)[i].first)
-      (*out)[n - 1].second += (*out)[i].second;
-    else if (n++ != i)
-      (*out)[n - 1] = std::move((*out)[i]);
-    if ((*out)[n - 1].second == 0) --n;
+  auto next = [&]() -> std::pair<std::string, int64_t>& {
+    if (n == out->size()) out->emplace_back();
+    auto& e = (*out)[n++];
+    e.first.clear();
+    return e;
+  };
+  const auto& rows = index->rows;
+  auto below = [&](uint32_t r, const std::string& k) { return index->keys[r] < k; };
+  // From the last lookup's place when the key is not before it (at once when no change of the
+  // side lies between the two keys).
+  auto first = rows.begin();
+  const auto at = rows.begin() + static_cast<ptrdiff_t>(index->at);
+  if (index->at == 0 || below(*(at - 1), key))
+    first = at == rows.end() || !below(*at, key) ? at : std::lower_bound(at, rows.end(), key, below);
+  else
+    first = std::lower_bound(rows.begin(), at, key, below);
+  index->at = static_cast<size_t>(first - rows.begin());
+  for (auto it = first; it != rows.end() && index->keys[*it] == key; ++it) {
+    auto& e = next();
+    EncodeRow(&e.first, d, *it);  // every column, as GroupRow gives them
+    e.second = -d.weights[*it];
   }
-  out->resize(n);
+  {
+    auto& e = next();
+    if (side.source->GroupRow(shard, key, hash, &e.first))
+      e.second = 1;
+    else
+      --n;
+  }
+  if (n >= 2) {
+    std::sort(out->begin(), out->begin() + static_cast<ptrdiff_t>(n),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    size_t m = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (m > 0 && (*out)[m - 1].first == (*out)[i].first)
+        (*out)[m - 1].second += (*out)[i].second;
+      else if (m++ != i)
+        std::swap((*out)[m - 1], (*out)[i]);
+      if ((*out)[m - 1].second == 0) --m;
+    }
+    n = m;
+  }
+  return n;
 }
 
 void JoinOp::AppendSide(const Side& side, const Batch& b, size_t r, BatchBuilder* out, size_t first) {
@@ -164,8 +188,9 @@ void JoinOp::ForEachRow(const Side& side, uint32_t s, F f) {
     f(rec.substr(1), int64_t{1});
     return;
   }
-  const char* p = rec.data() + 1;
-  const char* end = rec.data() + rec.size();
+  const std::string_view rows = PackedRows(rec);
+  const char* p = rows.data();
+  const char* end = p + rows.size();
   while (p < end) {
     size_t len = GetVarint(&p);
     int64_t w;
@@ -173,6 +198,13 @@ void JoinOp::ForEachRow(const Side& side, uint32_t s, F f) {
     f(std::string_view(p, len), w);
     p += len + 8;
   }
+}
+
+std::string_view JoinOp::PackedRows(std::string_view rec) {
+  if (rec[0] != kSlack) return rec.substr(1);
+  uint32_t used;
+  std::memcpy(&used, rec.data() + 1, 4);
+  return rec.substr(5, used);
 }
 
 void JoinOp::FreeBig(Side* side, uint32_t s) {
@@ -279,10 +311,14 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
     if (rows.empty()) side->emptied.push_back(key);
     return;
   }
-  // Packed: find the row (or where it goes) in row order.
-  const char* begin = rec.data();
-  const char* p = begin + 1;
-  const char* end = begin + rec.size();
+  // Packed (or with slack): find the row (or where it goes) in row order. Offsets into the
+  // record are kept, not pointers: they stay valid when it is written in place.
+  const bool slack = rec[0] == kSlack;
+  const std::string_view rows_now = PackedRows(rec);
+  const char* begin = rows_now.data();  // the first row
+  const char* p = begin;
+  const char* end = begin + rows_now.size();
+  const size_t head = static_cast<size_t>(begin - rec.data());  // tag (and length) bytes
   while (p < end) {
     const char* at = p;
     size_t len = GetVarint(&p);
@@ -292,13 +328,14 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
       int64_t old;
       std::memcpy(&old, p + len, 8);
       const int64_t sum = old + w;
-      const bool only_row = at == begin + 1 && p + len + 8 == end;
+      const bool only_row = at == begin && p + len + 8 == end;
       if (sum != 0 && one.empty() && !(sum == 1 && only_row)) {
         // Same size: the weight changes in place.
-        std::memcpy(side->trace.MutableValue(s) + (p + len - begin), &sum, 8);
+        std::memcpy(side->trace.MutableValue(s) + head + static_cast<size_t>(p + len - begin), &sum, 8);
         return;
       }
-      std::string next(begin, at);
+      std::string next(1, kPacked);
+      next.append(begin, at);
       if (sum != 0) AppendPacked(&next, row, sum);
       next.append(p + len + 8, end);
       assign(next);
@@ -311,12 +348,45 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
     }
     p += len + 8;
   }
-  // Insert before p.
-  std::string next(begin, p);
+  // Insert before p: in place when the slack has room.
+  const size_t before = static_cast<size_t>(p - begin), after = static_cast<size_t>(end - p);
+  char len_bytes[10];
+  const size_t len_size = PutVarint(len_bytes, row.size());
+  const size_t add = len_size + row.size() + 8;
+  const size_t used = before + add + after;
+  if (slack && head + used <= rec.size()) {
+    char* m = side->trace.MutableValue(s);
+    std::memmove(m + head + before + add, m + head + before, after);
+    char* q = m + head + before;
+    std::memcpy(q, len_bytes, len_size);
+    std::memcpy(q + len_size, row.data(), row.size());
+    std::memcpy(q + len_size + row.size(), &w, 8);
+    const uint32_t u = static_cast<uint32_t>(used);
+    std::memcpy(m + 1, &u, 4);
+    return;
+  }
+  std::string next(1, kPacked);
+  next.append(begin, p);
   AppendPacked(&next, row, w);
   next.append(p, end);
   if (next.size() <= big_key_bytes_) {
-    assign(next);
+    bool at_most_one = begin == end;  // rows before this one
+    if (!at_most_one) {
+      const char* q = begin;
+      const size_t first = GetVarint(&q);
+      at_most_one = q + first + 8 == end;
+    }
+    if (at_most_one) {
+      assign(next);  // one or two rows: exact
+      return;
+    }
+    // A third row or more: written with slack.
+    std::string grown(1, kSlack);
+    const uint32_t u = static_cast<uint32_t>(used);
+    grown.append(reinterpret_cast<const char*>(&u), 4);
+    grown.append(next, 1);
+    grown.resize(grown.size() + used / 2);
+    side->trace.Assign(s, grown);
     return;
   }
   // Too many rows for one record: the key moves to an ordered map.
@@ -457,14 +527,17 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
   // Each row's lookups (the other trace's key, then its own) are cache misses, since rows come in
   // input order: keys and hashes are computed first, and both traces' slots and records (for a
   // side reading an aggregate, its groups') are prefetched some rows ahead.
+  // Only the lookups a row makes are prefetched: the other side's, and its own side's unless
+  // that side reads an aggregate (which holds its rows: nothing is added).
   const uint32_t shard = static_cast<uint32_t>(&sh - shards_.data());
+  const Side* fetch[2] = {nullptr, nullptr};
   auto slots = [&](uint32_t h) {
-    for (const Side* side : {&left, &right})
-      side->source ? side->source->PrefetchGroup(shard, h, false) : side->trace.Prefetch(h);
+    for (const Side* side : fetch)
+      if (side) side->source ? side->source->PrefetchGroup(shard, h, false) : side->trace.Prefetch(h);
   };
   auto records = [&](uint32_t h) {
-    for (const Side* side : {&left, &right})
-      side->source ? side->source->PrefetchGroup(shard, h, true) : side->trace.PrefetchRecord(h);
+    for (const Side* side : fetch)
+      if (side) side->source ? side->source->PrefetchGroup(shard, h, true) : side->trace.PrefetchRecord(h);
   };
   std::vector<std::string> keys;
   std::vector<uint32_t> hashes;
@@ -491,6 +564,8 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
   ChangeIndex right_index;
   KeyRows old_rows;
   std::string group_row;
+  fetch[0] = &right;
+  fetch[1] = left.source ? nullptr : &left;
   key_rows(dl, left.keys);
   for (size_t r = 0; r < dl.size(); count_row(), ++r) {
     prefetch(r);
@@ -509,8 +584,8 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
       out.AddWeight(dl.weights[r] * w);
     };
     if (right.source) {
-      OldRows(right, shard, dr, key, &right_index, &old_rows);
-      for (const auto& [rrow, w] : old_rows) emit(rrow, w);
+      const size_t n = OldRows(right, shard, dr, key, hashes[r], &right_index, &old_rows);
+      for (size_t i = 0; i < n; ++i) emit(old_rows[i].first, old_rows[i].second);
     } else if (uint32_t slot = Locate(&right, key, hashes[r]); slot != ArenaMap::kNone) {
       ForEachRow(right, slot, emit);
     }
@@ -520,6 +595,8 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
     Add(&left, key, row, dl.weights[r], hashes[r]);
   }
   // L_new ⋈ ΔR, then fold ΔR into R.
+  fetch[0] = &left;
+  fetch[1] = right.source ? nullptr : &right;
   key_rows(dr, right.keys);
   for (size_t r = 0; r < dr.size(); count_row(), ++r) {
     prefetch(r);
@@ -538,7 +615,7 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
       out.AddWeight(w * dr.weights[r]);
     };
     if (left.source) {
-      if (left.source->GroupRow(shard, key, &group_row)) emit(group_row, 1);
+      if (left.source->GroupRow(shard, key, hashes[r], &group_row)) emit(group_row, 1);
     } else if (uint32_t slot = Locate(&left, key, hashes[r]); slot != ArenaMap::kNone) {
       ForEachRow(left, slot, emit);
     }
@@ -673,6 +750,12 @@ void JoinOp::SaveChanges(StateWriter&, StateDelta& d) {
       side->trace.ForEachDirty([&](uint32_t s) {
         key.assign(1, tag).append(side->trace.Key(s));
         std::string_view rec = side->trace.Value(s);
+        if (rec[0] == kSlack) {  // stored without its slack, as kPacked
+          buf.assign(1, kPacked);
+          buf.append(PackedRows(rec));
+          d.Put(key, buf);
+          return;
+        }
         if (rec[0] != kBig) {
           d.Put(key, rec);  // the record as it is: kOne or kPacked, then the row(s)
           return;

@@ -98,10 +98,18 @@ class JoinOp : public Operator {
   // encoding (CompactRow, core/zset/batch.h: integers in 1 to 9 bytes), their order that of
   // those bytes.
   //
-  // Stored (keyed state), a record is the kOne or kPacked record as it is, or kBigRows then
-  // WriteKeyRows's bytes. Stores written before rows were compact hold kOneOld, kPackedOld and
-  // kBig records of rows in the row encoding: loading converts them.
-  static constexpr char kPackedOld = 0, kBig = 1, kOneOld = 2, kPacked = 3, kOne = 4, kBigRows = 5;
+  // A key that grows past two rows takes the kSlack form instead of kPacked: kSlack, the rows'
+  // bytes as a uint32, the rows as in kPacked, then free bytes (half as many again as the rows
+  // took when it was last written whole), so that adding a row moves the record in the arena
+  // only once in a while, not at every row (a trace of 10M rows on 1M keys rewrote each key's
+  // record once per row, and compacting the arena's garbage then took a fifth of the join).
+  //
+  // Stored (keyed state), a record is the kOne or kPacked record as it is (kSlack as kPacked), or
+  // kBigRows then WriteKeyRows's bytes. Stores written before rows were compact hold kOneOld,
+  // kPackedOld and kBig records of rows in the row encoding: loading converts them.
+  static constexpr char kPackedOld = 0, kBig = 1, kOneOld = 2, kPacked = 3, kOne = 4, kBigRows = 5, kSlack = 6;
+  // A kPacked or kSlack record's rows: ([varint length][row][int64 weight])*.
+  static std::string_view PackedRows(std::string_view rec);
   // A side's configuration (the same in every shard) and its trace (the shard's keys).
   struct Side {
     std::vector<PhysType> types;
@@ -134,13 +142,16 @@ class JoinOp : public Operator {
     bool built = false;
     std::vector<std::string> keys;  // per row of the change
     std::vector<uint32_t> rows;     // rows with a key, in key order
+    size_t at = 0;                  // where the last lookup's key belongs in rows
   };
-  // The rows of `key` before the step on a side reading an aggregate (ReadSideFrom), which has
-  // stepped already: the group's row now, minus the side's change `d` for that key (indexed in
-  // *index at the first call), consolidated in row order, into *out.
+  // The rows of `key` (whose ArenaMap::Hash is `hash`) before the step on a side reading an
+  // aggregate (ReadSideFrom), which has stepped already: the group's row now, minus the side's
+  // change `d` for that key (indexed in *index at the first call), consolidated in row order,
+  // into the first entries of *out (returns how many: the others keep their buffers for the next
+  // call). Keys asked in ascending order (an aggregate's changes are) walk the index once.
   using KeyRows = std::vector<std::pair<std::string, int64_t>>;
-  void OldRows(const Side& side, uint32_t shard, const Batch& d, const std::string& key, ChangeIndex* index,
-               KeyRows* out);
+  size_t OldRows(const Side& side, uint32_t shard, const Batch& d, const std::string& key, uint32_t hash,
+                 ChangeIndex* index, KeyRows* out);
   // Erases the keys of side.emptied whose records are still empty.
   void EraseEmptied(Side* side);
   void SaveTrace(StateWriter& w, bool left) const;

@@ -201,7 +201,7 @@ void ArenaMap::Erase(uint32_t s) {
 }
 
 void ArenaMap::MaybeCompact() {
-  if (garbage_ < kBlockSize || 2 * garbage_ < live_) return;
+  if (garbage_ < kBlockSize || 4 * garbage_ < live_) return;
   std::vector<Block> old = std::move(blocks_);
   blocks_.clear();
   live_ = garbage_ = 0;

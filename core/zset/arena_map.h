@@ -6,9 +6,9 @@
 // own; core/common/large_memory.h); an open-addressing table (linear
 // probing, at most 7/8 full) of 12-byte slots holds each record's 32-bit key hash and location.
 // A value rewritten at its own size stays in place; otherwise the record is appended again and
-// the old bytes become garbage. Once garbage exceeds half the live bytes (and 1 MiB), the live
-// records are copied into fresh blocks, block by block, each old block freed once emptied (the
-// arena stays within 1.5 times its live bytes). Erasing shifts the following slots back (no
+// the old bytes become garbage. Once garbage exceeds a quarter of the live bytes (and 1 MiB), the
+// live records are copied into fresh blocks, block by block, each old block freed once emptied
+// (the arena stays within 1.25 times its live bytes). Erasing shifts the following slots back (no
 // tombstones).
 //
 // Slot numbers (Find, Insert) stay valid until the next Insert or Erase; pointers into a record
