@@ -266,7 +266,8 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
   if (w == 0) return;
   uint32_t s = load ? Locate(side, key, hash) : side->trace.Find(key, hash);
   if (s == ArenaMap::kNone) {
-    std::string rec(1, w == 1 ? kOne : kPacked);
+    std::string& rec = side->scratch;  // a new key (most rows of a join on a near-unique key): no allocation
+    rec.assign(1, w == 1 ? kOne : kPacked);
     if (w == 1)
       rec.append(row);
     else

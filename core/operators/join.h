@@ -128,6 +128,7 @@ class JoinOp : public Operator {
     // remembered as erased nor saved as an erasure followed by a put.
     std::vector<std::string> emptied;
     AggregateOp* source = nullptr;  // ReadSideFrom: the aggregate whose groups are this side
+    std::string scratch;            // Add's buffer for a new key's record
   };
   struct Shard {
     Side left, right;
