@@ -127,37 +127,19 @@ RowPull ConsolidatedPull(std::span<const Batch> parts, const ConsolidatedRows& r
   };
 }
 
-namespace {
-
-// A row's first 8 bytes as a big-endian integer, zero-padded: when two rows' prefixes differ,
-// they compare as the rows do (a shorter row padded with zeros is below any longer row it
-// begins); equal prefixes leave the order to the bytes.
-uint64_t OrderPrefix(const std::string& row) {
-  unsigned char b[8] = {};
-  std::memcpy(b, row.data(), std::min<size_t>(row.size(), 8));
-  uint64_t v = 0;
-  for (unsigned char c : b) v = (v << 8) | c;
-  return v;
-}
-
-}  // namespace
-
 RowPull MergeSorted(std::vector<RowPull> sources) {
   if (sources.size() == 1) return std::move(sources[0]);
   struct State {
     std::vector<RowPull> src;
     std::vector<std::string> cur;  // each source's next row
-    std::vector<uint64_t> pre;     // its OrderPrefix: most comparisons are one integer compare
     std::vector<int64_t> w;
     std::vector<size_t> heap;  // sources with a next row, a min-heap by it
     std::string key;
 
-    bool Less(size_t a, size_t b) const { return pre[a] != pre[b] ? pre[a] < pre[b] : cur[a] < cur[b]; }
+    bool Less(size_t a, size_t b) const { return cur[a] < cur[b]; }
     bool Pull(size_t i) {
       cur[i].clear();
-      if (!src[i](&cur[i], &w[i])) return false;
-      pre[i] = OrderPrefix(cur[i]);
-      return true;
+      return src[i](&cur[i], &w[i]);
     }
     // Restores the heap below position i (whose source's row grew).
     void SiftDown(size_t i) {
@@ -184,7 +166,6 @@ RowPull MergeSorted(std::vector<RowPull> sources) {
   auto s = std::make_shared<State>();
   s->src = std::move(sources);
   s->cur.resize(s->src.size());
-  s->pre.resize(s->src.size());
   s->w.resize(s->src.size());
   for (size_t i = 0; i < s->src.size(); ++i)
     if (s->Pull(i)) s->heap.push_back(i);
@@ -194,11 +175,10 @@ RowPull MergeSorted(std::vector<RowPull> sources) {
     while (!heap.empty()) {
       // The smallest row, taken (not copied) from its source, which then moves on; every other
       // source whose next row is the same adds its weight and moves on too.
-      const uint64_t key_pre = s->pre[heap.front()];
       s->key.swap(s->cur[heap.front()]);
       int64_t sum = s->w[heap.front()];
       s->AdvanceTop();
-      while (!heap.empty() && s->pre[heap.front()] == key_pre && s->cur[heap.front()] == s->key) {
+      while (!heap.empty() && s->cur[heap.front()] == s->key) {
         sum += s->w[heap.front()];
         s->AdvanceTop();
       }

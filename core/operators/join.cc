@@ -526,10 +526,10 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
     emitted = out.size();
   };
   // Each row's lookups (the other trace's key, then its own) are cache misses, since rows come in
-  // input order: keys and hashes are computed first, and both traces' slots and records (for a
-  // side reading an aggregate, its groups') are prefetched some rows ahead.
-  // Only the lookups a row makes are prefetched: the other side's, and its own side's unless
-  // that side reads an aggregate (which holds its rows: nothing is added).
+  // input order: keys and hashes are computed first, and the slots and records a row reads (for a
+  // side reading an aggregate, its groups') are prefetched some rows ahead: the other side's, and
+  // the row's own side's unless that side reads an aggregate (which holds its rows: nothing is
+  // added there).
   const uint32_t shard = static_cast<uint32_t>(&sh - shards_.data());
   const Side* fetch[2] = {nullptr, nullptr};
   auto slots = [&](uint32_t h) {
