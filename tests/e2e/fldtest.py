@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -38,13 +39,27 @@ def check(name):
     return wrap
 
 
+_made = []  # folders tmpdir() made
+
+
 def finish():
+    """Prints the totals and exits: 1 when a check failed. The folders tmpdir() made are removed
+    when every check passed (a run of the e2e tests leaves gigabytes of state stores, and repeated
+    runs filled a disk), and kept, with their paths printed, for a look otherwise."""
+    if _results["failed"]:
+        for d in _made:
+            print(f"kept {d}")
+    else:
+        for d in _made:
+            shutil.rmtree(d, ignore_errors=True)
     print(f"{_results['passed']} passed, {_results['failed']} failed")
     sys.exit(1 if _results["failed"] else 0)
 
 
 def tmpdir():
-    return tempfile.mkdtemp(prefix="fld-e2e-")
+    d = tempfile.mkdtemp(prefix="fld-e2e-")
+    _made.append(d)
+    return d
 
 
 def run(args, expect=0, timeout=600, stdin=None):

@@ -5,11 +5,10 @@ render, and every subcommand's --help agrees with its man page's synopsis."""
 import os
 import re
 import subprocess
-import tempfile
 
 import yaml
 
-from fldtest import FLD, check, finish, run
+from fldtest import FLD, check, finish, run, tmpdir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEPLOY = os.path.join(ROOT, "pipelines", "deploy")
@@ -20,7 +19,7 @@ def _():
     with open(os.path.join(DEPLOY, "fld@.service")) as f:
         unit = f.read()
     assert "Restart=on-failure" in unit and "TimeoutStopSec=" in unit and "KillSignal=SIGTERM" in unit
-    d = tempfile.mkdtemp()
+    d = tmpdir()
     path = os.path.join(d, "fld@.service")
     with open(path, "w") as f:
         f.write(unit.replace("/usr/local/bin/fld", FLD))
@@ -42,7 +41,7 @@ def _():
     assert sts["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= 30
     assert kinds["PersistentVolumeClaim"]["spec"]["accessModes"] == ["ReadWriteOnce"]
     spec_text = kinds["ConfigMap"]["data"]["bank.yaml"]
-    d = tempfile.mkdtemp()
+    d = tmpdir()
     path = os.path.join(d, "bank.yaml")
     with open(path, "w") as f:
         f.write(spec_text.replace("/data/bank", os.path.join(d, "bank.fld")))

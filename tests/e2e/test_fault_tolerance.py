@@ -16,29 +16,12 @@ import datetime
 import json
 import os
 import re
-import shutil
 import signal
 import struct
 import subprocess
 import time
 
-from fldtest import FLD, Bg, assert_eq, check, _results, finish as _finish, query, run, status, tmpdir as _tmpdir, write
-
-_made = []
-
-
-def tmpdir():
-    """A fresh folder, removed at the end when every check passed (kept for a look otherwise)."""
-    d = _tmpdir()
-    _made.append(d)
-    return d
-
-
-def finish():
-    if not _results["failed"]:
-        for d in _made:
-            shutil.rmtree(d, ignore_errors=True)
-    _finish()
+from fldtest import FLD, Bg, assert_eq, check, finish, query, run, status, tmpdir, write
 
 ROWS = 300_000
 RATE = 120_000

@@ -30,23 +30,7 @@ import subprocess
 import sys
 import time
 
-from fldtest import FLD, assert_eq, check, _results, finish as _finish, query, tmpdir as _tmpdir, write
-
-_made = []
-
-
-def tmpdir():
-    """A fresh folder, removed at the end when every check passed (kept for a look otherwise)."""
-    d = _tmpdir()
-    _made.append(d)
-    return d
-
-
-def finish():
-    if not _results["failed"]:
-        for d in _made:
-            shutil.rmtree(d, ignore_errors=True)
-    _finish()
+from fldtest import FLD, assert_eq, check, finish, query, tmpdir, write
 
 JOBS = int(os.environ.get("FLD_SYSCALL_JOBS", "4"))
 CAP = int(os.environ.get("FLD_SYSCALL_CAP", "200"))

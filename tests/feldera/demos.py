@@ -13,6 +13,7 @@ Usage: demos.py --fld build/fld CORPORA_DIR [--min-accepted N] [--require 00,03]
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -164,6 +165,8 @@ def main():
     missing = [p for p in args.require.split(",") if p and not any(a.startswith(p) for a in accepted)]
     if missing:
         print(f"required demos refused: {', '.join(missing)}")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
     return 1 if len(accepted) < args.min_accepted or missing else 0
 
 
