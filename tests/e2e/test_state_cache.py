@@ -260,6 +260,7 @@ def run_peak_anon(args, d):
             time.sleep(0.02)
     with open(err_path) as f:
         text = f.read()
+    os.remove(err_path)
     assert p.returncode == 0, text
     return peak, text
 
