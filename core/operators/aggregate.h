@@ -137,11 +137,8 @@ class AggregateOp : public Operator {
   // For a join reading this aggregate's groups as its integrated input (JoinOp::ReadSideFrom):
   // the current output row of the group whose key encoding is `key` (the key columns' encodings),
   // as a row encoding (core/zset/batch.h), into *row; false when there is no such group. `shard`
-  // is the worker's (KeyShard of the key); a group evicted to the store is read back.
-  bool GroupRow(uint32_t shard, std::string_view key, std::string* row) {
-    return GroupRow(shard, key, ArenaMap::Hash(key), row);
-  }
-  // The same with the key's ArenaMap::Hash already computed.
+  // is the worker's (KeyShard of the key), `hash` the key's ArenaMap::Hash (the join computed it
+  // for its prefetches); a group evicted to the store is read back.
   bool GroupRow(uint32_t shard, std::string_view key, uint32_t hash, std::string* row);
   // Hints ahead of GroupRow calls (ArenaMap::Prefetch, PrefetchRecord) for a key's ArenaMap::Hash.
   void PrefetchGroup(uint32_t shard, uint32_t hash, bool record) const {
