@@ -21,6 +21,14 @@ JoinOp::JoinOp(std::vector<PhysType> left_types, std::vector<PhysType> right_typ
     sh.right.keys = right_keys;
     sh.left.stored = StoredEntries("L");
     sh.right.stored = StoredEntries("R");
+    for (Side* side : {&sh.left, &sh.right}) {
+      side->key_at.assign(side->types.size(), -1);
+      for (size_t k = side->keys.size(); k-- > 0;)
+        if (side->types[side->keys[k]] == PhysType::kI64) {
+          side->key_at[side->keys[k]] = static_cast<int>(k);
+          side->int_keys = true;
+        }
+    }
   }
 }
 
@@ -67,6 +75,30 @@ bool KeyOf(const Batch& b, size_t r, const std::vector<int>& keys, std::string* 
 
 void AppendNulls(BatchBuilder* out, size_t first, size_t n) {
   for (size_t c = first; c < first + n; ++c) out->col(c).AppendNull();
+}
+
+// One row of a kPacked or kSlack record (JoinOp's records, join.h).
+struct PackedEntry {
+  std::string_view row;
+  int64_t w;
+  const char* weight;  // the weight's bytes; nullptr when it is 1 and not stored
+  const char* next;    // the next row
+};
+
+PackedEntry ReadEntry(const char* p) {
+  PackedEntry e;
+  const uint64_t head = GetVarint(&p);
+  e.row = std::string_view(p, head >> 1);
+  p += head >> 1;
+  e.w = 1;
+  e.weight = nullptr;
+  if (head & 1) {
+    std::memcpy(&e.w, p, 8);
+    e.weight = p;
+    p += 8;
+  }
+  e.next = p;
+  return e;
 }
 
 }  // namespace
@@ -168,10 +200,53 @@ void JoinOp::AppendSide(const Side& side, const Batch& b, size_t r, BatchBuilder
 
 void JoinOp::EncodeSide(const Side& side, const Batch& b, size_t r, std::string* out) {
   for (size_t c = 0; c < b.cols.size(); ++c) {
-    if (side.needed.empty() || side.needed[c])
+    if ((side.needed.empty() || side.needed[c]) && side.key_at[c] < 0)
       EncodeCompactValue(out, *b.cols[c], r);
     else
       out->push_back(0);  // NULL's encoding
+  }
+}
+
+std::string JoinOp::TraceRow(const Side& side, std::string_view row) {
+  if (!RowEncodingValid(row)) Fail(ErrorKind::kCorruption, "a join's stored row is malformed");
+  std::string compact = CompactRow(row);
+  if (!side.int_keys) return compact;
+  std::string out;
+  out.reserve(compact.size());
+  size_t pos = 0;
+  for (size_t c = 0; pos < compact.size(); ++c) {
+    const size_t at = pos;
+    DecodeValue(compact, &pos);
+    if (c < side.key_at.size() && side.key_at[c] >= 0)
+      out.push_back(0);
+    else
+      out.append(compact, at, pos - at);
+  }
+  return out;
+}
+
+void JoinOp::KeyInts(const Side& side, std::string_view key, std::vector<int64_t>* vals) {
+  vals->resize(side.keys.size());
+  size_t pos = 0;
+  for (size_t k = 0; k < side.keys.size() && pos < key.size(); ++k) {
+    const Value v = DecodeValue(key, &pos);
+    if (v.kind == Value::Kind::kInt) (*vals)[k] = v.i;
+  }
+}
+
+void JoinOp::DecodeTraceRow(const Side& side, const std::vector<int64_t>& key_vals, std::string_view row,
+                            BatchBuilder* out, size_t first) {
+  if (!side.int_keys) return DecodeRowInto(row, out, first);
+  size_t pos = 0;
+  for (size_t c = 0; pos < row.size(); ++c) {
+    Column& col = out->col(first + c);
+    if (side.key_at[c] < 0) {
+      DecodeValueInto(row, &pos, &col);
+      continue;
+    }
+    ++pos;  // the NULL standing for the key's value
+    col.i64.push_back(key_vals[static_cast<size_t>(side.key_at[c])]);
+    if (!col.nulls.empty()) col.nulls.push_back(0);
   }
 }
 
@@ -192,11 +267,9 @@ void JoinOp::ForEachRow(const Side& side, uint32_t s, F f) {
   const char* p = rows.data();
   const char* end = p + rows.size();
   while (p < end) {
-    size_t len = GetVarint(&p);
-    int64_t w;
-    std::memcpy(&w, p + len, 8);
-    f(std::string_view(p, len), w);
-    p += len + 8;
+    const PackedEntry e = ReadEntry(p);
+    f(e.row, e.w);
+    p = e.next;
   }
 }
 
@@ -240,24 +313,24 @@ uint32_t JoinOp::Locate(Side* side, const std::string& key, uint32_t hash) {
 }
 
 namespace {
+// The header of a packed row: its length, shifted, and whether a weight follows.
+inline uint64_t EntryHeader(size_t len, int64_t w) {
+  return (static_cast<uint64_t>(len) << 1) | (w != 1 ? 1 : 0);
+}
+
 void AppendPacked(std::string* out, std::string_view row, int64_t w) {
-  char len[10];
-  out->append(len, PutVarint(len, row.size()));
+  char head[10];
+  out->append(head, PutVarint(head, EntryHeader(row.size(), w)));
   out->append(row);
-  out->append(reinterpret_cast<const char*>(&w), 8);
+  if (w != 1) out->append(reinterpret_cast<const char*>(&w), 8);
 }
 
 // A kPacked record (`rec`, tag included) holding one row of weight 1 -> that row; else false.
 bool SingleRow(std::string_view rec, std::string_view* row) {
-  const char* p = rec.data() + 1;
-  const char* end = rec.data() + rec.size();
-  if (p == end) return false;
-  const size_t len = GetVarint(&p);
-  if (static_cast<size_t>(end - p) != len + 8) return false;
-  int64_t w;
-  std::memcpy(&w, p + len, 8);
-  if (w != 1) return false;
-  *row = std::string_view(p, len);
+  if (rec.size() < 2) return false;
+  const PackedEntry e = ReadEntry(rec.data() + 1);
+  if (e.next != rec.data() + rec.size() || e.weight != nullptr) return false;
+  *row = e.row;
   return true;
 }
 }  // namespace
@@ -321,47 +394,41 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
   const char* end = begin + rows_now.size();
   const size_t head = static_cast<size_t>(begin - rec.data());  // tag (and length) bytes
   while (p < end) {
-    const char* at = p;
-    size_t len = GetVarint(&p);
-    std::string_view r(p, len);
-    int cmp = r.compare(row);
+    const PackedEntry e = ReadEntry(p);
+    const int cmp = e.row.compare(row);
     if (cmp == 0) {
-      int64_t old;
-      std::memcpy(&old, p + len, 8);
-      const int64_t sum = old + w;
-      const bool only_row = at == begin && p + len + 8 == end;
-      if (sum != 0 && one.empty() && !(sum == 1 && only_row)) {
-        // Same size: the weight changes in place.
-        std::memcpy(side->trace.MutableValue(s) + head + static_cast<size_t>(p + len - begin), &sum, 8);
+      const int64_t sum = e.w + w;
+      if (e.weight != nullptr && sum != 0 && sum != 1 && one.empty()) {
+        // A weight stored before and after: it changes in place.
+        std::memcpy(side->trace.MutableValue(s) + head + static_cast<size_t>(e.weight - begin), &sum, 8);
         return;
       }
       std::string next(1, kPacked);
-      next.append(begin, at);
+      next.append(begin, p);
       if (sum != 0) AppendPacked(&next, row, sum);
-      next.append(p + len + 8, end);
+      next.append(e.next, end);
       assign(next);
       if (next.size() == 1) side->emptied.push_back(key);
       return;
     }
-    if (cmp > 0) {
-      p = at;
-      break;
-    }
-    p += len + 8;
+    if (cmp > 0) break;
+    p = e.next;
   }
   // Insert before p: in place when the slack has room.
   const size_t before = static_cast<size_t>(p - begin), after = static_cast<size_t>(end - p);
-  char len_bytes[10];
-  const size_t len_size = PutVarint(len_bytes, row.size());
-  const size_t add = len_size + row.size() + 8;
+  char head_bytes[10];
+  const size_t head_size = PutVarint(head_bytes, EntryHeader(row.size(), w));
+  const size_t add = head_size + row.size() + (w != 1 ? 8 : 0);
   const size_t used = before + add + after;
-  if (slack && head + used <= rec.size()) {
+  // (Only while the rows fit a packed record: the key moves to an ordered map when they outgrow
+  // one whatever its slack, so that a key's form does not depend on when it was last loaded.)
+  if (slack && head + used <= rec.size() && 1 + used <= big_key_bytes_) {
     char* m = side->trace.MutableValue(s);
     std::memmove(m + head + before + add, m + head + before, after);
     char* q = m + head + before;
-    std::memcpy(q, len_bytes, len_size);
-    std::memcpy(q + len_size, row.data(), row.size());
-    std::memcpy(q + len_size + row.size(), &w, 8);
+    std::memcpy(q, head_bytes, head_size);
+    std::memcpy(q + head_size, row.data(), row.size());
+    if (w != 1) std::memcpy(q + head_size + row.size(), &w, 8);
     const uint32_t u = static_cast<uint32_t>(used);
     std::memcpy(m + 1, &u, 4);
     return;
@@ -371,13 +438,7 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
   AppendPacked(&next, row, w);
   next.append(p, end);
   if (next.size() <= big_key_bytes_) {
-    bool at_most_one = begin == end;  // rows before this one
-    if (!at_most_one) {
-      const char* q = begin;
-      const size_t first = GetVarint(&q);
-      at_most_one = q + first + 8 == end;
-    }
-    if (at_most_one) {
+    if (begin == end || ReadEntry(begin).next == end) {
       assign(next);  // one or two rows: exact
       return;
     }
@@ -396,12 +457,10 @@ void JoinOp::Add(Side* side, const std::string& key, std::string_view row, int64
   const char* q = next.data() + 1;
   const char* qend = next.data() + next.size();
   while (q < qend) {
-    size_t len = GetVarint(&q);
-    int64_t wt;
-    std::memcpy(&wt, q + len, 8);
-    rows.emplace_hint(rows.end(), std::string(q, len), wt);
-    side->big_bytes += RowBytes(std::string_view(q, len));
-    q += len + 8;
+    const PackedEntry e = ReadEntry(q);
+    rows.emplace_hint(rows.end(), std::string(e.row), e.w);
+    side->big_bytes += RowBytes(e.row);
+    q = e.next;
   }
   std::string big(1, kBig);
   big.append(reinterpret_cast<const char*>(&idx), 4);
@@ -428,13 +487,15 @@ void JoinOp::EmitPadded(Side* side_ptr, bool side_is_left, const std::string& ke
   uint32_t slot = Locate(side_ptr, key, ArenaMap::Hash(key));
   if (slot == ArenaMap::kNone) return;
   size_t nl = shards_[0].left.types.size(), nr = shards_[0].right.types.size();
+  std::vector<int64_t> key_vals;
+  KeyInts(side, key, &key_vals);
   ForEachRow(side, slot, [&](std::string_view row, int64_t w) {
     if (side_is_left) {
-      DecodeRowInto(row, out, 0);
+      DecodeTraceRow(side, key_vals, row, out, 0);
       AppendNulls(out, nl, nr);
     } else {
       AppendNulls(out, 0, nl);
-      DecodeRowInto(row, out, nl);
+      DecodeTraceRow(side, key_vals, row, out, nl);
     }
     out->AddWeight(sign * w);
   });
@@ -565,6 +626,7 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
   ChangeIndex right_index;
   KeyRows old_rows;
   std::string group_row;
+  std::vector<int64_t> key_vals;  // a trace row's integer key columns (KeyInts)
   fetch[0] = &right;
   fetch[1] = left.source ? nullptr : &left;
   key_rows(dl, left.keys);
@@ -579,16 +641,20 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
       }
       continue;
     }
-    auto emit = [&](std::string_view rrow, int64_t w) {
-      AppendSide(left, dl, r, &out, 0);
-      DecodeRowInto(rrow, &out, nl);
-      out.AddWeight(dl.weights[r] * w);
-    };
     if (right.source) {
       const size_t n = OldRows(right, shard, dr, key, hashes[r], &right_index, &old_rows);
-      for (size_t i = 0; i < n; ++i) emit(old_rows[i].first, old_rows[i].second);
+      for (size_t i = 0; i < n; ++i) {
+        AppendSide(left, dl, r, &out, 0);
+        DecodeRowInto(old_rows[i].first, &out, nl);
+        out.AddWeight(dl.weights[r] * old_rows[i].second);
+      }
     } else if (uint32_t slot = Locate(&right, key, hashes[r]); slot != ArenaMap::kNone) {
-      ForEachRow(right, slot, emit);
+      KeyInts(right, key, &key_vals);
+      ForEachRow(right, slot, [&](std::string_view rrow, int64_t w) {
+        AppendSide(left, dl, r, &out, 0);
+        DecodeTraceRow(right, key_vals, rrow, &out, nl);
+        out.AddWeight(dl.weights[r] * w);
+      });
     }
     if (left.source) continue;  // the aggregate holds the rows
     row.clear();
@@ -610,15 +676,19 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
       }
       continue;
     }
-    auto emit = [&](std::string_view lrow, int64_t w) {
-      DecodeRowInto(lrow, &out, 0);
-      AppendSide(right, dr, r, &out, nl);
-      out.AddWeight(w * dr.weights[r]);
-    };
     if (left.source) {
-      if (left.source->GroupRow(shard, key, hashes[r], &group_row)) emit(group_row, 1);
+      if (left.source->GroupRow(shard, key, hashes[r], &group_row)) {
+        DecodeRowInto(group_row, &out, 0);
+        AppendSide(right, dr, r, &out, nl);
+        out.AddWeight(dr.weights[r]);
+      }
     } else if (uint32_t slot = Locate(&left, key, hashes[r]); slot != ArenaMap::kNone) {
-      ForEachRow(left, slot, emit);
+      KeyInts(left, key, &key_vals);
+      ForEachRow(left, slot, [&](std::string_view lrow, int64_t w) {
+        DecodeTraceRow(left, key_vals, lrow, &out, 0);
+        AppendSide(right, dr, r, &out, nl);
+        out.AddWeight(w * dr.weights[r]);
+      });
     }
     if (right.source) continue;  // the aggregate holds the rows
     row.clear();
@@ -698,7 +768,7 @@ void JoinOp::ReadKeyRows(StateReader& r, Side* side, const std::string& key) {
   uint64_t nr = r.U64();
   const uint32_t hash = ArenaMap::Hash(key);
   for (uint64_t j = 0; j < nr; ++j) {
-    const std::string row = CompactRow(r.Str());  // saved before rows were compact: converted
+    const std::string row = TraceRow(*side, r.Str());  // saved in an older form: converted
     Add(side, key, row, r.I64(), hash, false);
   }
 }
@@ -820,20 +890,21 @@ void JoinOp::RestoreEntry(std::string_view key, std::string_view value) {
 void JoinOp::LoadEntry(Side* side, const std::string& k, std::string_view value) {
   if (value.empty()) Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
   const char tag = value[0];
-  if (tag == kPacked || tag == kPackedOld) {
-    const char* p = value.data() + 1;
-    const char* end = value.data() + value.size();
-    while (p < end) {
-      uint64_t len = 0;
-      if (!GetVarintChecked(&p, end, &len) || len > static_cast<uint64_t>(end - p) ||
-          static_cast<uint64_t>(end - p) - len < 8)
+  const char* p = value.data() + 1;
+  const char* end = value.data() + value.size();
+  // Checks the framing of a packed record's rows (each row's own encoding is checked only where
+  // it is converted: the store's content hash guards the rest).
+  auto check_rows = [&](bool wide) {
+    if (p == end) Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
+    for (const char* q = p; q < end;) {
+      uint64_t head = 0;
+      if (!GetVarintChecked(&q, end, &head)) Fail(ErrorKind::kCorruption, "a join's stored entry is cut short");
+      const uint64_t len = wide ? head : head >> 1, weight = wide || (head & 1) ? 8 : 0;
+      if (len > static_cast<uint64_t>(end - q) || static_cast<uint64_t>(end - q) - len < weight)
         Fail(ErrorKind::kCorruption, "a join's stored entry is cut short");
-      p += len + 8;
+      q += len + weight;
     }
-    if (value.size() == 1) Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
-  } else if (tag != kOne && tag != kOneOld && tag != kBig && tag != kBigRows) {
-    Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
-  }
+  };
   // Entries come from the store's unique keys, so a key cannot repeat (the store's content
   // hash guards against damage): no lookup before the insert.
   if (tag == kOne) {
@@ -842,8 +913,9 @@ void JoinOp::LoadEntry(Side* side, const std::string& k, std::string_view value)
     return;
   }
   if (tag == kPacked) {
+    check_rows(false);
     std::string_view single;
-    if (SingleRow(value, &single)) {  // written before the kOne form existed
+    if (SingleRow(value, &single)) {  // a damaged store's or another writer's: kept in the one-row form
       std::string one(1, kOne);
       one.append(single);
       side->trace.Insert(k, one);
@@ -853,29 +925,30 @@ void JoinOp::LoadEntry(Side* side, const std::string& k, std::string_view value)
     side->gc.Added(k);
     return;
   }
-  if (tag == kOneOld || tag == kPackedOld) {
-    // Rows in the row encoding: each converted, and added (their order changes).
-    const uint32_t hash = ArenaMap::Hash(k);
-    if (tag == kOneOld) return Add(side, k, CompactRow(value.substr(1)), 1, hash, false);
-    const char* p = value.data() + 1;
-    const char* end = value.data() + value.size();
+  const uint32_t hash = ArenaMap::Hash(k);
+  if (tag == kOneFull || tag == kOneOld) return Add(side, k, TraceRow(*side, value.substr(1)), 1, hash, false);
+  if (tag == kPackedWide || tag == kPackedOld) {
+    // Each row converted and added (their order may change).
+    check_rows(true);
     while (p < end) {
       const size_t len = GetVarint(&p);
       int64_t w;
       std::memcpy(&w, p + len, 8);
-      Add(side, k, CompactRow(std::string_view(p, len)), w, hash, false);
+      Add(side, k, TraceRow(*side, std::string_view(p, len)), w, hash, false);
       p += len + 8;
     }
     return;
   }
+  if (tag != kBig && tag != kBigRows) Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
   // A key stored with its rows in an ordered map gets one again (not a packed record, even when
   // its rows would fit one now), so that it is saved again in the same form.
   StateReader r(value.substr(1));
   Rows rows;
   for (uint64_t j = 0, n = r.U64(); j < n; ++j) {
-    std::string row = tag == kBig ? CompactRow(r.Str()) : r.Str();
+    std::string row = TraceRow(*side, r.Str());
+    const int64_t w = r.I64();
     side->big_bytes += RowBytes(row);
-    rows.emplace(std::move(row), r.I64());
+    rows.emplace(std::move(row), w);
   }
   if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "a join's stored entry has {} bytes too many", value.size());
   if (rows.empty()) Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");

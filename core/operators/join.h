@@ -91,12 +91,17 @@ class JoinOp : public Operator {
  private:
   using Rows = std::map<std::string, int64_t, std::less<>>;  // row encoding -> weight
   // A key's record: kOne then the row when the key has exactly one row, of weight 1 (most keys
-  // of a join on a unique key: no length, no weight); else kPacked then
-  // ([varint length][row][int64 weight])* in row order (no rows: the key emptied this step), or
-  // kBig then the uint32 index of its Rows in `big`. A key whose rows are one row of weight 1
-  // always has the kOne form, whatever its history, unless it is kBig. Rows are in the compact
-  // encoding (CompactRow, core/zset/batch.h: integers in 1 to 9 bytes), their order that of
-  // those bytes.
+  // of a join on a unique key: no length, no weight); else kPacked then its rows in row order
+  // (none: the key emptied this step), each [varint (row length << 1) | heavy][row][int64 weight,
+  // only when heavy], heavy meaning a weight other than 1 (most rows have weight 1: one byte of
+  // framing, where a length and an 8-byte weight took nine); or kBig then the uint32 index of its
+  // Rows in `big`. A key whose rows are one row of weight 1 always has the kOne form, whatever its
+  // history, unless it is kBig.
+  //
+  // Rows are in the compact encoding (CompactRow, core/zset/batch.h: integers in 1 to 9 bytes),
+  // their order that of those bytes, except that the side's integer key columns hold NULL: the
+  // key has their values (equal keys are equal values), and decoding a row (DecodeTraceRow) puts
+  // them back. A join on an integer key thus does not store the key once per row.
   //
   // A key that grows past two rows takes the kSlack form instead of kPacked: kSlack, the rows'
   // bytes as a uint32, the rows as in kPacked, then free bytes (half as many again as the rows
@@ -105,15 +110,22 @@ class JoinOp : public Operator {
   // record once per row, and compacting the arena's garbage then took a fifth of the join).
   //
   // Stored (keyed state), a record is the kOne or kPacked record as it is (kSlack as kPacked), or
-  // kBigRows then WriteKeyRows's bytes. Stores written before rows were compact hold kOneOld,
-  // kPackedOld and kBig records of rows in the row encoding: loading converts them.
-  static constexpr char kPackedOld = 0, kBig = 1, kOneOld = 2, kPacked = 3, kOne = 4, kBigRows = 5, kSlack = 6;
-  // A kPacked or kSlack record's rows: ([varint length][row][int64 weight])*.
+  // kBigRows then WriteKeyRows's bytes. Older stores hold forms that loading converts: kOneFull
+  // and kPackedWide (rows with their key columns; kPackedWide with a length and an 8-byte weight
+  // per row), and, from before rows were compact, kOneOld, kPackedOld and kBig records of rows in
+  // the row encoding.
+  static constexpr char kPackedOld = 0, kBig = 1, kOneOld = 2, kPackedWide = 3, kOneFull = 4, kBigRows = 5, kSlack = 6,
+                        kOne = 7, kPacked = 8;
+  // A kPacked or kSlack record's rows.
   static std::string_view PackedRows(std::string_view rec);
   // A side's configuration (the same in every shard) and its trace (the shard's keys).
   struct Side {
     std::vector<PhysType> types;
     std::vector<int> keys;
+    // Per column: for an integer key column, its index in keys (its value is the key's: the
+    // trace's rows hold NULL there); else -1. int_keys: whether any column is one.
+    std::vector<int> key_at;
+    bool int_keys = false;
     ArenaMap trace;                  // key encoding -> record
     std::vector<Rows> big;           // rows of the big keys
     std::vector<uint32_t> free_big;  // unused entries of big
@@ -159,6 +171,15 @@ class JoinOp : public Operator {
   // Appends row r of b (a side's batch) to out's columns from `first`, NULL where not needed.
   static void AppendSide(const Side& side, const Batch& b, size_t r, BatchBuilder* out, size_t first);
   static void EncodeSide(const Side& side, const Batch& b, size_t r, std::string* out);
+  // A row of the side's trace (or one stored in any older form) in the trace's form: compact,
+  // integer key columns NULL. Fails (corruption) on an invalid row encoding.
+  static std::string TraceRow(const Side& side, std::string_view row);
+  // The integer values of key's columns (the others left as they are) into vals.
+  static void KeyInts(const Side& side, std::string_view key, std::vector<int64_t>* vals);
+  // Appends a trace row of the side to out's columns from `first`, the integer key columns from
+  // `key_vals` (KeyInts of the row's key).
+  static void DecodeTraceRow(const Side& side, const std::vector<int64_t>& key_vals, std::string_view row,
+                             BatchBuilder* out, size_t first);
   void Add(Side* side, const std::string& key, std::string_view row, int64_t w) {
     Add(side, key, row, w, ArenaMap::Hash(key));
   }
@@ -184,7 +205,8 @@ class JoinOp : public Operator {
   static void FreeBig(Side* side, uint32_t s);
   void LoadTrace(StateReader& r, bool left);
   static void ClearSide(Side* side);
-  // One key's rows as checkpoints write them: row count, then (row, weight) in row order.
+  // One key's rows as checkpoints write them: row count, then (row, weight) in row order (rows
+  // in the trace's form).
   static void WriteKeyRows(StateWriter& w, const Side& side, uint32_t s);
   void ReadKeyRows(StateReader& r, Side* side, const std::string& key);
   static void CollectGarbage(Shard& sh);

@@ -1406,8 +1406,16 @@ TEST_CASE("join: a key holding one row of weight 1 keeps the row alone", "[opera
     Batch b = MakeBatch(t, {{row(1, 10), 1}});
     EncodeRow(&standard, b, 0);
   }
-  const std::string encoded = CompactRow(standard);  // as the trace keeps it: 1 and 10 in 2 bytes each
-  REQUIRE(encoded.size() == 4);
+  const std::string compact = CompactRow(standard);  // 1 and 10 in 2 bytes each
+  REQUIRE(compact.size() == 4);
+  std::string encoded;  // as the trace keeps it: the key column NULL (the key holds its value), in 1 byte
+  {
+    std::string key_null;
+    Batch b = MakeBatch(t, {{Row{Value::Null(), Value::Int(10)}, 1}});
+    EncodeRow(&key_null, b, 0);
+    encoded = CompactRow(key_null);
+  }
+  REQUIRE(encoded.size() == 3);
   std::map<std::string, std::string> first;
   for (size_t h = 0; h < histories.size(); ++h) {
     INFO("history " << h);
@@ -1439,9 +1447,11 @@ TEST_CASE("join: a key holding one row of weight 1 keeps the row alone", "[opera
     want[Row{Value::Int(1), Value::Int(10), Value::Int(1), Value::Int(7)}] = 1;
     REQUIRE(ToZSet(j.Step({in, 2})) == want);
   }
-  // The forms of stores written before: the longer form (tag 3, varint length, the row, an
-  // 8-byte weight of 1); with rows in the row encoding, the packed form (tag 0), the short form
-  // (tag 2) and the ordered map's (tag 1, a count, the row, the weight).
+  // The packed form of one row of weight 1 (tag 8, the row's length shifted left by one, the
+  // row). The forms of stores written before, whose rows hold the key column: the short form
+  // (tag 4) and the longer form (tag 3, varint length, the row, an 8-byte weight of 1); with rows
+  // in the row encoding, the packed form (tag 0), the short form (tag 2) and the ordered map's
+  // (tag 1, a count, the row, the weight).
   const int64_t one = 1;
   auto packed = [&](char tag, const std::string& r) {
     std::string v(1, tag);
@@ -1457,8 +1467,10 @@ TEST_CASE("join: a key holding one row of weight 1 keeps the row alone", "[opera
     w.Str(standard);
     w.I64(1);
   }
-  for (const std::string& value : {first.begin()->second, packed('\3', encoded), packed('\0', standard),
-                                   std::string(1, '\2') + standard, big_old}) {
+  const std::string short_packed = std::string(1, '\x08') + static_cast<char>(encoded.size() << 1) + encoded;
+  for (const std::string& value :
+       {first.begin()->second, short_packed, std::string(1, '\4') + compact, packed('\3', compact),
+        packed('\0', standard), std::string(1, '\2') + standard, big_old}) {
     JoinOp j(t, t, {0}, {0}, false, false);
     std::string hdr;
     StateReader r(hdr);

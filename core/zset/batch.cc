@@ -333,22 +333,23 @@ std::vector<Value> DecodeRow(std::string_view in) {
   return row;
 }
 
+void DecodeValueInto(std::string_view in, size_t* pos, Column* col) {
+  const uint8_t tag = static_cast<uint8_t>(in[*pos]);
+  if (tag == 1 && col->phys == PhysType::kI64) {
+    col->i64.push_back(static_cast<int64_t>(Get64(in, *pos + 1)));
+    if (!col->nulls.empty()) col->nulls.push_back(0);
+    *pos += 9;
+  } else if (IsCompactInt(tag) && col->phys == PhysType::kI64) {
+    col->i64.push_back(GetCompactInt(in, pos));
+    if (!col->nulls.empty()) col->nulls.push_back(0);
+  } else {
+    col->Append(DecodeValue(in, pos));
+  }
+}
+
 void DecodeRowInto(std::string_view in, BatchBuilder* b, size_t first_col) {
   size_t pos = 0, c = first_col;
-  while (pos < in.size()) {
-    uint8_t tag = static_cast<uint8_t>(in[pos]);
-    Column& col = b->col(c++);
-    if (tag == 1 && col.phys == PhysType::kI64) {
-      col.i64.push_back(static_cast<int64_t>(Get64(in, pos + 1)));
-      if (!col.nulls.empty()) col.nulls.push_back(0);
-      pos += 9;
-    } else if (IsCompactInt(tag) && col.phys == PhysType::kI64) {
-      col.i64.push_back(GetCompactInt(in, &pos));
-      if (!col.nulls.empty()) col.nulls.push_back(0);
-    } else {
-      col.Append(DecodeValue(in, &pos));
-    }
-  }
+  while (pos < in.size()) DecodeValueInto(in, &pos, &b->col(c++));
 }
 
 namespace {

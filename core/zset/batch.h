@@ -115,6 +115,8 @@ std::vector<Value> DecodeRow(std::string_view in);
 bool RowEncodingValid(std::string_view in);
 // Decodes an encoded row and appends its values to the builder's columns starting at `first_col`.
 void DecodeRowInto(std::string_view in, BatchBuilder* b, size_t first_col);
+// Decodes the value at *pos (either encoding), appends it to col and advances *pos.
+void DecodeValueInto(std::string_view in, size_t* pos, Column* col);
 
 class ThreadPool;
 // Below this many rows Consolidate runs on the calling thread even when given a pool.
