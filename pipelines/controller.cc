@@ -18,7 +18,6 @@
 #include <set>
 #include <thread>
 
-#include "core/common/byte_order.h"
 #include "core/common/error.h"
 #include "core/sql/parser.h"
 #include "pipelines/journal.h"
@@ -626,17 +625,14 @@ void Controller::Impl::WriteCheckpoint(Written* w) {
     txn->DropState();
     state_hash_ = 0;
   }
-  std::vector<StateStore::Txn::StateChange> changes;
-  for (const auto& [node, d] : w->deltas) {
-    changes.clear();
-    changes.reserve(d.puts() + d.erases());
-    d.ForEach([&](std::string_view k, std::string_view v, bool put) { changes.push_back({k, v, put}); });
-    // In key order the B-tree's pages fill in order; an erase stays before a later put of its key.
-    const std::vector<uint32_t> sequence = SortedByBytes(changes.size(), [&](size_t i) { return changes[i].key; });
+  for (auto& [node, d] : w->deltas) {
     // After DropState the database is empty and nodes come in increasing order: append.
-    state_hash_ += txn->ApplyState(static_cast<uint32_t>(node), changes, sequence, w->drop_state);
-    w->entries += changes.size();
+    state_hash_ += txn->ApplyState(static_cast<uint32_t>(node), d, w->drop_state);
+    w->entries += d.puts() + d.erases();
     w->bytes += d.bytes();
+    // Written into the transaction's pages: its copy goes now, not at the end of the checkpoint
+    // (the transaction holds every page it dirtied until it commits).
+    d = StateDelta();
   }
   for (auto& [name, parts, runs] : w->rel) {
     if (staged.count(name)) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "core/common/byte_order.h"
 #include "core/common/error.h"
 #include "core/common/xxh64.h"
 #include "core/zset/arena_map.h"  // varints
@@ -583,8 +584,13 @@ bool SplitStateValue(std::string_view stored, std::string_view* full_key, std::s
 }
 }  // namespace
 
-uint64_t StateStore::Txn::ApplyState(uint32_t node, std::span<const StateChange> changes,
-                                     std::span<const uint32_t> order, bool append) {
+uint64_t StateStore::Txn::ApplyState(uint32_t node, const StateDelta& delta, bool append) {
+  // The changes by key (a sequence of their first bytes, 8 bytes each, rather than decoded).
+  std::vector<const char*> changes;
+  changes.reserve(delta.puts() + delta.erases());
+  delta.ForEachEntry([&](const char* p) { changes.push_back(p); });
+  const std::vector<uint32_t> order =
+      SortedByBytes(changes.size(), [&](size_t i) { return StateDelta::Decode(changes[i]).key; });
   MDB_txn* t = static_cast<MDB_txn*>(txn_);
   MDB_dbi dbi = store_->Dbi(txn_, "state", true);
   const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(static_cast<MDB_env*>(store_->env_)));
@@ -595,13 +601,13 @@ uint64_t StateStore::Txn::ApplyState(uint32_t node, std::span<const StateChange>
   // cache miss or two. Each change is prefetched some way ahead, its bytes a little later.
   constexpr size_t kChangeAhead = 16, kBytesAhead = 8;
   for (size_t n = 0; n < order.size(); ++n) {
-    if (n + kChangeAhead < order.size()) __builtin_prefetch(&changes[order[n + kChangeAhead]]);
+    if (n + kChangeAhead < order.size()) __builtin_prefetch(changes[order[n + kChangeAhead]]);
     if (n + kBytesAhead < order.size()) {
-      const StateChange& a = changes[order[n + kBytesAhead]];
-      __builtin_prefetch(a.key.data());
+      const StateDelta::Change a = StateDelta::Decode(changes[order[n + kBytesAhead]]);
       __builtin_prefetch(a.value.data());
+      __builtin_prefetch(a.value.data() + a.value.size() - 1);
     }
-    const StateChange& c = changes[order[n]];
+    const StateDelta::Change c = StateDelta::Decode(changes[order[n]]);
     full.clear();
     NodePrefix(node, &full);
     full.append(c.key);

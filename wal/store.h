@@ -67,17 +67,12 @@ class StateStore : public StateSource {
     // is gathered into a batch first). Rows in encoding order go into an empty relation with
     // MDB_APPEND; any order is accepted.
     uint64_t ApplyDelta(const std::string& name, const RowPull& rows);
-    // Applies changes[order[0]], changes[order[1]], ... to the keyed state of operator `node`
-    // (callers order them by key, so pages fill in order). Returns the change of the state's
-    // content hash (see ForEachStateEntry).
-    struct StateChange {
-      std::string_view key, value;
-      bool put;  // false: erase (absent keys are ignored)
-    };
+    // Applies the changes (puts; erases, of keys that may be absent) to the keyed state of
+    // operator `node`, in key order (so pages fill in order; an erase stays before a later put of
+    // its key). Returns the change of the state's content hash (see ForEachStateEntry).
     // `append`: the database holds no entry of this node or a later one (after DropState,
-    // nodes in increasing order) and the changes are sorted puts: they go in with MDB_APPEND.
-    uint64_t ApplyState(uint32_t node, std::span<const StateChange> changes, std::span<const uint32_t> order,
-                        bool append = false);
+    // nodes in increasing order) and the changes are puts: they go in with MDB_APPEND.
+    uint64_t ApplyState(uint32_t node, const StateDelta& changes, bool append = false);
     // Makes the rows StageRelation wrote the contents of relation `name` (its other slot is
     // emptied).
     void PublishRelation(const std::string& name);

@@ -217,12 +217,15 @@ TEST_CASE("state store: staged relations switch at the publishing transaction", 
 TEST_CASE("state store: lookups read one committed checkpoint until refreshed", "[wal]") {
   TempDir dir;
   auto store = StateStore::Open(dir.path(), false, true);
-  using Change = StateStore::Txn::StateChange;
+  struct Change {
+    std::string key, value;
+    bool put;
+  };
   auto apply = [&](uint32_t node, const std::vector<Change>& changes) {
-    std::vector<uint32_t> order(changes.size());
-    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    StateDelta d;
+    for (const Change& c : changes) c.put ? d.Put(c.key, c.value) : d.Erase(c.key);
     auto txn = store->Begin();
-    txn->ApplyState(node, changes, order);
+    txn->ApplyState(node, d);
     txn->Commit();
   };
   const std::string long_a = Text(3000, 0), long_b = Text(3000, 1);  // same prefix, different keys
@@ -238,7 +241,16 @@ TEST_CASE("state store: lookups read one committed checkpoint until refreshed", 
   REQUIRE_FALSE(lookup->Get("k2", &v));
   REQUIRE(lookup->Get("gone", &v));
 
-  apply(7, {{"k1", "v1 again", true}, {"gone", "", false}, {long_b, "long b", true}, {"k2", "", true}});
+  // Out of key order; a key erased then put, another put then erased: applied in key order, a
+  // key's changes in the order given.
+  apply(7, {{"k1", "v1 again", true},
+            {"k4", "x", true},
+            {"gone", "", false},
+            {"k3", "", false},
+            {long_b, "long b", true},
+            {"k3", "v3", true},
+            {"k2", "", true},
+            {"k4", "", false}});
   // Still the first checkpoint...
   REQUIRE(lookup->Get("k1", &v));
   REQUIRE(v == "v1");
@@ -256,6 +268,9 @@ TEST_CASE("state store: lookups read one committed checkpoint until refreshed", 
   REQUIRE(v == "long a");
   REQUIRE(lookup->Get("k2", &v));
   REQUIRE(v.empty());
+  REQUIRE(lookup->Get("k3", &v));
+  REQUIRE(v == "v3");
+  REQUIRE_FALSE(lookup->Get("k4", &v));
   // A lookup from another thread, on a store read by this one at the same time.
   std::string from_thread;
   bool found = false;

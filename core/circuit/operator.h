@@ -44,20 +44,41 @@ class StateDelta {
  public:
   void Put(std::string_view key, std::string_view value) { Add(1, key, value); }
   void Erase(std::string_view key) { Add(0, key, {}); }
-  // f(key, value, is_put) in order.
+  // One change: where it lies (an entry's first byte, from ForEachEntry), what it is.
+  struct Change {
+    std::string_view key, value;
+    bool put;
+  };
+  static Change Decode(const char* p) {
+    Change c;
+    c.put = *p++ != 0;
+    const uint64_t k = GetVarint(&p);
+    const uint64_t v = GetVarint(&p);
+    c.key = std::string_view(p, k);
+    c.value = std::string_view(p + k, v);
+    return c;
+  }
+  // f(first byte of the entry) for each change, in order: 8 bytes a change where a caller
+  // keeping them (to sort them) would otherwise hold two string_views.
   template <typename F>
-  void ForEach(F f) const {
+  void ForEachEntry(F f) const {
     for (const Chunk& c : chunks_) {
       const char* p = c.data.get();
       const char* end = p + c.used;
       while (p < end) {
-        const bool put = *p++ != 0;
-        const uint64_t k = GetVarint(&p);
-        const uint64_t v = GetVarint(&p);
-        f(std::string_view(p, k), std::string_view(p + k, v), put);
-        p += k + v;
+        f(p);
+        const Change ch = Decode(p);
+        p = ch.value.data() + ch.value.size();
       }
     }
+  }
+  // f(key, value, is_put) in order.
+  template <typename F>
+  void ForEach(F f) const {
+    ForEachEntry([&](const char* p) {
+      const Change c = Decode(p);
+      f(c.key, c.value, c.put);
+    });
   }
   size_t puts() const { return puts_; }
   size_t erases() const { return erases_; }
