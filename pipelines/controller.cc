@@ -226,9 +226,11 @@ class Controller::Impl {
   // Once all relations' changes in memory exceed SpillBytes(), the largest relation's are moved
   // to a spill job, which consolidates them and writes them to a sorted run on disk (wal/spill.h)
   // on a thread of its own while steps go on; the checkpoint merges the runs. A relation has at
-  // most one job at a time: the next spill of it waits for the last.
+  // most one job at a time: the next spill of it waits for the last. The spill that would give a
+  // relation kMaxRuns runs merges its changes with the runs it has into one, on its thread too.
   struct SpillJob {
-    std::vector<Batch> parts;  // the changes, dropped once written
+    std::vector<Batch> parts;                          // the changes, dropped once written
+    std::vector<std::unique_ptr<SpilledRun>> merging;  // the relation's runs, merged in (read-only meanwhile)
     size_t rows = 0, bytes = 0;
     std::string path;
     std::unique_ptr<SpilledRun> run;  // written
@@ -252,7 +254,7 @@ class Controller::Impl {
   // The memory materialized changes may take before a spill: 32 MiB, or a sixteenth of
   // storage.cache_mib. As much again may be in a spill being written: an eighth in all.
   size_t SpillBytes() const { return std::min(size_t{32} << 20, cache_bytes_ / 16); }
-  // At most this many runs per relation: the spill that reaches it merges them into one.
+  // At most this many runs per relation: the spill that would reach it merges them into one.
   static constexpr size_t kMaxRuns = 16;
   void Spill(const std::string& name, PendingChanges* p);
   // Waits for the relation's spill job, if any (`only_if_done`: unless it still runs), and adds
@@ -261,7 +263,7 @@ class Controller::Impl {
   void FinishSpills(bool only_if_done = false);  // FinishSpill of every relation
   uint64_t spills_ = 0;                          // runs written by this process (their file names)
   std::string NextRunPath() { return fmt::format("{}/{}.run", SpillDir(spec()), spills_++); }
-  uint64_t runs_done_ = 0;       // runs finished (spills written and merges)
+  uint64_t runs_done_ = 0;       // runs finished (spills written, merging or not)
   uint64_t runs_published_ = 0;  // runs_done_ as of the last live status (a new run is shown at once)
   size_t spilling_bytes_ = 0;    // memory of the changes spill jobs are writing
   std::map<int, PendingChanges> pending_rel_;
@@ -358,12 +360,25 @@ void Controller::Impl::Spill(const std::string& name, PendingChanges* p) {
   // The threshold stays: changes that did not cancel when last consolidated (append-only input)
   // go on to the next spill unconsolidated in memory, where sorting them twice would gain nothing.
   p->rows = p->bytes = 0;
+  // The checkpoint's merge reads every run at once (a file each): a long interval between
+  // checkpoints must not make that thousands.
+  if (p->runs.size() + 1 >= kMaxRuns) {
+    job->merging = std::move(p->runs);
+    p->runs.clear();
+  }
   // One thread, not the pool: the steps go on using the pool meanwhile.
   job->thread = std::thread([j = job.get()] {
     const auto t0 = Clock::now();
     try {
       const ConsolidatedRows rows = ConsolidateRows(j->parts);
-      j->run = SpilledRun::Write(j->path, ConsolidatedPull(j->parts, rows));
+      if (j->merging.empty()) {
+        j->run = SpilledRun::Write(j->path, ConsolidatedPull(j->parts, rows));
+      } else {
+        std::vector<RowPull> sources;
+        for (const auto& run : j->merging) sources.push_back(run->Read());
+        sources.push_back(ConsolidatedPull(j->parts, rows));
+        j->run = SpilledRun::Write(j->path, MergeSorted(std::move(sources)));
+      }
     } catch (...) {
       j->error = std::current_exception();
     }
@@ -379,25 +394,18 @@ void Controller::Impl::FinishSpill(const std::string& name, PendingChanges* p, b
   std::unique_ptr<SpillJob> job = std::move(p->spilling);
   job->thread.join();
   spilling_bytes_ -= job->bytes;
-  if (job->error) std::rethrow_exception(job->error);
+  if (job->error) {
+    // The runs it was merging stay the relation's (the failed run's file is not one of them).
+    p->runs = std::move(job->merging);
+    std::rethrow_exception(job->error);
+  }
+  const size_t merged = job->merging.size();
+  job->merging.clear();  // their files go: the new run holds their rows
   p->runs.push_back(std::move(job->run));
   ++runs_done_;
-  spdlog::debug("{}: spilled {} changes of {} ({} rows, {} bytes) to {} in {:.1f} ms", spec().name, job->rows, name,
-                p->runs.back()->rows(), p->runs.back()->bytes(), job->path, job->ms);
-  if (p->runs.size() >= kMaxRuns) {
-    // Merged into one: the checkpoint's merge reads every run at once (a file each), and a long
-    // interval between checkpoints must not make that thousands.
-    const auto t1 = Clock::now();
-    std::vector<RowPull> sources;
-    for (const auto& run : p->runs) sources.push_back(run->Read());
-    const std::string merged = NextRunPath();
-    auto one = SpilledRun::Write(merged, MergeSorted(std::move(sources)));
-    spdlog::debug("{}: merged {} runs of {} into {} ({} rows) in {:.1f} ms", spec().name, p->runs.size(), name, merged,
-                  one->rows(), std::chrono::duration<double, std::milli>(Clock::now() - t1).count());
-    p->runs.clear();
-    p->runs.push_back(std::move(one));
-    ++runs_done_;
-  }
+  spdlog::debug("{}: spilled {} changes of {}{} ({} rows, {} bytes) to {} in {:.1f} ms", spec().name, job->rows, name,
+                merged ? fmt::format(" merged with {} runs", merged) : "", p->runs.back()->rows(),
+                p->runs.back()->bytes(), job->path, job->ms);
 }
 
 void Controller::Impl::FinishSpills(bool only_if_done) {
@@ -911,7 +919,10 @@ void Controller::Impl::Publish(const char* state, bool force) {
       ls.spill_files += runs.size();
       for (const auto& run : runs) ls.spill_bytes += run->bytes();
     };
-    for (const auto& [rel, p] : pending_rel_) count_runs(p.runs);
+    for (const auto& [rel, p] : pending_rel_) {
+      count_runs(p.runs);
+      if (p.spilling) count_runs(p.spilling->merging);  // still on disk while merged
+    }
     if (writing_)  // runs a checkpoint is merging (deleted once it has committed)
       for (const auto& r : writing_->rel) count_runs(r.runs);
     ls.rss_bytes = CurrentRssBytes();

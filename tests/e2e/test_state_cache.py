@@ -318,18 +318,19 @@ def _():
     # the final checkpoint (no checkpoint is due by time), and deleted once it has committed.
     spilled = re.findall(r"spilled (\d+) changes of m ", err)
     assert len(spilled) >= 20 and sum(map(int, spilled)) <= len(ROWS), spilled
-    # At 16 runs they are merged into one (a file each is open while a checkpoint merges them).
-    merged = re.findall(r"merged (\d+) runs of m into \S+ \((\d+) rows\)", err)
-    assert merged and all(n == "16" for n, _ in merged), merged
+    # The spill that would be the 16th run merges the changes with the 15 runs into one (a file
+    # each is open while a checkpoint merges them).
+    merged = re.findall(r"spilled \d+ changes of m merged with (\d+) runs", err)
+    assert merged and all(n == "15" for n in merged), merged
     staged = re.findall(r"stages relation m: (\d+) changes \((\d+) runs\)", err)
     assert staged and 2 <= int(staged[-1][1]) <= 16, staged
     seen = status(p)["last_seen"]
     assert seen["checkpoints"] == 2, seen
-    # fld status counts every run written (spills and merges) and, after the last checkpoint, none
+    # fld status counts every run written (merging or not) and, after the last checkpoint, none
     # left on disk.
-    assert (seen["spills"], seen["spill_files"], seen["spill_bytes"]) == (len(spilled) + len(merged), 0, 0), seen
+    assert (seen["spills"], seen["spill_files"], seen["spill_bytes"]) == (len(spilled), 0, 0), seen
     out, _ = run(["status", p])
-    assert f"spilled     {len(spilled) + len(merged)} runs written; 0 on disk now" in out, out
+    assert f"spilled     {len(spilled)} runs written; 0 on disk now" in out, out
     assert spill_files(p) == [], spill_files(p)
     assert stored_answer(p) == expected_mat(ROWS)
 
@@ -354,6 +355,27 @@ def _():
     _, err = run(["run", p])
     assert "resuming m from checkpoint" in err, err
     assert spill_files(p) == [], spill_files(p)  # the dead process's runs are gone
+    assert stored_answer(p) == expected_mat(ROWS)
+
+
+@check("ENOSPC writing the spill that merges 15 runs: exit 5 naming the run, a rerun resumes, the stored rows are right")
+def _():
+    d = tmpdir()
+    prepare(d)
+    p = materialized(d, "exactly_once", 1)
+    # Spills are numbered from 0 (each run's file is its number): the 16th, 15.run, merges the
+    # changes with the 15 runs before it, on the spill's thread. Its first write fails.
+    run_file = os.path.join(d, "st.fld", "spill", "15.run")
+    r = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-P", run_file, "-e", "trace=write",
+                        "-e", "inject=write:error=ENOSPC:when=1", FLD, "--log-level", "debug", "run", "--quiet", p],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 5, (r.returncode, r.stderr[-2000:])
+    assert "merged with 15 runs" not in r.stderr, r.stderr[-2000:]
+    last = r.stderr.strip().split("\n")[-1]
+    assert last.startswith("fld: ") and "15.run" in last and "No space left on device" in last, last
+    _, err = run(["run", p])
+    assert "resuming m from checkpoint" in err, err
+    assert spill_files(p) == [], spill_files(p)
     assert stored_answer(p) == expected_mat(ROWS)
 
 
