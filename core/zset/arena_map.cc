@@ -4,6 +4,8 @@
 #include <cstring>
 #include <functional>
 
+#include "core/common/error.h"
+
 namespace fld {
 
 uint32_t ArenaMap::Hash(std::string_view key) {
@@ -73,10 +75,11 @@ char* ArenaMap::MutableValue(uint32_t s) {
 void ArenaMap::PrefetchRecord(uint32_t h) const {
   if (slots_.empty()) return;
   const size_t mask = slots_.size() - 1;
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
+  h &= kHashMask;
+  for (size_t i = Home(h, mask);; i = (i + 1) & mask) {
     const Slot& s = slots_[i];
-    if (s.block == kNone) return;
-    if (s.hash == h) {
+    if (!s.used()) return;
+    if (s.hash() == h) {
       __builtin_prefetch(Record(s));
       return;
     }
@@ -86,16 +89,22 @@ void ArenaMap::PrefetchRecord(uint32_t h) const {
 uint32_t ArenaMap::Find(std::string_view key, uint32_t h) const {
   if (slots_.empty()) return kNone;
   const size_t mask = slots_.size() - 1;
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
+  h &= kHashMask;
+  for (size_t i = Home(h, mask);; i = (i + 1) & mask) {
     const Slot& s = slots_[i];
-    if (s.block == kNone) return kNone;
-    if (s.hash == h && Key(static_cast<uint32_t>(i)) == key) return static_cast<uint32_t>(i);
+    if (!s.used()) return kNone;
+    if (s.hash() == h && Key(static_cast<uint32_t>(i)) == key) return static_cast<uint32_t>(i);
   }
 }
 
 void ArenaMap::Append(Slot* slot, std::string_view key, std::string_view value) {
   const size_t need = VarintSize(key.size()) + VarintSize(value.size()) + key.size() + value.size();
   if (blocks_.empty() || blocks_.back().size - blocks_.back().used < need) {
+    if (blocks_.size() >= max_blocks_)
+      Fail(ErrorKind::kRuntime,
+           "an operator's state in memory passed {} blocks (about {} GiB) in one shard: lower storage.cache_mib so "
+           "that more of it lives in the store, or use more workers",
+           max_blocks_, (uint64_t{max_blocks_} * kLargeBytes) >> 30);
     Block b;
     // Past a few blocks the map is large: bigger blocks, on huge pages (see large_memory.h).
     b.size = std::max(blocks_.size() >= kLargeBytes / kBlockSize ? kLargeBytes : kBlockSize, need);
@@ -112,8 +121,7 @@ void ArenaMap::Append(Slot* slot, std::string_view key, std::string_view value) 
   n += PutVarint(p + n, value.size());
   if (!key.empty()) std::memcpy(p + n, key.data(), key.size());
   if (!value.empty()) std::memcpy(p + n + key.size(), value.data(), value.size());
-  slot->block = static_cast<uint32_t>(blocks_.size() - 1);
-  slot->offset = static_cast<uint32_t>(b.used) | (slot->offset & kDirty);
+  slot->set_location(static_cast<uint32_t>(blocks_.size() - 1), static_cast<uint32_t>(b.used));
   b.used += need;
   live_ += need;
 }
@@ -123,9 +131,9 @@ void ArenaMap::Grow() {
   slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
   const size_t mask = slots_.size() - 1;
   for (const Slot& s : old) {
-    if (s.block == kNone) continue;
-    size_t i = s.hash & mask;
-    while (slots_[i].block != kNone) i = (i + 1) & mask;
+    if (!s.used()) continue;
+    size_t i = Home(s.hash(), mask);
+    while (slots_[i].used()) i = (i + 1) & mask;
     slots_[i] = s;
   }
 }
@@ -134,11 +142,9 @@ uint32_t ArenaMap::Insert(std::string_view key, std::string_view value) {
   if ((size_ + 1) * 8 > slots_.size() * 7) Grow();
   const uint32_t h = Hash(key);
   const size_t mask = slots_.size() - 1;
-  size_t i = h & mask;
-  while (slots_[i].block != kNone) i = (i + 1) & mask;
-  Slot s;
-  s.hash = h;
-  s.offset = kDirty;
+  size_t i = Home(h, mask);
+  while (slots_[i].used()) i = (i + 1) & mask;
+  Slot s = Slot::New(h, true);
   Append(&s, key, value);
   slots_[i] = s;
   ++size_;
@@ -176,17 +182,17 @@ void ArenaMap::Erase(uint32_t s) {
   live_ -= rec;
   garbage_ += rec;
   --size_;
-  if (slots_[s].offset & kDirty) --dirty_;
+  if (slots_[s].dirty()) --dirty_;
   const size_t mask = slots_.size() - 1;
   size_t i = s;
-  slots_[i].block = kNone;
-  for (size_t j = (i + 1) & mask; slots_[j].block != kNone; j = (j + 1) & mask) {
-    const size_t home = slots_[j].hash & mask;
+  slots_[i].clear();
+  for (size_t j = (i + 1) & mask; slots_[j].used(); j = (j + 1) & mask) {
+    const size_t home = Home(slots_[j].hash(), mask);
     // The entry at j may move back to i unless its home lies cyclically in (i, j].
     const bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
     if (stays) continue;
     slots_[i] = slots_[j];
-    slots_[j].block = kNone;
+    slots_[j].clear();
     i = j;
   }
   if (size_ == 0) {
@@ -210,15 +216,15 @@ void ArenaMap::MaybeCompact() {
   // new blocks reuse the memory of the old.
   std::vector<uint32_t> start(old.size() + 1, 0);
   for (const Slot& s : slots_)
-    if (s.block != kNone) ++start[s.block + 1];
+    if (s.used()) ++start[s.block() + 1];
   for (size_t b = 0; b < old.size(); ++b) start[b + 1] += start[b];
   std::vector<uint32_t> by_block(start.back()), next(start.begin(), start.end() - 1);
   for (uint32_t i = 0; i < slots_.size(); ++i)
-    if (slots_[i].block != kNone) by_block[next[slots_[i].block]++] = i;
+    if (slots_[i].used()) by_block[next[slots_[i].block()]++] = i;
   for (size_t b = 0; b < old.size(); ++b) {
     for (uint32_t k = start[b]; k < start[b + 1]; ++k) {
       Slot& s = slots_[by_block[k]];
-      const char* q = old[b].data.get() + (s.offset & ~kDirty);
+      const char* q = old[b].data.get() + s.offset();
       const uint64_t key = GetVarint(&q);
       const uint64_t value = GetVarint(&q);
       Append(&s, {q, key}, {q + key, value});
@@ -239,7 +245,7 @@ void ArenaMap::KeepOnlyDirty() {
   Slots old = std::move(slots_);
   std::vector<Block> old_blocks = std::move(blocks_);
   size_t dirty = 0;
-  for (const Slot& s : old) dirty += s.block != kNone && (s.offset & kDirty);
+  for (const Slot& s : old) dirty += s.used() && s.dirty();
   size_t cap = 16;
   while ((dirty + 1) * 8 > cap * 7) cap *= 2;
   slots_.assign(dirty == 0 ? 0 : cap, Slot{});
@@ -247,16 +253,14 @@ void ArenaMap::KeepOnlyDirty() {
   size_ = live_ = garbage_ = 0;
   const size_t mask = slots_.size() - 1;
   for (const Slot& s : old) {
-    if (s.block == kNone || !(s.offset & kDirty)) continue;
-    const char* p = old_blocks[s.block].data.get() + (s.offset & ~kDirty);
+    if (!s.used() || !s.dirty()) continue;
+    const char* p = old_blocks[s.block()].data.get() + s.offset();
     const uint64_t k = GetVarint(&p);
     const uint64_t v = GetVarint(&p);
-    Slot moved;
-    moved.hash = s.hash;
-    moved.offset = kDirty;
+    Slot moved = Slot::New(s.hash(), true);
     Append(&moved, std::string_view(p, k), std::string_view(p + k, v));
-    size_t i = s.hash & mask;
-    while (slots_[i].block != kNone) i = (i + 1) & mask;
+    size_t i = Home(s.hash(), mask);
+    while (slots_[i].used()) i = (i + 1) & mask;
     slots_[i] = moved;
     ++size_;
   }
@@ -265,7 +269,7 @@ void ArenaMap::KeepOnlyDirty() {
 
 void ArenaMap::ClearChanges() {
   if (dirty_ > 0)
-    for (Slot& s : slots_) s.offset &= ~kDirty;
+    for (Slot& s : slots_) s.set_dirty(false);
   dirty_ = 0;
   erased_.clear();
   erased_.shrink_to_fit();

@@ -4,7 +4,10 @@
 // Records [varint key length][varint value length][key][value] are appended to an arena of
 // 1 MiB blocks, 4 MiB ones on huge pages once the map holds 4 (a larger record gets a block of its
 // own; core/common/large_memory.h); an open-addressing table (linear
-// probing, at most 7/8 full) of 12-byte slots holds each record's 32-bit key hash and location.
+// probing, at most 7/8 full) of 8-byte slots holds 28 bits of each record's key hash (its home
+// slot, and a filter before the key is compared) and its location. Locations limit a map to 8191
+// blocks (32 GiB, far past any storage.cache_mib: state beyond that is evicted to the store); an
+// insert past that fails with an error rather than corrupt the map.
 // A value rewritten at its own size stays in place; otherwise the record is appended again and
 // the old bytes become garbage. Once garbage exceeds a quarter of the live bytes (and 1 MiB), the
 // live records are copied into fresh blocks, block by block, each old block freed once emptied
@@ -21,6 +24,7 @@
 // buffer). A checkpoint writes the dirty records and deletes the erased keys, then clears.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -50,7 +54,7 @@ class ArenaMap {
   // key with that hash probes first; a few lookups later, once it is loaded, PrefetchRecord(hash)
   // starts loading the record of the first slot holding that hash. Both are hints only.
   void Prefetch(uint32_t hash) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
+    if (!slots_.empty()) __builtin_prefetch(&slots_[Home(hash, slots_.size() - 1)]);
   }
   void PrefetchRecord(uint32_t hash) const;
   // Adds key (which must be absent) with value; returns its slot.
@@ -77,8 +81,8 @@ class ArenaMap {
   void TrackErasures(bool on) { track_erasures_ = on; }
   void MarkDirty(uint32_t s) { SetDirty(&slots_[s]); }
   void MarkClean(uint32_t s) {
-    if (slots_[s].offset & kDirty) --dirty_;
-    slots_[s].offset &= ~kDirty;
+    if (slots_[s].dirty()) --dirty_;
+    slots_[s].set_dirty(false);
   }
   // Records changed since the last ClearChanges (a checkpoint with none walks no table).
   size_t dirty_count() const { return dirty_; }
@@ -88,7 +92,7 @@ class ArenaMap {
   template <typename F>
   size_t EvictClean(F f) {
     size_t n = 0;
-    ForEachMatching([](const Slot& s) { return (s.offset & kDirty) == 0; },
+    ForEachMatching([](const Slot& s) { return !s.dirty(); },
                     [&](uint32_t s) {
                       f(s);
                       ++n;
@@ -100,7 +104,7 @@ class ArenaMap {
   template <typename F>
   void ForEachDirty(F f) const {
     if (dirty_ == 0) return;
-    ForEachMatching([](const Slot& s) { return (s.offset & kDirty) != 0; }, f);
+    ForEachMatching([](const Slot& s) { return s.dirty(); }, f);
   }
   // f(key) for every key erased since the last ClearChanges (when tracking erasures); a key may
   // be listed more than once, and may have been inserted again since.
@@ -121,15 +125,40 @@ class ArenaMap {
   size_t GarbageBytes() const { return garbage_; }
 
   static uint32_t Hash(std::string_view key);
+  // Lowers the block limit (tests reach it this way).
+  void set_max_blocks(uint32_t n) { max_blocks_ = std::min(n, kMaxBlocks); }
 
  private:
+  // A slot: from the low bits, the key hash's low 28 bits, the record's offset in its block (22
+  // bits: blocks are 1 or 4 MiB, or hold one larger record at offset 0), its block (13 bits, all
+  // ones in an empty slot) and the dirty flag.
+  static constexpr uint32_t kHashMask = (1u << 28) - 1;
+  static constexpr int kOffsetShift = 28, kBlockShift = 50;
+  static constexpr uint64_t kOffsetMask = (uint64_t{1} << 22) - 1, kBlockMask = (uint64_t{1} << 13) - 1;
+  static constexpr uint64_t kDirtyBit = uint64_t{1} << 63;
+  static constexpr uint32_t kMaxBlocks = static_cast<uint32_t>(kBlockMask);  // kBlockMask itself: empty
   struct Slot {
-    uint32_t hash = 0;
-    uint32_t block = kNone;  // kNone: empty
-    uint32_t offset = 0;     // within the block; the top bit is the dirty flag
+    uint64_t bits = kBlockMask << kBlockShift;  // empty
+    bool used() const { return ((bits >> kBlockShift) & kBlockMask) != kBlockMask; }
+    uint32_t hash() const { return static_cast<uint32_t>(bits) & kHashMask; }
+    uint32_t block() const { return static_cast<uint32_t>((bits >> kBlockShift) & kBlockMask); }
+    uint32_t offset() const { return static_cast<uint32_t>((bits >> kOffsetShift) & kOffsetMask); }
+    bool dirty() const { return (bits & kDirtyBit) != 0; }
+    void set_dirty(bool d) { bits = d ? bits | kDirtyBit : bits & ~kDirtyBit; }
+    // An empty slot for a key of hash h, dirty or not, to be located by Append.
+    static Slot New(uint32_t h, bool dirty) {
+      Slot s;
+      s.bits |= (h & kHashMask) | (dirty ? kDirtyBit : 0);
+      return s;
+    }
+    void set_location(uint32_t block, uint32_t offset) {
+      bits = (bits & (kDirtyBit | kHashMask)) | (uint64_t{block} << kBlockShift) | (uint64_t{offset} << kOffsetShift);
+    }
+    void clear() { bits = kBlockMask << kBlockShift; }
   };
-  // Blocks are 1 or 4 MiB, or hold one larger record at offset 0, so offsets never reach this bit.
-  static constexpr uint32_t kDirty = 1u << 31;
+  static_assert(sizeof(Slot) == 8);
+  // The home slot of a key of hash h in a table of mask + 1 slots.
+  static size_t Home(uint32_t h, size_t mask) { return h & kHashMask & mask; }
   struct Block {
     std::unique_ptr<char, LargeFree> data;
     size_t size = 0, used = 0;
@@ -139,10 +168,10 @@ class ArenaMap {
   using Slots = std::vector<Slot, LargeAllocator<Slot>>;
 
   void SetDirty(Slot* s) {
-    if (!(s->offset & kDirty)) ++dirty_;
-    s->offset |= kDirty;
+    if (!s->dirty()) ++dirty_;
+    s->set_dirty(true);
   }
-  const char* Record(const Slot& s) const { return blocks_[s.block].data.get() + (s.offset & ~kDirty); }
+  const char* Record(const Slot& s) const { return blocks_[s.block()].data.get() + s.offset(); }
   // f(slot) for each slot in use for which want(slot) holds, in table order, prefetching the
   // records of the next matching slots.
   template <typename P, typename F>
@@ -154,12 +183,12 @@ class ArenaMap {
     for (uint32_t s = 0; s < n; ++s) {
       while (queued < kAhead && ahead < n) {
         const Slot& a = slots_[ahead++];
-        if (a.block != kNone && want(a)) {
+        if (a.used() && want(a)) {
           __builtin_prefetch(Record(a));
           ++queued;
         }
       }
-      if (slots_[s].block != kNone && want(slots_[s])) {
+      if (slots_[s].used() && want(slots_[s])) {
         --queued;
         f(s);
       }
@@ -180,6 +209,7 @@ class ArenaMap {
   size_t garbage_ = 0;  // bytes of dead records in the blocks
   bool track_erasures_ = false;
   std::string erased_;  // varint length + key, per erased key
+  uint32_t max_blocks_ = kMaxBlocks;
 };
 
 // A map of int64 weights (8-byte values) as (key, weight) pairs sorted by key.

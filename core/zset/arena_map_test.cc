@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/common/error.h"
+
 namespace fld {
 namespace {
 
@@ -115,6 +117,68 @@ TEST_CASE("ArenaMap::Hash spreads short keys with patterns over the table's low 
       const std::string s = std::to_string(i);
       return std::string(len > s.size() ? len - s.size() : 0, ' ') + s;
     });
+}
+
+// Slots keep 28 bits of a key's hash: keys whose hashes agree in those bits (found among 100K
+// keys: about 18 pairs expected) share a home slot and pass the filter, and are told apart by
+// their bytes, through inserts, finds and erases.
+TEST_CASE("ArenaMap tells apart keys whose hashes agree in the bits a slot keeps", "[arena_map]") {
+  std::map<uint32_t, std::vector<std::string>> by_bits;
+  for (int i = 0; i < 100000; ++i) {
+    std::string k = "key" + std::to_string(i);
+    by_bits[ArenaMap::Hash(k) & ((1u << 28) - 1)].push_back(k);
+  }
+  std::vector<std::vector<std::string>> groups;
+  for (auto& [bits, keys] : by_bits)
+    if (keys.size() > 1) groups.push_back(keys);
+  REQUIRE(groups.size() >= 5);
+  ArenaMap m;
+  std::map<std::string, std::string> model;
+  for (const auto& g : groups)
+    for (const auto& k : g) {
+      m.Insert(k, "v" + k);
+      model[k] = "v" + k;
+    }
+  for (int i = 0; i < 2000; ++i) {  // other keys around them
+    const std::string k = "other" + std::to_string(i);
+    m.Insert(k, k);
+    model[k] = k;
+  }
+  CheckSame(m, model);
+  for (const auto& g : groups) {
+    m.Erase(m.Find(g[0]));
+    model.erase(g[0]);
+    REQUIRE(m.Find(g[0]) == ArenaMap::kNone);
+    REQUIRE(m.Value(m.Find(g[1])) == "v" + g[1]);
+  }
+  CheckSame(m, model);
+}
+
+// Past its block limit an insert (or a rewrite that needs a new block) fails with an error and
+// leaves the map as it was.
+TEST_CASE("ArenaMap fails past its block limit and keeps what it holds", "[arena_map]") {
+  ArenaMap m;
+  m.set_max_blocks(2);
+  std::map<std::string, std::string> model;
+  const std::string value(1000, 'x');
+  bool failed = false;
+  for (int i = 0; i < 5000 && !failed; ++i) {
+    const std::string k = "k" + std::to_string(i);
+    try {
+      m.Insert(k, value);
+      model[k] = value;
+    } catch (const Error& e) {
+      failed = true;
+      REQUIRE(std::string(e.what()).find("2 blocks") != std::string::npos);
+    }
+  }
+  REQUIRE(failed);
+  REQUIRE(model.size() > 1000);  // two 1 MiB blocks of 1 KB records
+  CheckSame(m, model);
+  // A rewrite to a larger value needs room the map no longer has: the record keeps its value.
+  const std::string& first = model.begin()->first;
+  REQUIRE_THROWS_AS(m.Assign(m.Find(first), std::string(3000, 'y')), Error);
+  CheckSame(m, model);
 }
 
 TEST_CASE("ArenaMap reclaims garbage and stays compact", "[arena_map]") {
