@@ -3,8 +3,10 @@
 // aggregates, STDDEV/VARIANCE of wide decimals.
 //
 // Integers (every INTEGER, BIGINT, narrow DECIMAL, DATE, TIMESTAMP, BOOLEAN value: Value::kInt)
-// are kept as 16-byte (value, weight) entries in a B-tree (absl::btree_map): about 20 bytes a
-// value instead of a 100-byte red-black tree node around a Value. NULL is kept apart with its
+// are kept in B-trees: those of weight 1 (most: a MAX over an append-only input holds nothing
+// else) as 8-byte values (absl::btree_set, about 10 bytes a value), the others as 16-byte
+// (value, weight) entries (absl::btree_map, about 20); a value is in one of the two. A Value in a
+// red-black tree node would take 100 bytes. NULL is kept apart with its
 // weight. Once a value of another kind arrives (a double or a string), the set moves everything
 // into a std::map<Value, int64_t> for good: those kinds compare across kinds and keep their first
 // spelling (a double -0.0 and 0.0 are one value), which an integer key cannot.
@@ -14,6 +16,7 @@
 #pragma once
 
 #include <absl/container/btree_map.h>
+#include <absl/container/btree_set.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -29,17 +32,26 @@ class ValueMultiset {
   void Add(const Value& v, int64_t w);
   // Adds every value of `o` with its weight.
   void AddAll(const ValueMultiset& o);
-  size_t size() const { return ints_.size() + other_.size(); }
-  bool empty() const { return ints_.empty() && other_.empty(); }
+  size_t size() const { return ones_.size() + ints_.size() + other_.size(); }
+  bool empty() const { return ones_.empty() && ints_.empty() && other_.empty(); }
   // Calls f(const Value&, int64_t weight) for each value, in ascending Value order.
   template <class F>
   void ForEach(F&& f) const {
     for (const auto& [v, w] : other_) f(v, w);  // with integers held, only NULL: it sorts first
-    if (ints_.empty()) return;
+    if (ints_.empty() && ones_.empty()) return;
     Value x = Value::Int(0);
-    for (const auto& [i, w] : ints_) {
+    auto one = ones_.begin();
+    for (const auto& [i, w] : ints_) {  // merged with ones_ (the two hold different values)
+      for (; one != ones_.end() && *one < i; ++one) {
+        x.i = *one;
+        f(static_cast<const Value&>(x), int64_t{1});
+      }
       x.i = i;
       f(static_cast<const Value&>(x), w);
+    }
+    for (; one != ones_.end(); ++one) {
+      x.i = *one;
+      f(static_cast<const Value&>(x), int64_t{1});
     }
   }
   // The smallest (largest) value whose weight is positive; NULL when there is none.
@@ -53,7 +65,8 @@ class ValueMultiset {
   // Moves the integers into other_: from now on every value is kept there.
   void Spill();
 
-  absl::btree_map<int64_t, int64_t> ints_;  // while compact_: the integer values
+  absl::btree_set<int64_t> ones_;           // while compact_: the integer values of weight 1
+  absl::btree_map<int64_t, int64_t> ints_;  // while compact_: the other integer values
   std::map<Value, int64_t> other_;          // while compact_: NULL only; after: every value
   bool compact_ = true;
 };
