@@ -175,10 +175,15 @@ class StoredEntries {
   // the store has no such entry.
   template <typename Map, typename F>
   uint32_t Load(Map& map, std::string_view key, F restore) {
+    return Load(map, key, key, restore);
+  }
+  // The same for a map whose keys are the stored keys in another form (`map_key`).
+  template <typename Map, typename F>
+  uint32_t Load(Map& map, std::string_view key, std::string_view map_key, F restore) {
     const std::string* value = Read(key);
     if (value == nullptr) return Map::kNone;
     restore(*value);
-    const uint32_t slot = map.Find(key);
+    const uint32_t slot = map.Find(map_key);
     map.MarkClean(slot);
     return slot;
   }

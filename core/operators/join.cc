@@ -308,8 +308,9 @@ uint32_t JoinOp::AllocBig(Side* side) {
 
 uint32_t JoinOp::Locate(Side* side, const std::string& key, uint32_t hash) {
   uint32_t s = side->trace.Find(key, hash);
-  if (s != ArenaMap::kNone) return s;
-  return side->stored.Load(side->trace, key, [&](const std::string& value) { LoadEntry(side, key, value); });
+  if (s != ArenaMap::kNone || !side->stored.backed()) return s;
+  return side->stored.Load(side->trace, StandardRow(key), key,
+                           [&](const std::string& value) { LoadEntry(side, key, value); });
 }
 
 namespace {
@@ -475,7 +476,8 @@ void JoinOp::SetWaterline(int key, WaterlineRef w) {
 }
 
 int64_t JoinOp::Count(Side* s, const std::string& key) {
-  uint32_t slot = Locate(s, key, ArenaMap::Hash(key));
+  const std::string tkey = CompactRow(key);
+  uint32_t slot = Locate(s, tkey, ArenaMap::Hash(tkey));
   if (slot == ArenaMap::kNone) return 0;
   int64_t n = 0;
   ForEachRow(*s, slot, [&](std::string_view, int64_t w) { n += w; });
@@ -484,7 +486,8 @@ int64_t JoinOp::Count(Side* s, const std::string& key) {
 
 void JoinOp::EmitPadded(Side* side_ptr, bool side_is_left, const std::string& key, int64_t sign, BatchBuilder* out) {
   const Side& side = *side_ptr;
-  uint32_t slot = Locate(side_ptr, key, ArenaMap::Hash(key));
+  const std::string tkey = CompactRow(key);
+  uint32_t slot = Locate(side_ptr, tkey, ArenaMap::Hash(tkey));
   if (slot == ArenaMap::kNone) return;
   size_t nl = shards_[0].left.types.size(), nr = shards_[0].right.types.size();
   std::vector<int64_t> key_vals;
@@ -593,34 +596,48 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
   // added there).
   const uint32_t shard = static_cast<uint32_t>(&sh - shards_.data());
   const Side* fetch[2] = {nullptr, nullptr};
-  auto slots = [&](uint32_t h) {
-    for (const Side* side : fetch)
-      if (side) side->source ? side->source->PrefetchGroup(shard, h, false) : side->trace.Prefetch(h);
-  };
-  auto records = [&](uint32_t h) {
-    for (const Side* side : fetch)
-      if (side) side->source ? side->source->PrefetchGroup(shard, h, true) : side->trace.PrefetchRecord(h);
-  };
-  std::vector<std::string> keys;
-  std::vector<uint32_t> hashes;
+  // Per row: the key (the row encoding: an aggregate's groups are found by it) and its hash when a
+  // side reads an aggregate, and the key in the traces' form (compact, CompactRow) and its hash
+  // when a side keeps a trace.
+  const bool by_key = left.source || right.source, by_trace_key = !left.source || !right.source;
+  std::vector<std::string> keys, tkeys;
+  std::vector<uint32_t> hashes, thashes;
   std::vector<uint8_t> valid;
+  auto slots = [&](size_t r) {
+    for (const Side* side : fetch)
+      if (side) side->source ? side->source->PrefetchGroup(shard, hashes[r], false) : side->trace.Prefetch(thashes[r]);
+  };
+  auto records = [&](size_t r) {
+    for (const Side* side : fetch)
+      if (side)
+        side->source ? side->source->PrefetchGroup(shard, hashes[r], true) : side->trace.PrefetchRecord(thashes[r]);
+  };
   auto key_rows = [&](const Batch& b, const std::vector<int>& cols) {
     const size_t n = b.size();
     keys.resize(n);
-    hashes.resize(n);
     valid.assign(n, 0);
+    if (by_key) hashes.resize(n);
+    if (by_trace_key) {
+      tkeys.resize(n);
+      thashes.resize(n);
+    }
     for (size_t r = 0; r < n; ++r)
       if (KeyOf(b, r, cols, &keys[r])) {
         valid[r] = 1;
-        hashes[r] = ArenaMap::Hash(keys[r]);
+        if (by_key) hashes[r] = ArenaMap::Hash(keys[r]);
+        if (by_trace_key) {
+          tkeys[r].clear();
+          AppendCompactRow(keys[r], &tkeys[r]);
+          thashes[r] = ArenaMap::Hash(tkeys[r]);
+        }
       }
     for (size_t r = 0; r < std::min(n, kSlotsAhead); ++r)
-      if (valid[r]) slots(hashes[r]);
+      if (valid[r]) slots(r);
   };
   auto prefetch = [&](size_t r) {
     const size_t n = keys.size();
-    if (r + kSlotsAhead < n && valid[r + kSlotsAhead]) slots(hashes[r + kSlotsAhead]);
-    if (r + kRecordsAhead < n && valid[r + kRecordsAhead]) records(hashes[r + kRecordsAhead]);
+    if (r + kSlotsAhead < n && valid[r + kSlotsAhead]) slots(r + kSlotsAhead);
+    if (r + kRecordsAhead < n && valid[r + kRecordsAhead]) records(r + kRecordsAhead);
   };
   // A side reading an aggregate (ReadSideFrom) has stepped already: its old rows are computed.
   ChangeIndex right_index;
@@ -648,7 +665,7 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
         DecodeRowInto(old_rows[i].first, &out, nl);
         out.AddWeight(dl.weights[r] * old_rows[i].second);
       }
-    } else if (uint32_t slot = Locate(&right, key, hashes[r]); slot != ArenaMap::kNone) {
+    } else if (uint32_t slot = Locate(&right, tkeys[r], thashes[r]); slot != ArenaMap::kNone) {
       KeyInts(right, key, &key_vals);
       ForEachRow(right, slot, [&](std::string_view rrow, int64_t w) {
         AppendSide(left, dl, r, &out, 0);
@@ -659,7 +676,7 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
     if (left.source) continue;  // the aggregate holds the rows
     row.clear();
     EncodeSide(left, dl, r, &row);
-    Add(&left, key, row, dl.weights[r], hashes[r]);
+    Add(&left, tkeys[r], row, dl.weights[r], thashes[r]);
   }
   // L_new ⋈ ΔR, then fold ΔR into R.
   fetch[0] = &left;
@@ -682,7 +699,7 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
         AppendSide(right, dr, r, &out, nl);
         out.AddWeight(dr.weights[r]);
       }
-    } else if (uint32_t slot = Locate(&left, key, hashes[r]); slot != ArenaMap::kNone) {
+    } else if (uint32_t slot = Locate(&left, tkeys[r], thashes[r]); slot != ArenaMap::kNone) {
       KeyInts(left, key, &key_vals);
       ForEachRow(left, slot, [&](std::string_view lrow, int64_t w) {
         DecodeTraceRow(left, key_vals, lrow, &out, 0);
@@ -693,7 +710,7 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
     if (right.source) continue;  // the aggregate holds the rows
     row.clear();
     EncodeSide(right, dr, r, &row);
-    Add(&right, key, row, dr.weights[r], hashes[r]);
+    Add(&right, tkeys[r], row, dr.weights[r], thashes[r]);
   }
 
   if (outer) {
@@ -731,10 +748,10 @@ void JoinOp::CollectGarbage(Shard& sh) {
 // Saved as key count, then per key in key order (whatever the shards): key, row count, (row,
 // weight) in row order.
 void JoinOp::SaveTrace(StateWriter& w, bool left) const {
-  std::vector<std::tuple<std::string_view, const Side*, uint32_t>> keys;
+  std::vector<std::tuple<std::string, const Side*, uint32_t>> keys;
   for (const Shard& sh : shards_) {
     const Side& side = left ? sh.left : sh.right;
-    side.trace.ForEachSlot([&](uint32_t s) { keys.emplace_back(side.trace.Key(s), &side, s); });
+    side.trace.ForEachSlot([&](uint32_t s) { keys.emplace_back(StandardRow(side.trace.Key(s)), &side, s); });
   }
   std::sort(keys.begin(), keys.end());
   w.U64(keys.size());
@@ -779,7 +796,7 @@ void JoinOp::LoadTrace(StateReader& r, bool left) {
   for (uint64_t i = 0; i < nk; ++i) {
     std::string key = r.Str();
     Shard& sh = ShardOf(key);
-    ReadKeyRows(r, left ? &sh.left : &sh.right, key);
+    ReadKeyRows(r, left ? &sh.left : &sh.right, CompactRow(key));
   }
 }
 
@@ -814,12 +831,12 @@ void JoinOp::SaveChanges(StateWriter&, StateDelta& d) {
     for (Side* side : {&sh.left, &sh.right}) {
       const char tag = side == &sh.left ? 'L' : 'R';
       side->trace.ForEachErased([&](std::string_view k) {
-        key.assign(1, tag).append(k);
+        key.assign(1, tag).append(StandardRow(k));
         d.Erase(key);
       });
       side->stored.Saved();
       side->trace.ForEachDirty([&](uint32_t s) {
-        key.assign(1, tag).append(side->trace.Key(s));
+        key.assign(1, tag).append(StandardRow(side->trace.Key(s)));
         std::string_view rec = side->trace.Value(s);
         if (rec[0] == kSlack) {  // stored without its slack, as kPacked
           buf.assign(1, kPacked);
@@ -879,12 +896,13 @@ size_t JoinOp::StateMemoryBytes() const {
 void JoinOp::RestoreEntry(std::string_view key, std::string_view value) {
   if (key.empty() || (key[0] != 'L' && key[0] != 'R') || value.empty())
     Fail(ErrorKind::kCorruption, "a join's stored entry is malformed");
-  std::string k(key.substr(1));
+  const std::string_view k = key.substr(1);
+  if (!RowEncodingValid(k)) Fail(ErrorKind::kCorruption, "a join's stored key is malformed");
   Shard& sh = ShardOf(k);
   Side* side = key[0] == 'L' ? &sh.left : &sh.right;
   // A side reading an aggregate keeps nothing (a store written before it did may hold its rows).
   if (side->source) return;
-  LoadEntry(side, k, value);
+  LoadEntry(side, CompactRow(k), value);
 }
 
 void JoinOp::LoadEntry(Side* side, const std::string& k, std::string_view value) {

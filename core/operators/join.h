@@ -11,8 +11,9 @@
 // rows before (when the other side's count was 0) are retracted and the padded rows after are
 // emitted, so the output stays the change of the outer join.
 // State: both sides integrated, indexed by key (key encoding -> row encoding -> weight), in an
-// ArenaMap (core/zset/arena_map.h) per side: a key's rows and weights packed into one record,
-// sorted by row encoding; a key whose record outgrows 4 KiB moves to an ordered map of
+// ArenaMap (core/zset/arena_map.h) per side, keyed by the key in the compact encoding (an
+// integer in 1 to 9 bytes; stored keys, shards and an aggregate's groups use the row encoding): a key's rows and
+// weights packed into one record, sorted by row encoding; a key whose record outgrows 4 KiB moves to an ordered map of
 // its own, so a change to a key with many rows costs O(log rows) rather than a record rewrite.
 // With a ThreadPool of more than one worker and join keys, both traces are sharded by join key
 // (core/zset/exchange.h): a step partitions both changes by key, each worker joins its shard,
@@ -195,7 +196,7 @@ class JoinOp : public Operator {
   // An unused entry of side->big.
   static uint32_t AllocBig(Side* side);
   // Before erasing slot s: remembers its key when the side is backed.
-  static void Forget(Side* side, uint32_t s) { side->stored.Erased(side->trace.Key(s)); }
+  static void Forget(Side* side, uint32_t s) { side->stored.Erased(StandardRow(side->trace.Key(s))); }
   static constexpr size_t kSlotsAhead = 16, kRecordsAhead = 8;  // prefetch distances, in rows
   // f(row encoding, weight) for each row of the key in slot s, in row order.
   template <typename F>

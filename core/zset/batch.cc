@@ -259,14 +259,34 @@ void EncodeCompactValue(std::string* out, const Column& c, size_t r) {
 std::string CompactRow(std::string_view row) {
   std::string out;
   out.reserve(row.size());
+  AppendCompactRow(row, &out);
+  return out;
+}
+
+void AppendCompactRow(std::string_view row, std::string* out) {
   size_t pos = 0;
   while (pos < row.size()) {
     const size_t at = pos;
     const Value v = DecodeValue(row, &pos);
     if (v.kind == Value::Kind::kInt)
-      PutCompactInt(&out, v.i);
+      PutCompactInt(out, v.i);
     else
+      out->append(row.substr(at, pos - at));
+  }
+}
+
+std::string StandardRow(std::string_view row) {
+  std::string out;
+  out.reserve(row.size() + 8);
+  size_t pos = 0;
+  while (pos < row.size()) {
+    const size_t at = pos;
+    if (IsCompactInt(static_cast<uint8_t>(row[pos]))) {
+      EncodeValue(&out, DecodeValue(row, &pos));
+    } else {
+      DecodeValue(row, &pos);
       out.append(row.substr(at, pos - at));
+    }
   }
   return out;
 }

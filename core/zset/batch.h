@@ -104,6 +104,10 @@ void EncodeRow(std::string* out, const Batch& b, size_t r);
 void EncodeCompactValue(std::string* out, const Column& c, size_t r);
 // A row in either encoding -> the compact one (what EncodeCompactValue would have written).
 std::string CompactRow(std::string_view row);
+// The same, appended to *out.
+void AppendCompactRow(std::string_view row, std::string* out);
+// A row in either encoding -> the row encoding (what EncodeValue would have written).
+std::string StandardRow(std::string_view row);
 // Hints the cache to fetch row r's values in every column: for callers encoding rows in an order
 // other than the batch's (a consolidation's), some rows ahead of the one they encode.
 void PrefetchRow(const Batch& b, size_t r);
