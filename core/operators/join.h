@@ -184,12 +184,16 @@ class JoinOp : public Operator {
   void Add(Side* side, const std::string& key, std::string_view row, int64_t w) {
     Add(side, key, row, w, ArenaMap::Hash(key));
   }
-  // `load`: a key missing from memory may be in the store (false while loading it from there).
+  // Adds row (in the trace's form) with weight w to `key` (in the trace's form, hash its
+  // ArenaMap::Hash). `load`: a key missing from memory may be in the store (false while loading
+  // it from there).
   void Add(Side* side, const std::string& key, std::string_view row, int64_t w, uint32_t hash, bool load = true);
-  // The slot of key in the side's trace, read from the store first when it is backed and the key
+  // The slot of key (in the trace's form) in the side's trace, read from the store (under the
+  // key's row encoding) first when it is backed and the key
   // is not in memory; kNone when the side has no such key.
   uint32_t Locate(Side* side, const std::string& key, uint32_t hash);
-  // A stored entry's value (a packed record, or kBig and WriteKeyRows's bytes) into side.
+  // A stored entry's value (a packed record, or kBig and WriteKeyRows's bytes) into side, under
+  // key (in the trace's form).
   void LoadEntry(Side* side, const std::string& key, std::string_view value);
   // Heap bytes a row of a big key holds, about: its tree node and its string.
   static size_t RowBytes(std::string_view row) { return 64 + row.size(); }
@@ -211,6 +215,8 @@ class JoinOp : public Operator {
   static void WriteKeyRows(StateWriter& w, const Side& side, uint32_t s);
   void ReadKeyRows(StateReader& r, Side* side, const std::string& key);
   static void CollectGarbage(Shard& sh);
+  // The weight of the rows of key (the row encoding, as KeyOf gives it), and the padded rows of
+  // its rows.
   int64_t Count(Side* s, const std::string& key);
   void EmitPadded(Side* side, bool side_is_left, const std::string& key, int64_t sign, BatchBuilder* out);
 
