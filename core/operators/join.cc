@@ -63,12 +63,16 @@ std::string JoinOp::Describe() const {
 
 namespace {
 
-// Key of row r, or false when a key column is NULL.
-bool KeyOf(const Batch& b, size_t r, const std::vector<int>& keys, std::string* key) {
+// Key of row r (in the row encoding, or with `compact` in the compact one: what CompactRow
+// would make of it), or false when a key column is NULL.
+bool KeyOf(const Batch& b, size_t r, const std::vector<int>& keys, std::string* key, bool compact = false) {
   key->clear();
   for (int c : keys) {
     if (b.cols[c]->IsNull(r)) return false;
-    EncodeValue(key, *b.cols[c], r);
+    if (compact)
+      EncodeCompactValue(key, *b.cols[c], r);
+    else
+      EncodeValue(key, *b.cols[c], r);
   }
   return true;
 }
@@ -612,30 +616,33 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
       if (side)
         side->source ? side->source->PrefetchGroup(shard, hashes[r], true) : side->trace.PrefetchRecord(thashes[r]);
   };
+  // (Without a side reading an aggregate, the compact key is encoded from the columns alone.)
   auto key_rows = [&](const Batch& b, const std::vector<int>& cols) {
     const size_t n = b.size();
-    keys.resize(n);
     valid.assign(n, 0);
-    if (by_key) hashes.resize(n);
+    if (by_key) {
+      keys.resize(n);
+      hashes.resize(n);
+    }
     if (by_trace_key) {
       tkeys.resize(n);
       thashes.resize(n);
     }
-    for (size_t r = 0; r < n; ++r)
-      if (KeyOf(b, r, cols, &keys[r])) {
-        valid[r] = 1;
-        if (by_key) hashes[r] = ArenaMap::Hash(keys[r]);
-        if (by_trace_key) {
-          tkeys[r].clear();
-          AppendCompactRow(keys[r], &tkeys[r]);
-          thashes[r] = ArenaMap::Hash(tkeys[r]);
-        }
+    for (size_t r = 0; r < n; ++r) {
+      if (!KeyOf(b, r, cols, by_key ? &keys[r] : &tkeys[r], !by_key)) continue;
+      valid[r] = 1;
+      if (by_key) hashes[r] = ArenaMap::Hash(keys[r]);
+      if (by_key && by_trace_key) {
+        tkeys[r].clear();
+        AppendCompactRow(keys[r], &tkeys[r]);
       }
+      if (by_trace_key) thashes[r] = ArenaMap::Hash(tkeys[r]);
+    }
     for (size_t r = 0; r < std::min(n, kSlotsAhead); ++r)
       if (valid[r]) slots(r);
   };
   auto prefetch = [&](size_t r) {
-    const size_t n = keys.size();
+    const size_t n = valid.size();
     if (r + kSlotsAhead < n && valid[r + kSlotsAhead]) slots(r + kSlotsAhead);
     if (r + kRecordsAhead < n && valid[r + kRecordsAhead]) records(r + kRecordsAhead);
   };
@@ -649,7 +656,8 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
   key_rows(dl, left.keys);
   for (size_t r = 0; r < dl.size(); count_row(), ++r) {
     prefetch(r);
-    const std::string& key = keys[r];
+    // The row encoding where a side reads an aggregate (its lookups), else the compact one.
+    const std::string& key = by_key ? keys[r] : tkeys[r];
     if (!valid[r]) {
       if (pad_left_) {
         AppendSide(left, dl, r, &out, 0);
@@ -684,7 +692,8 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
   key_rows(dr, right.keys);
   for (size_t r = 0; r < dr.size(); count_row(), ++r) {
     prefetch(r);
-    const std::string& key = keys[r];
+    // The row encoding where a side reads an aggregate (its lookups), else the compact one.
+    const std::string& key = by_key ? keys[r] : tkeys[r];
     if (!valid[r]) {
       if (pad_right_) {
         AppendNulls(&out, 0, nl);
