@@ -480,8 +480,7 @@ void JoinOp::SetWaterline(int key, WaterlineRef w) {
 }
 
 int64_t JoinOp::Count(Side* s, const std::string& key) {
-  const std::string tkey = CompactRow(key);
-  uint32_t slot = Locate(s, tkey, ArenaMap::Hash(tkey));
+  uint32_t slot = Locate(s, key, ArenaMap::Hash(key));
   if (slot == ArenaMap::kNone) return 0;
   int64_t n = 0;
   ForEachRow(*s, slot, [&](std::string_view, int64_t w) { n += w; });
@@ -490,8 +489,7 @@ int64_t JoinOp::Count(Side* s, const std::string& key) {
 
 void JoinOp::EmitPadded(Side* side_ptr, bool side_is_left, const std::string& key, int64_t sign, BatchBuilder* out) {
   const Side& side = *side_ptr;
-  const std::string tkey = CompactRow(key);
-  uint32_t slot = Locate(side_ptr, tkey, ArenaMap::Hash(tkey));
+  uint32_t slot = Locate(side_ptr, key, ArenaMap::Hash(key));
   if (slot == ArenaMap::kNone) return;
   size_t nl = shards_[0].left.types.size(), nr = shards_[0].right.types.size();
   std::vector<int64_t> key_vals;
@@ -571,14 +569,14 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
   const size_t nl = left.types.size(), nr = right.types.size();
   const bool outer = pad_left_ || pad_right_;
 
-  // Keys touched by this step, and the padded rows they had before it.
+  // Keys touched by this step (in the traces' form), and the padded rows they had before it.
   std::set<std::string> touched;
   if (outer) {
     std::string key;
     for (size_t r = 0; r < dl.size(); ++r)
-      if (KeyOf(dl, r, left.keys, &key)) touched.insert(key);
+      if (KeyOf(dl, r, left.keys, &key, true)) touched.insert(key);
     for (size_t r = 0; r < dr.size(); ++r)
-      if (KeyOf(dr, r, right.keys, &key)) touched.insert(key);
+      if (KeyOf(dr, r, right.keys, &key, true)) touched.insert(key);
     for (const auto& k : touched) {
       if (pad_left_ && Count(&right, k) == 0) EmitPadded(&left, true, k, -1, &out);
       if (pad_right_ && Count(&left, k) == 0) EmitPadded(&right, false, k, -1, &out);

@@ -215,8 +215,7 @@ class JoinOp : public Operator {
   static void WriteKeyRows(StateWriter& w, const Side& side, uint32_t s);
   void ReadKeyRows(StateReader& r, Side* side, const std::string& key);
   static void CollectGarbage(Shard& sh);
-  // The weight of the rows of key (the row encoding, as KeyOf gives it), and the padded rows of
-  // its rows.
+  // The weight of the rows of key (in the trace's form), and the padded rows of its rows.
   int64_t Count(Side* s, const std::string& key);
   void EmitPadded(Side* side, bool side_is_left, const std::string& key, int64_t sign, BatchBuilder* out);
 

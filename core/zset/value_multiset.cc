@@ -23,7 +23,8 @@ void ValueMultiset::AddAll(const ValueMultiset& o) {
 
 void ValueMultiset::AddInt(int64_t i, int64_t w) {
   // A value of weight 1 is in ones_, any other in ints_ (w is not 0).
-  if (ints_.empty() || !ints_.contains(i)) {
+  auto it = ints_.empty() ? ints_.end() : ints_.find(i);
+  if (it == ints_.end()) {
     if (w == 1) {
       if (ones_.insert(i).second) return;  // new, of weight 1
       ones_.erase(i);                      // 1 + 1
@@ -37,7 +38,6 @@ void ValueMultiset::AddInt(int64_t i, int64_t w) {
     ints_.emplace(i, w);
     return;
   }
-  auto it = ints_.find(i);
   it->second += w;
   if (it->second == 0) {
     ints_.erase(it);
