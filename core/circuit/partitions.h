@@ -21,6 +21,8 @@
 // touched the partition).
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -53,6 +55,8 @@ class Partitions {
   // `prefix`: what the stored keys add before the partition keys (one operator may keep several).
   explicit Partitions(Codec codec, std::string prefix = {})
       : codec_(std::move(codec)), prefix_(prefix), stored_(std::move(prefix)) {}
+  Partitions(const Partitions&) = delete;  // index_ points into parts_
+  Partitions& operator=(const Partitions&) = delete;
 
   // The partition of key, read back from the store when it is not in memory; null when there is
   // none. Marks nothing changed.
@@ -64,7 +68,7 @@ class Partitions {
   // modify it until EndStep.
   Part& Touch(std::string_view key) {
     auto it = Locate(key);
-    if (it == parts_.end()) it = parts_.emplace(std::string(key), Entry{codec_.make(), false, false, 0}).first;
+    if (it == parts_.end()) it = Emplace(key);
     Changed(it);
     return it->second.part;
   }
@@ -93,7 +97,7 @@ class Partitions {
       }
       if (track_) erased_.push_back(it->first);
       stored_.Erased(it->first);
-      parts_.erase(it);  // (its key stays in dirty_: SaveChanges finds it gone)
+      Erase(it);  // (its key stays in dirty_: SaveChanges finds it gone)
     }
     touched_.clear();
   }
@@ -103,6 +107,7 @@ class Partitions {
   size_t MemoryBytes() const { return bytes_; }
   bool backed() const { return stored_.backed(); }
   void Clear() {
+    index_.clear();
     parts_.clear();
     touched_.clear();
     erased_.clear();
@@ -157,21 +162,31 @@ class Partitions {
         continue;
       }
       bytes_ -= it->second.bytes;
-      it = parts_.erase(it);
+      it = Erase(it);
       ++n;
     }
     stored_.Evicted(n);
   }
 
  private:
-  // A map node, the key's string and the Entry's fields, roughly.
-  static constexpr size_t kEntryBytes = 96;
+  // A map node, the key's string, the Entry's fields and the index's slot, roughly.
+  static constexpr size_t kEntryBytes = 128;
 
   typename Map::iterator Locate(std::string_view key) {
-    auto it = parts_.find(key);
-    if (it != parts_.end() || !stored_.backed()) return it;
+    if (auto found = index_.find(key); found != index_.end()) return found->second;
+    if (!stored_.backed()) return parts_.end();
     const std::string* value = stored_.Read(key);
     return value == nullptr ? parts_.end() : Load(key, *value);
+  }
+  // A new empty partition (key must be absent), and erasing one: parts_ and index_ together.
+  typename Map::iterator Emplace(std::string_view key) {
+    auto it = parts_.emplace(std::string(key), Entry{codec_.make(), false, false, 0}).first;
+    index_.emplace(it->first, it);
+    return it;
+  }
+  typename Map::iterator Erase(typename Map::iterator it) {
+    index_.erase(std::string_view(it->first));
+    return parts_.erase(it);
   }
   // Lists the keys of the changed partitions afresh (a walk of them all).
   void ListDirty() {
@@ -181,7 +196,7 @@ class Partitions {
   }
   // Decodes a stored partition into memory, unchanged since it was stored.
   typename Map::iterator Load(std::string_view key, std::string_view value) {
-    auto it = parts_.emplace(std::string(key), Entry{codec_.make(), false, false, 0}).first;
+    auto it = Emplace(key);
     codec_.decode(value, &it->second.part);
     Estimate(it);
     return it;
@@ -196,6 +211,9 @@ class Partitions {
   std::string prefix_;
   StoredEntries stored_;
   Map parts_;
+  // parts_ by key, hashed: a lookup among many partitions costs a probe or two, where the tree's
+  // costs a cache miss per level. Keys are views of parts_' keys (a node's key never moves).
+  absl::flat_hash_map<std::string_view, typename Map::iterator> index_;
   std::vector<typename Map::iterator> touched_;  // since the last EndStep, each once
   std::vector<std::string> erased_;              // since the last SaveChanges, when tracking
   size_t bytes_ = 0;

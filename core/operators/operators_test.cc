@@ -1657,6 +1657,50 @@ TEST_CASE("top-K: save/restore reproduces outputs byte for byte", "[operators]")
   for (const auto& sc : TopKScenarios()) CheckSaveRestore(sc, seed++);
 }
 
+// The saved state is the stored form of checkpoints written before partitions were order keys in
+// a B-tree: the rows in the row encoding, in SortedRowLess order. Read back with LoadSortedRows
+// (the reader of that form), it holds the integrated input, in the same order.
+TEST_CASE("top-K: saved rows keep the stored form and order of SortedRows", "[operators]") {
+  const std::vector<ColSpec> cols = {kKey3, kDbl, kStr};
+  const Types types = TypesOf(cols);
+  const std::vector<SortKey> keys = {{1, true, false}, {2, false, true}};
+  std::mt19937_64 rng(4242);
+  TopKOp op(types, keys, 3, 1);
+  ZSet model;
+  for (int step = 0; step < 20; ++step) {
+    Changes ch;
+    for (int i = 0; i < 40; ++i) {
+      std::vector<Value> row;
+      for (const ColSpec& c : cols)
+        row.push_back(static_cast<double>(rng() % 1000) < c.null_p * 1000 ? Value::Null()
+                                                                          : c.domain[rng() % c.domain.size()]);
+      // Deletes only of rows present (the model's), inserts of any.
+      const int64_t w = !model.empty() && rng() % 3 == 0 ? -1 : 1;
+      if (w < 0) row = std::next(model.begin(), static_cast<long>(rng() % model.size()))->first;
+      ch.push_back({row, w});
+      AddInto(&model, row, w);
+    }
+    Batch b = MakeBatch(types, ch);
+    const Batch* in[] = {&b};
+    op.Step(in);
+  }
+  std::string saved;
+  StateWriter w(&saved);
+  op.SaveState(w);
+  StateReader r(saved);
+  SortedRows rows{SortedRowLess{&keys}};
+  LoadSortedRows(r, types.size(), "top-K", &rows);
+  REQUIRE(r.AtEnd());
+  ZSet back;
+  for (const auto& [row, weight] : rows) back[row] = weight;
+  REQUIRE(back == model);
+  // The bytes list the rows in SortedRowLess order: saving `rows` again gives the same bytes.
+  std::string again;
+  StateWriter w2(&again);
+  SaveSortedRows(rows, w2);
+  REQUIRE(again == saved);
+}
+
 // ------------------------------------------------ partitioned state: top-K, windows, as-of join
 
 // Operators whose state is whole partitions (core/circuit/partitions.h): one keyed entry per

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/common/error.h"
 
 namespace fld {
@@ -45,24 +47,25 @@ void LoadSortedRows(StateReader& r, size_t width, const char* what, SortedRows* 
   }
 }
 
+namespace {
+
+// A B-tree entry (a std::string and the weight) with the tree's slack, about.
+constexpr size_t kTreeEntryBytes = 56;
+
+// Heap bytes a std::string of n bytes holds: none within its inline buffer, else malloc's chunk.
+size_t KeyHeapBytes(size_t n) {
+  return n <= 15 ? 0 : (n + 1 + 8 + 15) & ~size_t{15};
+}
+
+}  // namespace
+
 TopKOp::TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t limit, int64_t offset,
                std::vector<int> partition, RankKind rank)
     : PartitionedOperator(Partitions<Part>::Codec{
-          [this] {
-            return Part{Contents(SortedRowLess{&keys_}), {}};
-          },
-          [](const Part& p, std::string* out) {
-            StateWriter w(out);
-            SaveSortedRows(p.contents, w);
-          },
-          [this](std::string_view value, Part* p) {
-            StateReader r(value);
-            LoadSortedRows(r, types_.size(), "top-K", &p->contents);
-            if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "a top-K's stored partition has bytes after its rows");
-            p->window = Window(p->contents);
-          },
+          [] { return Part{}; }, [this](const Part& p, std::string* out) { EncodePart(p, out); },
+          [this](std::string_view value, Part* p) { DecodePart(value, p); },
           [](const Part& p) { return p.contents.empty(); },
-          [this](const Part& p) { return (p.contents.size() + p.window.size()) * row_bytes_; }}),
+          [](const Part& p) { return p.contents.size() * kTreeEntryBytes + p.heap_bytes; }}),
       types_(std::move(types)),
       keys_(std::move(keys)),
       limit_(limit),
@@ -71,8 +74,48 @@ TopKOp::TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t l
       rank_(rank) {
   out_types_ = types_;
   if (rank_ != RankKind::kNone) out_types_.push_back(PhysType::kI64);
-  // A map node (about 48 bytes), the weight, the row's vector and its values.
-  row_bytes_ = 48 + 8 + sizeof(Row) + (types_.size() + 1) * sizeof(Value);
+}
+
+void TopKOp::AddRow(Part* part, std::string_view key, int64_t w) {
+  auto [it, added] = part->contents.try_emplace(std::string(key), 0);
+  if (added) part->heap_bytes += KeyHeapBytes(key.size());
+  it->second += w;
+  if (it->second != 0) return;
+  part->heap_bytes -= KeyHeapBytes(key.size());
+  part->contents.erase(it);
+}
+
+void TopKOp::EncodePart(const Part& part, std::string* out) const {
+  StateWriter w(out);
+  w.U64(part.contents.size());
+  for (const auto& [key, weight] : part.contents) SaveRow(RowOfOrderKey(key, keys_, types_), weight, w);
+}
+
+TopKOp::Row TopKOp::StoredRow(std::string_view enc) const {
+  if (!RowEncodingValid(enc)) Fail(ErrorKind::kCorruption, "a top-K's stored row is malformed");
+  Row row = DecodeRow(enc);
+  if (row.size() != types_.size())
+    Fail(ErrorKind::kCorruption, "a top-K's stored row has {} columns, not {}", row.size(), types_.size());
+  static constexpr Value::Kind kKind[] = {Value::Kind::kInt, Value::Kind::kDouble, Value::Kind::kString};
+  for (size_t c = 0; c < row.size(); ++c)
+    if (!row[c].IsNull() && row[c].kind != kKind[static_cast<int>(types_[c])])
+      Fail(ErrorKind::kCorruption, "a top-K's stored row has a value of the wrong type in column {}", c);
+  return row;
+}
+
+void TopKOp::DecodePart(std::string_view value, Part* part) const {
+  StateReader r(value);
+  const uint64_t n = r.U64();
+  std::string key;
+  for (uint64_t i = 0; i < n; ++i) {
+    const Row row = StoredRow(r.View());
+    const int64_t weight = r.I64();
+    if (weight == 0) Fail(ErrorKind::kCorruption, "a top-K's stored row has weight 0");
+    key.clear();
+    AppendOrderKey(keys_, row, &key);
+    AddRow(part, key, weight);
+  }
+  if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "a top-K's stored partition has bytes after its rows");
 }
 
 std::string TopKOp::Describe() const {
@@ -95,8 +138,9 @@ std::string TopKOp::PartitionKey(const Row& row) const {
   return key;
 }
 
-std::map<TopKOp::Row, int64_t> TopKOp::Window(const Contents& contents) const {
-  std::map<Row, int64_t> w;
+std::vector<TopKOp::WindowRow> TopKOp::Window(const Part& part) const {
+  std::vector<WindowRow> w;
+  const auto& contents = part.contents;
   if (rank_ == RankKind::kNone) {
     int64_t skip = offset_, take = limit_;
     for (auto it = contents.begin(); it != contents.end() && take > 0; ++it) {
@@ -107,37 +151,39 @@ std::map<TopKOp::Row, int64_t> TopKOp::Window(const Contents& contents) const {
       n -= skipped;
       const int64_t taken = std::min(take, n);
       take -= taken;
-      if (taken > 0) w[it->first] += taken;
+      if (taken > 0)
+        w.push_back({std::string(it->first.substr(OrderKeySortBytes(it->first, keys_, types_))), 0, taken});
     }
-    return w;
-  }
-  int64_t before = 0, rank = 0, dense = 0;
-  const Row* prev = nullptr;
-  for (auto it = contents.begin(); it != contents.end(); ++it) {
-    const int64_t n = it->second;
-    if (n <= 0) continue;
-    const bool peer = prev && CompareByKeys(keys_, *prev, it->first) == 0;
-    if (!peer) {
-      rank = before + 1;
-      ++dense;
-    }
-    prev = &it->first;
-    Row out = it->first;
-    out.emplace_back();
-    if (rank_ == RankKind::kRowNumber) {
-      if (before >= limit_) break;
-      for (int64_t c = 0; c < n && before + c < limit_; ++c) {
-        out.back() = Value::Int(before + c + 1);
-        w[out] += 1;
+  } else {
+    int64_t before = 0, rank = 0, dense = 0;
+    std::string_view prev;  // the sort part of the last row walked: peers share it
+    bool has_prev = false;
+    for (auto it = contents.begin(); it != contents.end(); ++it) {
+      const int64_t n = it->second;
+      if (n <= 0) continue;
+      const std::string_view key = it->first;
+      const size_t split = OrderKeySortBytes(key, keys_, types_);
+      const bool peer = has_prev && key.substr(0, split) == prev;
+      if (!peer) {
+        rank = before + 1;
+        ++dense;
       }
-    } else {
-      const int64_t r = rank_ == RankKind::kRank ? rank : dense;
-      if (r > limit_) break;
-      out.back() = Value::Int(r);
-      w[out] += n;
+      prev = key.substr(0, split);
+      has_prev = true;
+      if (rank_ == RankKind::kRowNumber) {
+        if (before >= limit_) break;
+        for (int64_t c = 0; c < n && before + c < limit_; ++c)
+          w.push_back({std::string(key.substr(split)), before + c + 1, 1});
+      } else {
+        const int64_t r = rank_ == RankKind::kRank ? rank : dense;
+        if (r > limit_) break;
+        w.push_back({std::string(key.substr(split)), r, n});
+      }
+      before += n;
     }
-    before += n;
   }
+  std::sort(w.begin(), w.end(),
+            [](const WindowRow& a, const WindowRow& b) { return a.row != b.row ? a.row < b.row : a.rank < b.rank; });
   return w;
 }
 
@@ -145,37 +191,54 @@ Batch TopKOp::Step(std::span<const Batch* const> inputs) {
   const Batch& in = *inputs[0];
   BatchBuilder out(out_types_);
   if (in.empty()) return out.Finish();
-  std::map<std::string, Part*> touched;  // in key order: the output's order is deterministic
-  Row row(in.width());
-  for (size_t r = 0; r < in.size(); ++r) {
-    for (size_t c = 0; c < in.width(); ++c) row[c] = in.Get(c, r);
-    std::string key = PartitionKey(row);
-    Part& part = parts_.Touch(key);
-    auto it = part.contents.try_emplace(row, 0).first;
-    it->second += in.weights[r];
-    if (it->second == 0) part.contents.erase(it);
-    touched[std::move(key)] = &part;
+  // The rows grouped by partition, the partitions in key order (the output's order).
+  const size_t n = in.size();
+  std::vector<std::string> pkeys(n);
+  std::vector<uint32_t> rows(n);
+  for (uint32_t r = 0; r < n; ++r) {
+    rows[r] = r;
+    if (!partition_.empty()) EncodeRow(&pkeys[r], in, r, partition_);
   }
-  for (auto& [key, part] : touched) {
-    std::map<Row, int64_t> now = Window(part->contents);
-    const std::map<Row, int64_t>& old = part->window;
-    // Emit new - old, in row order (deterministic).
+  if (!partition_.empty())
+    std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return pkeys[a] < pkeys[b]; });
+  std::string key;
+  for (size_t i = 0; i < n;) {
+    const std::string& pkey = pkeys[rows[i]];
+    size_t j = i + 1;
+    while (j < n && pkeys[rows[j]] == pkey) ++j;
+    Part& part = parts_.Touch(pkey);
+    const std::vector<WindowRow> old = Window(part);
+    for (size_t k = i; k < j; ++k) {
+      key.clear();
+      AppendOrderKey(keys_, in, rows[k], &key);
+      AddRow(&part, key, in.weights[rows[k]]);
+    }
+    const std::vector<WindowRow> now = Window(part);
+    // Emit new - old, in output row order (deterministic).
+    auto emit = [&](const WindowRow& e, int64_t weight) {
+      Row row = RowOfTieBreak(e.row, types_);
+      if (rank_ != RankKind::kNone) row.push_back(Value::Int(e.rank));
+      out.AppendRow(row, weight);
+    };
+    auto before = [](const WindowRow& a, const WindowRow& b) {
+      return a.row != b.row ? a.row < b.row : a.rank < b.rank;
+    };
     auto o = old.begin();
-    auto n = now.begin();
-    while (o != old.end() || n != now.end()) {
-      if (n == now.end() || (o != old.end() && o->first < n->first)) {
-        out.AppendRow(o->first, -o->second);
+    auto w = now.begin();
+    while (o != old.end() || w != now.end()) {
+      if (w == now.end() || (o != old.end() && before(*o, *w))) {
+        emit(*o, -o->copies);
         ++o;
-      } else if (o == old.end() || n->first < o->first) {
-        out.AppendRow(n->first, n->second);
-        ++n;
+      } else if (o == old.end() || before(*w, *o)) {
+        emit(*w, w->copies);
+        ++w;
       } else {
-        if (n->second != o->second) out.AppendRow(n->first, n->second - o->second);
+        if (w->copies != o->copies) emit(*w, w->copies - o->copies);
         ++o;
-        ++n;
+        ++w;
       }
     }
-    part->window = std::move(now);
+    i = j;
   }
   parts_.EndStep();
   return out.Finish();
@@ -190,7 +253,7 @@ void TopKOp::SaveState(StateWriter& w) const {
   for (const auto& [key, e] : parts_.resident()) n += e.part.contents.size();
   w.U64(n);
   for (const auto& [key, e] : parts_.resident())
-    for (const auto& [row, weight] : e.part.contents) SaveRow(row, weight, w);
+    for (const auto& [okey, weight] : e.part.contents) SaveRow(RowOfOrderKey(okey, keys_, types_), weight, w);
 }
 
 void TopKOp::RestoreState(StateReader& r) {
@@ -201,12 +264,14 @@ void TopKOp::RestoreState(StateReader& r) {
 void TopKOp::RestoreWhole(StateReader& r) {
   uint64_t n = r.U64();
   for (uint64_t i = 0; i < n; ++i) {
-    std::string enc = r.Str();
-    Row row = DecodeRow(enc);
+    const Row row = StoredRow(r.View());
     const int64_t weight = r.I64();
-    parts_.Touch(PartitionKey(row)).contents[std::move(row)] = weight;
+    std::string key;
+    AppendOrderKey(keys_, row, &key);
+    Part& part = parts_.Touch(PartitionKey(row));
+    if (auto it = part.contents.find(key); it != part.contents.end()) AddRow(&part, key, -it->second);
+    if (weight != 0) AddRow(&part, key, weight);
   }
-  for (auto& [key, e] : parts_.resident()) e.part.window = Window(e.part.contents);
   parts_.EndStep();
 }
 

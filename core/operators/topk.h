@@ -10,17 +10,22 @@
 // partition and no column is appended): ROW_NUMBER numbers the copies 1, 2, ...; RANK is 1 + the number of rows
 // sorting strictly before the row's peers (rows equal on the keys); DENSE_RANK counts the peer
 // groups up to the row's. Per step the operator folds the change into its state (the integrated
-// input, kept sorted per partition), walks the first rows of each touched partition again and
-// emits the difference between the old and the new window: a step costs
-// O(|delta| log |state| + touched partitions * (m + n)), whatever the size of the input.
+// input, kept sorted per partition): per touched partition (the step's rows grouped by
+// partition, each partition found once) it walks the first rows before and after folding in its
+// rows and emits the difference between the two windows: a step costs
+// O(|delta| log |state| + touched partitions * (m + n)), whatever the size of the input. The
+// emitted windows are not kept: the old one is the window of the contents before the step.
 // Order: the keys in turn (ASC or DESC; NULL sorts as the smallest value unless NULLS FIRST /
 // LAST says otherwise, as in Feldera), then the whole row, so that ties at the window's edge are
 // broken the same way on every run and after every restore.
 // State: the integrated input (row -> weight) per partition, each partition one keyed entry
 // (core/circuit/partitions.h): a checkpoint saves the partitions a step changed, and memory may
-// hold only those in use, the others read back from the store when a change reaches them. The
-// windows are recomputed from the contents when a partition is restored or read back.
+// hold only those in use, the others read back from the store when a change reaches them. In
+// memory a partition's rows are order keys (core/zset/order_key.h) in a B-tree; stored, the rows
+// in the row encoding, in order.
 #pragma once
+
+#include <absl/container/btree_map.h>
 
 #include <map>
 #include <string>
@@ -28,14 +33,9 @@
 
 #include "core/circuit/operator.h"
 #include "core/circuit/partitions.h"
+#include "core/zset/order_key.h"
 
 namespace fld {
-
-struct SortKey {
-  int column = 0;
-  bool desc = false;
-  bool nulls_first = true;
-};
 
 // Compares two rows by the sort keys alone: < 0 when a sorts first, 0 when they are peers.
 int CompareByKeys(const std::vector<SortKey>& keys, const std::vector<Value>& a, const std::vector<Value>& b);
@@ -62,10 +62,12 @@ void LoadSortedRows(StateReader& r, size_t width, const char* what, SortedRows* 
 // The number a ranking function gives each row of a sorted partition.
 enum class RankKind : uint8_t { kNone, kRowNumber, kRank, kDenseRank };
 
-// One partition of a top-K: its integrated input, sorted, and the window last emitted.
+// One partition of a top-K: its integrated input, sorted: each row's order key
+// (core/zset/order_key.h) -> its weight (never 0). A B-tree of byte strings: no node and no
+// vector of Values per row, and comparisons are memcmp.
 struct TopKPartition {
-  SortedRows contents;
-  std::map<std::vector<Value>, int64_t> window;  // output row -> copies
+  absl::btree_map<std::string, int64_t> contents;
+  size_t heap_bytes = 0;  // bytes the keys hold outside the tree (those too long to be inline)
 };
 
 class TopKOp : public PartitionedOperator<TopKPartition> {
@@ -82,11 +84,25 @@ class TopKOp : public PartitionedOperator<TopKPartition> {
 
  private:
   using Row = std::vector<Value>;
-  using Contents = SortedRows;
   using Part = TopKPartition;
-  // The current window of one partition: output row -> copies.
-  std::map<Row, int64_t> Window(const Contents& contents) const;
+  // A row of a window: the row (its order key's tie-break part), its rank (ROW_NUMBER, RANK or
+  // DENSE_RANK; 0 without) and its copies.
+  struct WindowRow {
+    std::string row;
+    int64_t rank, copies;
+  };
+  // The current window of one partition, in output order (by row, then rank: the order of the
+  // output rows, the rank their last column). Walks the partition's first rows only (those up to
+  // the last one the window holds) and decodes none.
+  std::vector<WindowRow> Window(const Part& part) const;
   std::string PartitionKey(const Row& row) const;
+  // Adds weight w to the row whose order key is `key`.
+  static void AddRow(Part* part, std::string_view key, int64_t w);
+  // The stored form of a partition (SaveSortedRows') and back.
+  void EncodePart(const Part& part, std::string* out) const;
+  void DecodePart(std::string_view value, Part* part) const;
+  // A stored row (row encoding) checked against the columns (a corruption error otherwise).
+  Row StoredRow(std::string_view enc) const;
   // Reads the whole state as SaveState writes it (the partitions all changed).
   void RestoreWhole(StateReader& r);
 
@@ -95,8 +111,7 @@ class TopKOp : public PartitionedOperator<TopKPartition> {
   int64_t limit_, offset_;
   std::vector<int> partition_;
   RankKind rank_;
-  size_t row_bytes_ = 0;  // memory per row held, roughly
-  // (parts_: partition key encoding -> contents and window)
+  // (parts_: partition key encoding -> its contents)
 };
 
 }  // namespace fld

@@ -1,0 +1,157 @@
+#include "core/zset/order_key.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/zset/batch.h"
+
+namespace fld {
+
+namespace {
+
+constexpr char kNullFirst = 0x00, kPresent = 0x01, kNullLast = 0x02;
+constexpr uint64_t kSign = uint64_t{1} << 63;
+
+void PutBigEndian(uint64_t v, bool invert, std::string* out) {
+  if (invert) v = ~v;
+  char b[8];
+  for (int i = 7; i >= 0; --i, v >>= 8) b[i] = static_cast<char>(v & 0xff);
+  out->append(b, 8);
+}
+
+uint64_t GetBigEndian(const char* p, bool invert) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = v << 8 | static_cast<unsigned char>(p[i]);
+  return invert ? ~v : v;
+}
+
+uint64_t DoubleBits(double d) {
+  if (d == 0.0) d = 0.0;  // -0.0 is 0.0
+  uint64_t bits;
+  if (std::isnan(d)) {
+    bits = 0x7ff8000000000000ULL;  // one NaN, after +infinity
+  } else {
+    std::memcpy(&bits, &d, 8);
+  }
+  return (bits & kSign) ? ~bits : bits | kSign;
+}
+
+double BitsDouble(uint64_t v) {
+  const uint64_t bits = (v & kSign) ? v & ~kSign : ~v;
+  double d;
+  std::memcpy(&d, &bits, 8);
+  return d;
+}
+
+void PutString(std::string_view s, bool invert, std::string* out) {
+  const char x = invert ? static_cast<char>(0xff) : 0;
+  for (char c : s) {
+    if (c == 0) {
+      out->push_back(x);
+      out->push_back(static_cast<char>(0xff ^ x));
+    } else {
+      out->push_back(static_cast<char>(c ^ x));
+    }
+  }
+  out->push_back(x);
+  out->push_back(x);
+}
+
+// One value: tag, then (not NULL) its bytes. `null_tag`: NULL's tag.
+void PutValue(const Column& c, size_t r, char null_tag, bool desc, std::string* out) {
+  if (c.IsNull(r)) {
+    out->push_back(null_tag);
+    return;
+  }
+  out->push_back(kPresent);
+  switch (c.phys) {
+    case PhysType::kI64:
+      PutBigEndian(static_cast<uint64_t>(c.i64[r]) ^ kSign, desc, out);
+      break;
+    case PhysType::kF64:
+      PutBigEndian(DoubleBits(c.f64[r]), desc, out);
+      break;
+    case PhysType::kStr:
+      PutString(c.str[r], desc, out);
+      break;
+  }
+}
+
+void PutValue(const Value& v, char null_tag, bool desc, std::string* out) {
+  switch (v.kind) {
+    case Value::Kind::kNull:
+      out->push_back(null_tag);
+      return;
+    case Value::Kind::kInt:
+      out->push_back(kPresent);
+      PutBigEndian(static_cast<uint64_t>(v.i) ^ kSign, desc, out);
+      return;
+    case Value::Kind::kDouble:
+      out->push_back(kPresent);
+      PutBigEndian(DoubleBits(v.d), desc, out);
+      return;
+    case Value::Kind::kString:
+      out->push_back(kPresent);
+      PutString(v.s, desc, out);
+      return;
+  }
+}
+
+// Reads one value of physical type t at *pos (advancing it); into *v when v is not null.
+void GetValue(std::string_view key, size_t* pos, PhysType t, bool desc, Value* v) {
+  const char tag = key[(*pos)++];
+  if (tag != kPresent) {
+    if (v) *v = Value::Null();
+    return;
+  }
+  if (t != PhysType::kStr) {
+    const uint64_t bits = GetBigEndian(key.data() + *pos, desc);
+    *pos += 8;
+    if (v) *v = t == PhysType::kI64 ? Value::Int(static_cast<int64_t>(bits ^ kSign)) : Value::Double(BitsDouble(bits));
+    return;
+  }
+  const char x = desc ? static_cast<char>(0xff) : 0;
+  std::string s;
+  for (;;) {
+    const char c = key[(*pos)++];
+    if (c != x) {
+      if (v) s.push_back(static_cast<char>(c ^ x));
+      continue;
+    }
+    const char next = key[(*pos)++];
+    if (next == x) break;   // the end
+    if (v) s.push_back(0);  // an escaped 0x00
+  }
+  if (v) *v = Value::String(std::move(s));
+}
+
+}  // namespace
+
+void AppendOrderKey(std::span<const SortKey> keys, const Batch& b, size_t r, std::string* out) {
+  for (const SortKey& k : keys) PutValue(*b.cols[k.column], r, k.nulls_first ? kNullFirst : kNullLast, k.desc, out);
+  for (const ColumnPtr& c : b.cols) PutValue(*c, r, kNullFirst, false, out);
+}
+
+void AppendOrderKey(std::span<const SortKey> keys, const std::vector<Value>& row, std::string* out) {
+  for (const SortKey& k : keys) PutValue(row[k.column], k.nulls_first ? kNullFirst : kNullLast, k.desc, out);
+  for (const Value& v : row) PutValue(v, kNullFirst, false, out);
+}
+
+size_t OrderKeySortBytes(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types) {
+  size_t pos = 0;
+  for (const SortKey& k : keys) GetValue(key, &pos, types[k.column], k.desc, nullptr);
+  return pos;
+}
+
+std::vector<Value> RowOfTieBreak(std::string_view tie, std::span<const PhysType> types) {
+  size_t pos = 0;
+  std::vector<Value> row(types.size());
+  for (size_t c = 0; c < types.size(); ++c) GetValue(tie, &pos, types[c], false, &row[c]);
+  return row;
+}
+
+std::vector<Value> RowOfOrderKey(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types) {
+  return RowOfTieBreak(key.substr(OrderKeySortBytes(key, keys, types)), types);
+}
+
+}  // namespace fld

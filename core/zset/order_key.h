@@ -1,0 +1,53 @@
+// Order keys: a row encoded so that comparing the bytes (memcmp order, std::string's <) orders
+// rows as an ORDER BY does, for state kept sorted (top-K), without a comparator that decodes.
+//
+// A row's order key is, per sort key in turn, its column's value (sort part), then every column
+// of the row ascending (the tie-break: rows equal on the sort keys sort by the whole row, as
+// SortedRowLess in core/operators/topk.h does, so the order is total and the same on every run).
+// Each value is a tag byte, then for a non-NULL value its bytes:
+//   - tag: NULL 0x00 in the tie-break, and in the sort part 0x00 with NULLS FIRST, 0x02 with
+//     NULLS LAST; non-NULL 0x01 (so NULL placement does not depend on ASC / DESC);
+//   - integer: the 8 bytes big-endian of the value with its sign bit flipped;
+//   - double: the 8 bytes big-endian of its bits with the sign bit flipped when positive, all
+//     bits flipped when negative; -0.0 is written as 0.0 and every NaN as one NaN, which sorts
+//     after +infinity (the order of Value's <=>, under which those are equal);
+//   - string: its bytes with each 0x00 written 0x00 0xFF, then 0x00 0x00 (no key is a prefix
+//     of another, so bytes order as the strings do);
+//   - DESC: the value's bytes (not its tag) inverted.
+// Rows whose keys are byte-equal are equal under that order, and the other way round; the row
+// comes back from the tie-break part (RowOfOrderKey), given the columns' physical types.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/types/types.h"
+
+namespace fld {
+
+struct Batch;
+
+// One ORDER BY key: a column, its direction and where its NULLs go.
+struct SortKey {
+  int column = 0;
+  bool desc = false;
+  bool nulls_first = true;
+};
+
+// Appends the order key of row r of b (all its columns) to *out.
+void AppendOrderKey(std::span<const SortKey> keys, const Batch& b, size_t r, std::string* out);
+// The same for a row of values (one per column, of the columns' physical types, or NULL).
+void AppendOrderKey(std::span<const SortKey> keys, const std::vector<Value>& row, std::string* out);
+// The length of an order key's sort part; `types` are the columns' physical types. The key must
+// be one AppendOrderKey wrote for these sort keys and types (state in memory). Peers (rows equal
+// on the sort keys) have byte-equal sort parts; the rest of the key (the tie-break part) orders
+// rows by memcmp as std::vector<Value>'s < does.
+size_t OrderKeySortBytes(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types);
+// The row a tie-break part holds.
+std::vector<Value> RowOfTieBreak(std::string_view tie, std::span<const PhysType> types);
+// The row an order key holds.
+std::vector<Value> RowOfOrderKey(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types);
+
+}  // namespace fld
