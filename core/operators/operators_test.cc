@@ -1718,6 +1718,9 @@ std::vector<Scenario> PartitionedScenarios() {
     sc.out_types = types;
     const std::vector<SortKey> keys = {{1, true, false}};
     sc.make = [=] { return std::make_unique<TopKOp>(types, keys, 2, 1, std::vector<int>{0}); };
+    sc.make_pooled = [=](ThreadPool* pool) {
+      return std::make_unique<TopKOp>(types, keys, 2, 1, std::vector<int>{0}, RankKind::kNone, pool);
+    };
     sc.consolidated = true;
     sc.naive = [=](const std::vector<ZSet>& ins, const std::vector<Changes>&) {
       std::map<Value, ZSet> parts;
@@ -1737,6 +1740,9 @@ std::vector<Scenario> PartitionedScenarios() {
     sc.out_types.push_back(PhysType::kI64);
     const std::vector<SortKey> keys = {{1, false, true}};
     sc.make = [=] { return std::make_unique<TopKOp>(types, keys, 2, 0, std::vector<int>{0, 2}, RankKind::kRank); };
+    sc.make_pooled = [=](ThreadPool* pool) {
+      return std::make_unique<TopKOp>(types, keys, 2, 0, std::vector<int>{0, 2}, RankKind::kRank, pool);
+    };
     out.push_back(std::move(sc));
   }
   {
@@ -1790,6 +1796,17 @@ TEST_CASE("top-K, windows, as-of join: incremental saves store exactly the chang
     // discarded, so a cut there is a valid state, not the truncation CheckSaveRestore expects.)
     if (sc.name.find("window") == std::string::npos) CheckSaveRestore(sc, seed++);
   }
+}
+
+TEST_CASE("top-K per partition: sharded over 2 or 3 workers, the same outputs and state as one", "[operators]") {
+  uint64_t seed = 9450;
+  int sharded = 0;
+  for (const auto& sc : PartitionedScenarios())
+    if (sc.make_pooled) {
+      CheckSharded(sc, seed++);
+      ++sharded;
+    }
+  REQUIRE(sharded == 2);
 }
 
 TEST_CASE("top-K, windows, as-of join: backed by the store, evicted and restored lazily, the same outputs and state",

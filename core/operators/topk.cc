@@ -49,36 +49,42 @@ void LoadSortedRows(StateReader& r, size_t width, const char* what, SortedRows* 
 
 namespace {
 
-// A B-tree entry (a std::string and the weight) with the tree's slack, about.
-constexpr size_t kTreeEntryBytes = 56;
+// A B-tree entry (an InlineKey and the weight) with the tree's slack, about.
+constexpr size_t kTreeEntryBytes = 48;
 
-// Heap bytes a std::string of n bytes holds: none within its inline buffer, else malloc's chunk.
+// Heap bytes an InlineKey of n bytes holds: none inline, else malloc's chunk.
 size_t KeyHeapBytes(size_t n) {
-  return n <= 15 ? 0 : (n + 1 + 8 + 15) & ~size_t{15};
+  return n <= 23 ? 0 : (n + 8 + 15) & ~size_t{15};
 }
 
 }  // namespace
 
 TopKOp::TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t limit, int64_t offset,
-               std::vector<int> partition, RankKind rank)
-    : PartitionedOperator(Partitions<Part>::Codec{
-          [] { return Part{}; }, [this](const Part& p, std::string* out) { EncodePart(p, out); },
-          [this](std::string_view value, Part* p) { DecodePart(value, p); },
-          [](const Part& p) { return p.contents.empty(); },
-          [](const Part& p) { return p.contents.size() * kTreeEntryBytes + p.heap_bytes; }}),
-      types_(std::move(types)),
+               std::vector<int> partition, RankKind rank, ThreadPool* pool)
+    : types_(std::move(types)),
       keys_(std::move(keys)),
       limit_(limit),
       offset_(offset),
       partition_(std::move(partition)),
-      rank_(rank) {
+      rank_(rank),
+      pool_(pool) {
   out_types_ = types_;
   if (rank_ != RankKind::kNone) out_types_.push_back(PhysType::kI64);
+  const size_t shards = pool_ && !partition_.empty() ? pool_->workers() : 1;
+  for (size_t s = 0; s < shards; ++s)
+    shards_.push_back(std::make_unique<Shard>(
+        Shard::Codec{[] { return Part{}; }, [this](const Part& p, std::string* out) { EncodePart(p, out); },
+                     [this](std::string_view value, Part* p) { DecodePart(value, p); },
+                     [](const Part& p) { return p.contents.empty(); },
+                     [](const Part& p) { return p.contents.size() * kTreeEntryBytes + p.heap_bytes; }}));
 }
 
 void TopKOp::AddRow(Part* part, std::string_view key, int64_t w) {
-  auto [it, added] = part->contents.try_emplace(std::string(key), 0);
-  if (added) part->heap_bytes += KeyHeapBytes(key.size());
+  auto it = part->contents.find(key);
+  if (it == part->contents.end()) {
+    it = part->contents.emplace(InlineKey(key), 0).first;
+    part->heap_bytes += KeyHeapBytes(key.size());
+  }
   it->second += w;
   if (it->second != 0) return;
   part->heap_bytes -= KeyHeapBytes(key.size());
@@ -88,7 +94,7 @@ void TopKOp::AddRow(Part* part, std::string_view key, int64_t w) {
 void TopKOp::EncodePart(const Part& part, std::string* out) const {
   StateWriter w(out);
   w.U64(part.contents.size());
-  for (const auto& [key, weight] : part.contents) SaveRow(RowOfOrderKey(key, keys_, types_), weight, w);
+  for (const auto& [key, weight] : part.contents) SaveRow(RowOfOrderKey(key.view(), keys_, types_), weight, w);
 }
 
 TopKOp::Row TopKOp::StoredRow(std::string_view enc) const {
@@ -152,7 +158,7 @@ std::vector<TopKOp::WindowRow> TopKOp::Window(const Part& part) const {
       const int64_t taken = std::min(take, n);
       take -= taken;
       if (taken > 0)
-        w.push_back({std::string(it->first.substr(OrderKeySortBytes(it->first, keys_, types_))), 0, taken});
+        w.push_back({InlineKey(it->first.view().substr(OrderKeySortBytes(it->first.view(), keys_, types_))), 0, taken});
     }
   } else {
     int64_t before = 0, rank = 0, dense = 0;
@@ -161,7 +167,7 @@ std::vector<TopKOp::WindowRow> TopKOp::Window(const Part& part) const {
     for (auto it = contents.begin(); it != contents.end(); ++it) {
       const int64_t n = it->second;
       if (n <= 0) continue;
-      const std::string_view key = it->first;
+      const std::string_view key = it->first.view();
       const size_t split = OrderKeySortBytes(key, keys_, types_);
       const bool peer = has_prev && key.substr(0, split) == prev;
       if (!peer) {
@@ -173,40 +179,79 @@ std::vector<TopKOp::WindowRow> TopKOp::Window(const Part& part) const {
       if (rank_ == RankKind::kRowNumber) {
         if (before >= limit_) break;
         for (int64_t c = 0; c < n && before + c < limit_; ++c)
-          w.push_back({std::string(key.substr(split)), before + c + 1, 1});
+          w.push_back({InlineKey(key.substr(split)), before + c + 1, 1});
       } else {
         const int64_t r = rank_ == RankKind::kRank ? rank : dense;
         if (r > limit_) break;
-        w.push_back({std::string(key.substr(split)), r, n});
+        w.push_back({InlineKey(key.substr(split)), r, n});
       }
       before += n;
     }
   }
-  std::sort(w.begin(), w.end(),
-            [](const WindowRow& a, const WindowRow& b) { return a.row != b.row ? a.row < b.row : a.rank < b.rank; });
+  std::sort(w.begin(), w.end(), [](const WindowRow& a, const WindowRow& b) { return Before(a, b); });
   return w;
 }
 
 Batch TopKOp::Step(std::span<const Batch* const> inputs) {
   const Batch& in = *inputs[0];
-  BatchBuilder out(out_types_);
-  if (in.empty()) return out.Finish();
-  // The rows grouped by partition, the partitions in key order (the output's order).
+  if (in.empty()) return EmptyBatch(out_types_);
   const size_t n = in.size();
   std::vector<std::string> pkeys(n);
-  std::vector<uint32_t> rows(n);
-  for (uint32_t r = 0; r < n; ++r) {
-    rows[r] = r;
-    if (!partition_.empty()) EncodeRow(&pkeys[r], in, r, partition_);
-  }
   if (!partition_.empty())
-    std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return pkeys[a] < pkeys[b]; });
+    for (uint32_t r = 0; r < n; ++r) EncodeRow(&pkeys[r], in, r, partition_);
+  auto by_key = [&](uint32_t a, uint32_t b) { return pkeys[a] < pkeys[b]; };
+  const uint32_t shards = static_cast<uint32_t>(shards_.size());
+  if (shards == 1) {
+    std::vector<uint32_t> rows(n);
+    for (uint32_t r = 0; r < n; ++r) rows[r] = r;
+    if (!partition_.empty()) std::stable_sort(rows.begin(), rows.end(), by_key);
+    BatchBuilder out(out_types_);
+    StepRows(*shards_[0], in, pkeys, rows, &out, nullptr);
+    return out.Finish();
+  }
+  // Exchange: each shard steps the rows of its partitions; the outputs then merge in partition
+  // key order.
+  std::vector<std::vector<uint32_t>> rows(shards);
+  for (uint32_t r = 0; r < n; ++r) rows[KeyShard(pkeys[r], shards)].push_back(r);
+  std::vector<Batch> outs(shards);
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> emitted(shards);
+  pool_->ParallelFor(shards, [&](size_t s) {
+    std::stable_sort(rows[s].begin(), rows[s].end(), by_key);
+    BatchBuilder b(out_types_);
+    StepRows(*shards_[s], in, pkeys, rows[s], &b, &emitted[s]);
+    outs[s] = b.Finish();
+  });
+  size_t total = 0;
+  for (const Batch& b : outs) total += b.size();
+  std::vector<RowRef> order;
+  order.reserve(total);
+  std::vector<size_t> next_part(shards, 0);
+  std::vector<uint32_t> next_row(shards, 0);
+  for (;;) {
+    uint32_t best = shards;
+    for (uint32_t s = 0; s < shards; ++s)
+      if (next_part[s] < emitted[s].size() &&
+          (best == shards || pkeys[emitted[s][next_part[s]].first] < pkeys[emitted[best][next_part[best]].first]))
+        best = s;
+    if (best == shards) break;
+    const uint32_t count = emitted[best][next_part[best]++].second;
+    for (uint32_t k = 0; k < count; ++k) order.push_back({best, next_row[best]++});
+  }
+  return GatherRows(outs, order, out_types_, pool_);
+}
+
+void TopKOp::StepRows(Shard& shard, const Batch& in, const std::vector<std::string>& pkeys,
+                      std::span<const uint32_t> rows, BatchBuilder* out_rows,
+                      std::vector<std::pair<uint32_t, uint32_t>>* emitted) const {
+  BatchBuilder& out = *out_rows;
+  const size_t n = rows.size();
   std::string key;
   for (size_t i = 0; i < n;) {
     const std::string& pkey = pkeys[rows[i]];
     size_t j = i + 1;
     while (j < n && pkeys[rows[j]] == pkey) ++j;
-    Part& part = parts_.Touch(pkey);
+    const size_t before_rows = out.size();
+    Part& part = shard.Touch(pkey);
     const std::vector<WindowRow> old = Window(part);
     for (size_t k = i; k < j; ++k) {
       key.clear();
@@ -216,13 +261,11 @@ Batch TopKOp::Step(std::span<const Batch* const> inputs) {
     const std::vector<WindowRow> now = Window(part);
     // Emit new - old, in output row order (deterministic).
     auto emit = [&](const WindowRow& e, int64_t weight) {
-      Row row = RowOfTieBreak(e.row, types_);
+      Row row = RowOfTieBreak(e.row.view(), types_);
       if (rank_ != RankKind::kNone) row.push_back(Value::Int(e.rank));
       out.AppendRow(row, weight);
     };
-    auto before = [](const WindowRow& a, const WindowRow& b) {
-      return a.row != b.row ? a.row < b.row : a.rank < b.rank;
-    };
+    auto before = [](const WindowRow& a, const WindowRow& b) { return Before(a, b); };
     auto o = old.begin();
     auto w = now.begin();
     while (o != old.end() || w != now.end()) {
@@ -238,26 +281,32 @@ Batch TopKOp::Step(std::span<const Batch* const> inputs) {
         ++w;
       }
     }
+    if (emitted && out.size() > before_rows)
+      emitted->emplace_back(rows[i], static_cast<uint32_t>(out.size() - before_rows));
     i = j;
   }
-  parts_.EndStep();
-  return out.Finish();
+  shard.EndStep();
 }
 
 // The whole state (the format of checkpoints before partitions were stored one by one, and of
 // recursive circuits' copies): the integrated input as one list of rows (the partition of a row
-// is a function of the row).
+// is a function of the row), the partitions in key order.
 void TopKOp::SaveState(StateWriter& w) const {
-  if (parts_.backed()) Fail(ErrorKind::kRuntime, "topk: the whole state of a store-backed top-K is in the store");
+  std::vector<std::pair<std::string_view, const Part*>> parts;
+  for (const auto& shard : shards_) {
+    if (shard->backed()) Fail(ErrorKind::kRuntime, "topk: the whole state of a store-backed top-K is in the store");
+    for (const auto& [key, e] : shard->resident()) parts.emplace_back(key, &e.part);
+  }
+  std::sort(parts.begin(), parts.end());
   uint64_t n = 0;
-  for (const auto& [key, e] : parts_.resident()) n += e.part.contents.size();
+  for (const auto& [key, part] : parts) n += part->contents.size();
   w.U64(n);
-  for (const auto& [key, e] : parts_.resident())
-    for (const auto& [okey, weight] : e.part.contents) SaveRow(RowOfOrderKey(okey, keys_, types_), weight, w);
+  for (const auto& [key, part] : parts)
+    for (const auto& [okey, weight] : part->contents) SaveRow(RowOfOrderKey(okey.view(), keys_, types_), weight, w);
 }
 
 void TopKOp::RestoreState(StateReader& r) {
-  parts_.BeginRestore();
+  for (auto& shard : shards_) shard->BeginRestore();
   RestoreWhole(r);
 }
 
@@ -268,18 +317,45 @@ void TopKOp::RestoreWhole(StateReader& r) {
     const int64_t weight = r.I64();
     std::string key;
     AppendOrderKey(keys_, row, &key);
-    Part& part = parts_.Touch(PartitionKey(row));
+    const std::string pkey = PartitionKey(row);
+    Part& part = ShardOf(pkey).Touch(pkey);
     if (auto it = part.contents.find(key); it != part.contents.end()) AddRow(&part, key, -it->second);
     if (weight != 0) AddRow(&part, key, weight);
   }
-  parts_.EndStep();
+  for (auto& shard : shards_) shard->EndStep();
 }
 
-// Keyed state: no header; one entry per partition. A checkpoint written before that holds the
-// whole state in the header.
+// Keyed state: no header; one entry per partition, in the shard of its key. A checkpoint written
+// before that holds the whole state in the header.
 void TopKOp::BeginRestore(StateReader& r) {
-  parts_.BeginRestore();
+  for (auto& shard : shards_) shard->BeginRestore();
   if (!r.AtEnd()) RestoreWhole(r);
+}
+
+void TopKOp::TrackChanges() {
+  for (auto& shard : shards_) shard->TrackChanges();
+}
+
+void TopKOp::SaveChanges(StateWriter&, StateDelta& d) {
+  for (auto& shard : shards_) shard->SaveChanges(d);
+}
+
+void TopKOp::RestoreEntry(std::string_view key, std::string_view value) {
+  ShardOf(key).RestoreEntry(key, value);
+}
+
+void TopKOp::BackState(StateSource* source, uint32_t node, bool all_stored) {
+  for (auto& shard : shards_) shard->Back(source, node, all_stored);
+}
+
+void TopKOp::StateCommitted(bool evict) {
+  for (auto& shard : shards_) shard->Committed(evict);
+}
+
+size_t TopKOp::StateMemoryBytes() const {
+  size_t n = 0;
+  for (const auto& shard : shards_) n += shard->MemoryBytes();
+  return n;
 }
 
 }  // namespace fld

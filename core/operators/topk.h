@@ -28,11 +28,14 @@
 #include <absl/container/btree_map.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/circuit/operator.h"
 #include "core/circuit/partitions.h"
+#include "core/common/thread_pool.h"
+#include "core/zset/exchange.h"
 #include "core/zset/order_key.h"
 
 namespace fld {
@@ -63,38 +66,64 @@ void LoadSortedRows(StateReader& r, size_t width, const char* what, SortedRows* 
 enum class RankKind : uint8_t { kNone, kRowNumber, kRank, kDenseRank };
 
 // One partition of a top-K: its integrated input, sorted: each row's order key
-// (core/zset/order_key.h) -> its weight (never 0). A B-tree of byte strings: no node and no
-// vector of Values per row, and comparisons are memcmp.
+// (core/zset/order_key.h) -> its weight (never 0). A B-tree of byte strings, inline up to 23
+// bytes (a row of a few small integers): no heap node and no vector of Values per row, and a
+// comparison is a memcmp within the tree's node.
 struct TopKPartition {
-  absl::btree_map<std::string, int64_t> contents;
+  absl::btree_map<InlineKey, int64_t, InlineKeyLess> contents;
   size_t heap_bytes = 0;  // bytes the keys hold outside the tree (those too long to be inline)
 };
 
-class TopKOp : public PartitionedOperator<TopKPartition> {
+// With a ThreadPool of more than one worker and a partition key, the partitions are sharded by
+// key (core/zset/exchange.h): a step splits its rows by partition key, each worker steps its
+// shard's partitions, and the outputs merge in partition key order, as one shard gives them, so
+// outputs, saved and stored state do not depend on the number of workers.
+class TopKOp : public Operator {
  public:
   // `partition` (input columns): the per-partition form; `rank` not kNone appends the rank.
   TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t limit, int64_t offset,
-         std::vector<int> partition = {}, RankKind rank = RankKind::kNone);
+         std::vector<int> partition = {}, RankKind rank = RankKind::kNone, ThreadPool* pool = nullptr);
   Batch Step(std::span<const Batch* const> inputs) override;
   std::string Name() const override { return "topk"; }
   std::string Describe() const override;
+  bool HasState() const override { return true; }
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
+  bool HasKeyedState() const override { return true; }
+  void TrackChanges() override;
+  void SaveChanges(StateWriter& w, StateDelta& d) override;
   void BeginRestore(StateReader& r) override;
+  void RestoreEntry(std::string_view key, std::string_view value) override;
+  bool CanBackState() const override { return true; }
+  void BackState(StateSource* source, uint32_t node, bool all_stored) override;
+  void StateCommitted(bool evict) override;
+  size_t StateMemoryBytes() const override;
 
  private:
   using Row = std::vector<Value>;
   using Part = TopKPartition;
+  using Shard = Partitions<Part>;
   // A row of a window: the row (its order key's tie-break part), its rank (ROW_NUMBER, RANK or
   // DENSE_RANK; 0 without) and its copies.
   struct WindowRow {
-    std::string row;
+    InlineKey row;
     int64_t rank, copies;
   };
+  // The output order of window rows: by row, then rank.
+  static bool Before(const WindowRow& a, const WindowRow& b) {
+    const int c = a.row.view().compare(b.row.view());
+    return c != 0 ? c < 0 : a.rank < b.rank;
+  }
   // The current window of one partition, in output order (by row, then rank: the order of the
   // output rows, the rank their last column). Walks the partition's first rows only (those up to
   // the last one the window holds) and decodes none.
   std::vector<WindowRow> Window(const Part& part) const;
+  // Steps the rows `rows` of `in` (sorted by partition key; pkeys[r]: row r's) in one shard:
+  // appends the output to *out and, when `emitted` is not null, per partition in key order the
+  // index of one of its rows and the number of output rows it gave.
+  void StepRows(Shard& shard, const Batch& in, const std::vector<std::string>& pkeys, std::span<const uint32_t> rows,
+                BatchBuilder* out, std::vector<std::pair<uint32_t, uint32_t>>* emitted) const;
+  Shard& ShardOf(std::string_view pkey) { return *shards_[KeyShard(pkey, static_cast<uint32_t>(shards_.size()))]; }
   std::string PartitionKey(const Row& row) const;
   // Adds weight w to the row whose order key is `key`.
   static void AddRow(Part* part, std::string_view key, int64_t w);
@@ -111,7 +140,10 @@ class TopKOp : public PartitionedOperator<TopKPartition> {
   int64_t limit_, offset_;
   std::vector<int> partition_;
   RankKind rank_;
-  // (parts_: partition key encoding -> its contents)
+  ThreadPool* pool_;
+  // Partition key encoding -> its contents; one shard per worker (one without a pool or without
+  // a partition key).
+  std::vector<std::unique_ptr<Shard>> shards_;
 };
 
 }  // namespace fld

@@ -651,9 +651,10 @@ int Planner::TopK(int node, Schema* out_schema, const sql::Query& q, size_t lead
   if (proj.size() > schema.size()) node = AddMap(nullptr, std::move(proj), node, types);
   std::vector<int> partition;
   for (size_t i = 0; i < lead; ++i) partition.push_back(static_cast<int>(i));
-  node = circuit_->AddNode(std::make_unique<TopKOp>(types, std::move(keys), q.limit.value_or(INT64_MAX),
-                                                    q.offset.value_or(0), std::move(partition)),
-                           {node}, types);
+  node = circuit_->AddNode(
+      std::make_unique<TopKOp>(types, std::move(keys), q.limit.value_or(INT64_MAX), q.offset.value_or(0),
+                               std::move(partition), RankKind::kNone, circuit_->pool()),
+      {node}, types);
   if (types.size() > width) {
     std::vector<BoundExprPtr> keep;
     for (size_t i = 0; i < width; ++i) keep.push_back(MakeColumn(static_cast<int>(i), schema.fields[i].type));

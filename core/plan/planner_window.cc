@@ -431,8 +431,9 @@ Planner::Plan Planner::PlanWindows(const sql::Select& s, Plan from, AggContext* 
                                                                       : RankKind::kDenseRank;
       std::vector<PhysType> in_types = types;
       types.push_back(PhysType::kI64);
-      out.node = circuit_->AddNode(std::make_unique<TopKOp>(in_types, g.order, limit->second, 0, g.partition, rank),
-                                   {out.node}, types);
+      out.node = circuit_->AddNode(
+          std::make_unique<TopKOp>(in_types, g.order, limit->second, 0, g.partition, rank, circuit_->pool()),
+          {out.node}, types);
     } else {
       std::vector<PhysType> in_types = types;
       for (const WindowFn& f : g.fns) types.push_back(f.result);

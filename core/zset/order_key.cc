@@ -9,8 +9,34 @@ namespace fld {
 
 namespace {
 
-constexpr char kNullFirst = 0x00, kPresent = 0x01, kNullLast = 0x02;
+constexpr char kNullFirst = 0x00, kPresent = 0x01, kNullLast = static_cast<char>(0xff);
 constexpr uint64_t kSign = uint64_t{1} << 63;
+// An integer's tag holds its sign and length: kIntZero + n for a value >= 0 of n significant
+// bytes (0 for 0), kIntZero - n for a negative one whose complement has n (1 to 8).
+constexpr int kIntZero = 0x09;
+
+// An integer: its tag (inverted for DESC: 0xee..0xfe, still between the NULL tags) and then its
+// n low bytes big-endian (inverted for DESC).
+void PutInt(int64_t v, bool invert, std::string* out) {
+  const uint64_t mag = v < 0 ? ~static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  int n = 0;
+  while (n < 8 && (mag >> (8 * n)) != 0) ++n;
+  if (v < 0 && n == 0) n = 1;  // -1: one byte, 0xff
+  const int tag = v < 0 ? kIntZero - n : kIntZero + n;
+  out->push_back(static_cast<char>(invert ? 0xff - tag : tag));
+  const uint64_t bits = invert ? ~static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  for (int i = n - 1; i >= 0; --i) out->push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+}
+
+// Reads the integer whose (non-NULL) tag is `tag` from p; returns its bytes past the tag.
+int GetInt(unsigned char tag, const char* p, bool invert, int64_t* v) {
+  const int t = invert ? 0xff - tag : tag;
+  const int n = t < kIntZero ? kIntZero - t : t - kIntZero;
+  uint64_t bits = t < kIntZero ? ~uint64_t{0} : 0;  // sign extension
+  for (int i = 0; i < n; ++i) bits = bits << 8 | static_cast<unsigned char>(invert ? ~p[i] : p[i]);
+  *v = static_cast<int64_t>(bits);
+  return n;
+}
 
 void PutBigEndian(uint64_t v, bool invert, std::string* out) {
   if (invert) v = ~v;
@@ -63,15 +89,16 @@ void PutValue(const Column& c, size_t r, char null_tag, bool desc, std::string* 
     out->push_back(null_tag);
     return;
   }
-  out->push_back(kPresent);
   switch (c.phys) {
     case PhysType::kI64:
-      PutBigEndian(static_cast<uint64_t>(c.i64[r]) ^ kSign, desc, out);
+      PutInt(c.i64[r], desc, out);
       break;
     case PhysType::kF64:
+      out->push_back(kPresent);
       PutBigEndian(DoubleBits(c.f64[r]), desc, out);
       break;
     case PhysType::kStr:
+      out->push_back(kPresent);
       PutString(c.str[r], desc, out);
       break;
   }
@@ -83,8 +110,7 @@ void PutValue(const Value& v, char null_tag, bool desc, std::string* out) {
       out->push_back(null_tag);
       return;
     case Value::Kind::kInt:
-      out->push_back(kPresent);
-      PutBigEndian(static_cast<uint64_t>(v.i) ^ kSign, desc, out);
+      PutInt(v.i, desc, out);
       return;
     case Value::Kind::kDouble:
       out->push_back(kPresent);
@@ -100,14 +126,20 @@ void PutValue(const Value& v, char null_tag, bool desc, std::string* out) {
 // Reads one value of physical type t at *pos (advancing it); into *v when v is not null.
 void GetValue(std::string_view key, size_t* pos, PhysType t, bool desc, Value* v) {
   const char tag = key[(*pos)++];
-  if (tag != kPresent) {
+  if (tag == kNullFirst || tag == kNullLast) {
     if (v) *v = Value::Null();
     return;
   }
-  if (t != PhysType::kStr) {
+  if (t == PhysType::kI64) {
+    int64_t i;
+    *pos += GetInt(static_cast<unsigned char>(tag), key.data() + *pos, desc, &i);
+    if (v) *v = Value::Int(i);
+    return;
+  }
+  if (t == PhysType::kF64) {
     const uint64_t bits = GetBigEndian(key.data() + *pos, desc);
     *pos += 8;
-    if (v) *v = t == PhysType::kI64 ? Value::Int(static_cast<int64_t>(bits ^ kSign)) : Value::Double(BitsDouble(bits));
+    if (v) *v = Value::Double(BitsDouble(bits));
     return;
   }
   const char x = desc ? static_cast<char>(0xff) : 0;
@@ -152,6 +184,20 @@ std::vector<Value> RowOfTieBreak(std::string_view tie, std::span<const PhysType>
 
 std::vector<Value> RowOfOrderKey(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types) {
   return RowOfTieBreak(key.substr(OrderKeySortBytes(key, keys, types)), types);
+}
+
+InlineKey::InlineKey(std::string_view s) {
+  if (s.size() <= kInline) {
+    if (!s.empty()) std::memcpy(rep_, s.data(), s.size());
+    rep_[kInline] = static_cast<char>(s.size());
+    return;
+  }
+  char* p = new char[s.size()];
+  std::memcpy(p, s.data(), s.size());
+  const uint64_t size = s.size();
+  std::memcpy(rep_, &p, 8);
+  std::memcpy(rep_ + 8, &size, 8);
+  rep_[kInline] = static_cast<char>(kHeap);
 }
 
 }  // namespace fld

@@ -5,19 +5,24 @@
 // of the row ascending (the tie-break: rows equal on the sort keys sort by the whole row, as
 // SortedRowLess in core/operators/topk.h does, so the order is total and the same on every run).
 // Each value is a tag byte, then for a non-NULL value its bytes:
-//   - tag: NULL 0x00 in the tie-break, and in the sort part 0x00 with NULLS FIRST, 0x02 with
-//     NULLS LAST; non-NULL 0x01 (so NULL placement does not depend on ASC / DESC);
-//   - integer: the 8 bytes big-endian of the value with its sign bit flipped;
+//   - tag: NULL 0x00 in the tie-break, and in the sort part 0x00 with NULLS FIRST, 0xff with
+//     NULLS LAST; a non-NULL double or string 0x01, an integer its own (below), all strictly
+//     between (so NULL placement does not depend on ASC / DESC);
+//   - integer: a tag of its sign and length (0x09 + n for a value >= 0 of n significant bytes,
+//     0x09 - n for a negative one whose complement has n: 0x01 to 0x11, for DESC inverted), then
+//     its n low bytes big-endian: 1 to 9 bytes, a small integer few;
 //   - double: the 8 bytes big-endian of its bits with the sign bit flipped when positive, all
 //     bits flipped when negative; -0.0 is written as 0.0 and every NaN as one NaN, which sorts
 //     after +infinity (the order of Value's <=>, under which those are equal);
 //   - string: its bytes with each 0x00 written 0x00 0xFF, then 0x00 0x00 (no key is a prefix
 //     of another, so bytes order as the strings do);
-//   - DESC: the value's bytes (not its tag) inverted.
+//   - DESC: the value's bytes (not a NULL's or a double's or string's tag) inverted.
 // Rows whose keys are byte-equal are equal under that order, and the other way round; the row
 // comes back from the tie-break part (RowOfOrderKey), given the columns' physical types.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -49,5 +54,64 @@ size_t OrderKeySortBytes(std::string_view key, std::span<const SortKey> keys, st
 std::vector<Value> RowOfTieBreak(std::string_view tie, std::span<const PhysType> types);
 // The row an order key holds.
 std::vector<Value> RowOfOrderKey(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types);
+
+// A byte string for the keys of B-trees of order keys: up to 23 bytes inline (24 bytes in all,
+// a tree slot and its comparisons touching no other memory), longer ones on the heap.
+class InlineKey {
+ public:
+  InlineKey() { rep_[kInline] = 0; }
+  explicit InlineKey(std::string_view s);
+  InlineKey(const InlineKey& o) : InlineKey(o.view()) {}
+  InlineKey(InlineKey&& o) noexcept {
+    std::memcpy(rep_, o.rep_, sizeof(rep_));
+    o.rep_[kInline] = 0;
+  }
+  InlineKey& operator=(const InlineKey& o) {
+    if (this != &o) *this = InlineKey(o.view());
+    return *this;
+  }
+  InlineKey& operator=(InlineKey&& o) noexcept {
+    if (this != &o) {
+      Free();
+      std::memcpy(rep_, o.rep_, sizeof(rep_));
+      o.rep_[kInline] = 0;
+    }
+    return *this;
+  }
+  ~InlineKey() { Free(); }
+  std::string_view view() const {
+    const auto n = static_cast<unsigned char>(rep_[kInline]);
+    if (n != kHeap) return {rep_, n};
+    const char* p;
+    uint64_t size;
+    std::memcpy(&p, rep_, 8);
+    std::memcpy(&size, rep_ + 8, 8);
+    return {p, size};
+  }
+  // Heap bytes held (0 when inline).
+  size_t HeapBytes() const { return static_cast<unsigned char>(rep_[kInline]) == kHeap ? view().size() : 0; }
+
+ private:
+  static constexpr size_t kInline = 23;
+  static constexpr unsigned char kHeap = 0xff;  // in rep_[kInline]: rep_ holds a pointer and a size
+  void Free() {
+    if (static_cast<unsigned char>(rep_[kInline]) != kHeap) return;
+    char* p;
+    std::memcpy(&p, rep_, 8);
+    delete[] p;
+  }
+  alignas(8) char rep_[kInline + 1];
+};
+
+// Orders InlineKeys (and string views) by their bytes, as memcmp does.
+struct InlineKeyLess {
+  using is_transparent = void;
+  static std::string_view View(const InlineKey& k) { return k.view(); }
+  static std::string_view View(std::string_view s) { return s; }
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    return View(a) < View(b);
+  }
+};
 
 }  // namespace fld

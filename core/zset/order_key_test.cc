@@ -4,9 +4,12 @@
 // strings with NUL and 0xFF bytes, prefixes of one another).
 #include "core/zset/order_key.h"
 
+#include <absl/container/btree_map.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -44,16 +47,28 @@ Value RandomValue(std::mt19937_64& rng, PhysType t) {
   if (rng() % 6 == 0) return Value::Null();
   switch (t) {
     case PhysType::kI64: {
+      // Around each length boundary of the integer form (1 to 8 bytes, both signs).
       static const int64_t kEdge[] = {0,
                                       1,
                                       -1,
                                       255,
                                       256,
                                       -256,
+                                      -257,
+                                      65535,
+                                      65536,
+                                      -65536,
+                                      -65537,
                                       std::numeric_limits<int64_t>::min(),
                                       std::numeric_limits<int64_t>::max(),
-                                      int64_t{1} << 32};
-      return rng() % 2 ? Value::Int(kEdge[rng() % 9]) : Value::Int(static_cast<int64_t>(rng() % 7) - 3);
+                                      int64_t{1} << 32,
+                                      -(int64_t{1} << 32),
+                                      (int64_t{1} << 56) - 1,
+                                      -(int64_t{1} << 56)};
+      constexpr size_t kEdges = sizeof(kEdge) / sizeof(kEdge[0]);
+      if (rng() % 3 == 0) return Value::Int(static_cast<int64_t>(rng() % 7) - 3);
+      if (rng() % 2) return Value::Int(kEdge[rng() % kEdges]);
+      return Value::Int(static_cast<int64_t>(rng()) >> (rng() % 64));  // any length
     }
     case PhysType::kF64: {
       static const double kEdge[] = {0.0,
@@ -137,6 +152,54 @@ TEST_CASE("order keys from a batch's columns equal those from its rows' values",
     AppendOrderKey(keys, batch, i, &from_batch);
     AppendOrderKey(keys, rows[i], &from_row);
     REQUIRE(from_batch == from_row);
+  }
+}
+
+TEST_CASE("InlineKey holds short keys inline and long ones on the heap, through copies and moves", "[order_key]") {
+  std::mt19937_64 rng(99);
+  std::vector<std::string> strs;
+  for (int i = 0; i < 300; ++i) {
+    std::string s(rng() % 40, '\0');  // 0 to 39 bytes: inline (<= 23) and not
+    for (char& ch : s) ch = static_cast<char>(rng() % 3 == 0 ? 0 : rng() % 256);
+    strs.push_back(s);
+  }
+  for (const std::string& s : strs) {
+    InlineKey k(s);
+    REQUIRE(k.view() == s);
+    REQUIRE(k.HeapBytes() == (s.size() > 23 ? s.size() : 0));
+    InlineKey copy(k);
+    InlineKey moved(std::move(k));
+    REQUIRE(copy.view() == s);
+    REQUIRE(moved.view() == s);
+    REQUIRE(k.view().empty());  // a moved-from key is empty
+    InlineKey assigned(strs[0]);
+    assigned = copy;
+    REQUIRE(assigned.view() == s);
+    assigned = std::move(moved);
+    REQUIRE(assigned.view() == s);
+    const InlineKey& self = assigned;
+    assigned = self;  // self-assignment keeps the bytes
+    REQUIRE(assigned.view() == s);
+  }
+  // A B-tree of them (its nodes move slots around) against a std::map of strings.
+  absl::btree_map<InlineKey, int, InlineKeyLess> tree;
+  std::map<std::string, int> model;
+  for (int step = 0; step < 20000; ++step) {
+    const std::string& s = strs[rng() % strs.size()];
+    if (rng() % 3 == 0) {
+      if (auto it = tree.find(std::string_view(s)); it != tree.end()) tree.erase(it);
+      model.erase(s);
+    } else {
+      tree.try_emplace(InlineKey(s), step);
+      model.try_emplace(s, step);
+    }
+  }
+  REQUIRE(tree.size() == model.size());
+  auto m = model.begin();
+  for (const auto& [k, v] : tree) {
+    REQUIRE(k.view() == m->first);
+    REQUIRE(v == m->second);
+    ++m;
   }
 }
 
