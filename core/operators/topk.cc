@@ -72,11 +72,11 @@ TopKOp::TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t l
   if (rank_ != RankKind::kNone) out_types_.push_back(PhysType::kI64);
   const size_t shards = pool_ && !partition_.empty() ? pool_->workers() : 1;
   for (size_t s = 0; s < shards; ++s)
-    shards_.push_back(std::make_unique<Shard>(
-        Shard::Codec{[] { return Part{}; }, [this](const Part& p, std::string* out) { EncodePart(p, out); },
-                     [this](std::string_view value, Part* p) { DecodePart(value, p); },
-                     [](const Part& p) { return p.contents.empty(); },
-                     [](const Part& p) { return p.contents.size() * kTreeEntryBytes + p.heap_bytes; }}));
+    shards_.push_back(std::make_unique<Shard>(Shard::Codec{
+        [] { return Part{}; }, [this](const Part& p, std::string* out) { EncodePart(p, out); },
+        [this](std::string_view value, Part* p) { DecodePart(value, p); },
+        [](const Part& p) { return p.contents.empty(); },
+        [](const Part& p) { return p.contents.size() * kTreeEntryBytes + p.heap_bytes + p.edge.HeapBytes(); }}));
 }
 
 void TopKOp::AddRow(Part* part, std::string_view key, int64_t w) {
@@ -144,9 +144,11 @@ std::string TopKOp::PartitionKey(const Row& row) const {
   return key;
 }
 
-std::vector<TopKOp::WindowRow> TopKOp::Window(const Part& part) const {
+std::vector<TopKOp::WindowRow> TopKOp::Window(const Part& part, InlineKey* edge, bool* full) const {
   std::vector<WindowRow> w;
   const auto& contents = part.contents;
+  std::string_view last;  // the edge: the last row taken (its sort part for RANK, DENSE_RANK)
+  bool saturated;
   if (rank_ == RankKind::kNone) {
     int64_t skip = offset_, take = limit_;
     for (auto it = contents.begin(); it != contents.end() && take > 0; ++it) {
@@ -157,11 +159,14 @@ std::vector<TopKOp::WindowRow> TopKOp::Window(const Part& part) const {
       n -= skipped;
       const int64_t taken = std::min(take, n);
       take -= taken;
-      if (taken > 0)
-        w.push_back({InlineKey(it->first.view().substr(OrderKeySortBytes(it->first.view(), keys_, types_))), 0, taken});
+      if (taken > 0) {
+        last = it->first.view();
+        w.push_back({it->first, 0, taken});
+      }
     }
+    saturated = take == 0;  // later rows get places past the window
   } else {
-    int64_t before = 0, rank = 0, dense = 0;
+    int64_t before = 0, rank = 0, dense = 0, last_dense = 0;
     std::string_view prev;  // the sort part of the last row walked: peers share it
     bool has_prev = false;
     for (auto it = contents.begin(); it != contents.end(); ++it) {
@@ -178,18 +183,33 @@ std::vector<TopKOp::WindowRow> TopKOp::Window(const Part& part) const {
       has_prev = true;
       if (rank_ == RankKind::kRowNumber) {
         if (before >= limit_) break;
-        for (int64_t c = 0; c < n && before + c < limit_; ++c)
-          w.push_back({InlineKey(key.substr(split)), before + c + 1, 1});
+        for (int64_t c = 0; c < n && before + c < limit_; ++c) w.push_back({it->first, before + c + 1, 1});
+        last = key;
       } else {
         const int64_t r = rank_ == RankKind::kRank ? rank : dense;
         if (r > limit_) break;
-        w.push_back({InlineKey(key.substr(split)), r, n});
+        w.push_back({it->first, r, n});
+        last = prev;
+        last_dense = dense;
       }
       before += n;
     }
+    // Rows after the edge (not its peers) get a number, rank or dense rank past the limit.
+    saturated = rank_ == RankKind::kDenseRank ? last_dense >= limit_ : before >= limit_;
+  }
+  if (edge) {
+    *edge = InlineKey(last);
+    *full = saturated;
   }
   std::sort(w.begin(), w.end(), [](const WindowRow& a, const WindowRow& b) { return Before(a, b); });
   return w;
+}
+
+bool TopKOp::PastWindow(const Part& part, std::string_view key) const {
+  if (!part.full) return false;
+  if (rank_ == RankKind::kRank || rank_ == RankKind::kDenseRank)
+    key = key.substr(0, OrderKeySortBytes(key, keys_, types_));
+  return key > part.edge.view();
 }
 
 Batch TopKOp::Step(std::span<const Batch* const> inputs) {
@@ -246,22 +266,37 @@ void TopKOp::StepRows(Shard& shard, const Batch& in, const std::vector<std::stri
   BatchBuilder& out = *out_rows;
   const size_t n = rows.size();
   std::string key;
+  std::vector<size_t> ends;
   for (size_t i = 0; i < n;) {
     const std::string& pkey = pkeys[rows[i]];
     size_t j = i + 1;
     while (j < n && pkeys[rows[j]] == pkey) ++j;
     const size_t before_rows = out.size();
     Part& part = shard.Touch(pkey);
-    const std::vector<WindowRow> old = Window(part);
+    // The rows' order keys, end to end in `key` (ends[k - i]: where row k's ends).
+    key.clear();
+    ends.clear();
     for (size_t k = i; k < j; ++k) {
-      key.clear();
       AppendOrderKey(keys_, in, rows[k], &key);
-      AddRow(&part, key, in.weights[rows[k]]);
+      ends.push_back(key.size());
     }
-    const std::vector<WindowRow> now = Window(part);
+    auto key_of = [&](size_t k) {
+      const size_t from = k == i ? 0 : ends[k - i - 1];
+      return std::string_view(key).substr(from, ends[k - i] - from);
+    };
+    bool past = true;  // every row past the window's edge: the window stays, nothing to emit
+    for (size_t k = i; k < j && past; ++k) past = PastWindow(part, key_of(k));
+    if (past) {
+      for (size_t k = i; k < j; ++k) AddRow(&part, key_of(k), in.weights[rows[k]]);
+      i = j;
+      continue;
+    }
+    const std::vector<WindowRow> old = Window(part);
+    for (size_t k = i; k < j; ++k) AddRow(&part, key_of(k), in.weights[rows[k]]);
+    const std::vector<WindowRow> now = Window(part, &part.edge, &part.full);
     // Emit new - old, in output row order (deterministic).
     auto emit = [&](const WindowRow& e, int64_t weight) {
-      Row row = RowOfTieBreak(e.row.view(), types_);
+      Row row = RowOfOrderKey(e.row.view(), keys_, types_);
       if (rank_ != RankKind::kNone) row.push_back(Value::Int(e.rank));
       out.AppendRow(row, weight);
     };

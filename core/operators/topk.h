@@ -72,6 +72,13 @@ enum class RankKind : uint8_t { kNone, kRowNumber, kRank, kDenseRank };
 struct TopKPartition {
   absl::btree_map<InlineKey, int64_t, InlineKeyLess> contents;
   size_t heap_bytes = 0;  // bytes the keys hold outside the tree (those too long to be inline)
+  // Whether the window last computed is full: its rows take every place the window has, so a
+  // change only to rows sorting after `edge` leaves it as it is (and a step whose rows all do
+  // walks no window). `edge`: the order key of the window's last row, or its sort part for RANK
+  // and DENSE_RANK (whose ties at the edge are in the window too). Not full when unknown (a
+  // partition read back from the store).
+  bool full = false;
+  InlineKey edge;
 };
 
 // With a ThreadPool of more than one worker and a partition key, the partitions are sharded by
@@ -103,21 +110,24 @@ class TopKOp : public Operator {
   using Row = std::vector<Value>;
   using Part = TopKPartition;
   using Shard = Partitions<Part>;
-  // A row of a window: the row (its order key's tie-break part), its rank (ROW_NUMBER, RANK or
-  // DENSE_RANK; 0 without) and its copies.
+  // A row of a window: the row (its order key), its rank (ROW_NUMBER, RANK or DENSE_RANK; 0
+  // without) and its copies.
   struct WindowRow {
     InlineKey row;
     int64_t rank, copies;
   };
-  // The output order of window rows: by row, then rank.
+  // The output order of window rows: by order key (the window's order), then rank.
   static bool Before(const WindowRow& a, const WindowRow& b) {
     const int c = a.row.view().compare(b.row.view());
     return c != 0 ? c < 0 : a.rank < b.rank;
   }
-  // The current window of one partition, in output order (by row, then rank: the order of the
-  // output rows, the rank their last column). Walks the partition's first rows only (those up to
-  // the last one the window holds) and decodes none.
-  std::vector<WindowRow> Window(const Part& part) const;
+  // The current window of one partition, in output order (Before). Walks the partition's first
+  // rows only (those up to the last one the window holds) and decodes none. With `edge` not null, sets *edge and *full
+  // as TopKPartition's fields mean.
+  std::vector<WindowRow> Window(const Part& part, InlineKey* edge = nullptr, bool* full = nullptr) const;
+  // Whether a change to the row whose order key is `key` leaves the partition's window as it is
+  // (the window is full and the row sorts after its edge).
+  bool PastWindow(const Part& part, std::string_view key) const;
   // Steps the rows `rows` of `in` (sorted by partition key; pkeys[r]: row r's) in one shard:
   // appends the output to *out and, when `emitted` is not null, per partition in key order the
   // index of one of its rows and the number of output rows it gave.

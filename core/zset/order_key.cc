@@ -159,14 +159,27 @@ void GetValue(std::string_view key, size_t* pos, PhysType t, bool desc, Value* v
 
 }  // namespace
 
+namespace {
+
+// Whether column c is one of the sort keys' (its value is then in the sort part only).
+bool SortColumn(std::span<const SortKey> keys, size_t c) {
+  for (const SortKey& k : keys)
+    if (static_cast<size_t>(k.column) == c) return true;
+  return false;
+}
+
+}  // namespace
+
 void AppendOrderKey(std::span<const SortKey> keys, const Batch& b, size_t r, std::string* out) {
   for (const SortKey& k : keys) PutValue(*b.cols[k.column], r, k.nulls_first ? kNullFirst : kNullLast, k.desc, out);
-  for (const ColumnPtr& c : b.cols) PutValue(*c, r, kNullFirst, false, out);
+  for (size_t c = 0; c < b.cols.size(); ++c)
+    if (!SortColumn(keys, c)) PutValue(*b.cols[c], r, kNullFirst, false, out);
 }
 
 void AppendOrderKey(std::span<const SortKey> keys, const std::vector<Value>& row, std::string* out) {
   for (const SortKey& k : keys) PutValue(row[k.column], k.nulls_first ? kNullFirst : kNullLast, k.desc, out);
-  for (const Value& v : row) PutValue(v, kNullFirst, false, out);
+  for (size_t c = 0; c < row.size(); ++c)
+    if (!SortColumn(keys, c)) PutValue(row[c], kNullFirst, false, out);
 }
 
 size_t OrderKeySortBytes(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types) {
@@ -175,19 +188,18 @@ size_t OrderKeySortBytes(std::string_view key, std::span<const SortKey> keys, st
   return pos;
 }
 
-std::vector<Value> RowOfTieBreak(std::string_view tie, std::span<const PhysType> types) {
+std::vector<Value> RowOfOrderKey(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types) {
   size_t pos = 0;
   std::vector<Value> row(types.size());
-  for (size_t c = 0; c < types.size(); ++c) GetValue(tie, &pos, types[c], false, &row[c]);
+  for (const SortKey& k : keys) GetValue(key, &pos, types[k.column], k.desc, &row[k.column]);
+  for (size_t c = 0; c < types.size(); ++c)
+    if (!SortColumn(keys, c)) GetValue(key, &pos, types[c], false, &row[c]);
   return row;
-}
-
-std::vector<Value> RowOfOrderKey(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types) {
-  return RowOfTieBreak(key.substr(OrderKeySortBytes(key, keys, types)), types);
 }
 
 InlineKey::InlineKey(std::string_view s) {
   if (s.size() <= kInline) {
+    std::memset(rep_, 0, sizeof(rep_));
     if (!s.empty()) std::memcpy(rep_, s.data(), s.size());
     rep_[kInline] = static_cast<char>(s.size());
     return;

@@ -1,9 +1,10 @@
 // Order keys: a row encoded so that comparing the bytes (memcmp order, std::string's <) orders
 // rows as an ORDER BY does, for state kept sorted (top-K), without a comparator that decodes.
 //
-// A row's order key is, per sort key in turn, its column's value (sort part), then every column
-// of the row ascending (the tie-break: rows equal on the sort keys sort by the whole row, as
-// SortedRowLess in core/operators/topk.h does, so the order is total and the same on every run).
+// A row's order key is, per sort key in turn, its column's value (sort part), then the row's
+// other columns ascending, in column order (the tie-break: rows equal on the sort keys, equal in
+// those columns, sort by the whole row, as SortedRowLess in core/operators/topk.h does, so the
+// order is total and the same on every run; a sort key's column is not written twice).
 // Each value is a tag byte, then for a non-NULL value its bytes:
 //   - tag: NULL 0x00 in the tie-break, and in the sort part 0x00 with NULLS FIRST, 0xff with
 //     NULLS LAST; a non-NULL double or string 0x01, an integer its own (below), all strictly
@@ -18,7 +19,7 @@
 //     of another, so bytes order as the strings do);
 //   - DESC: the value's bytes (not a NULL's or a double's or string's tag) inverted.
 // Rows whose keys are byte-equal are equal under that order, and the other way round; the row
-// comes back from the tie-break part (RowOfOrderKey), given the columns' physical types.
+// comes back from the key (RowOfOrderKey), given the columns' physical types.
 #pragma once
 
 #include <cstdint>
@@ -47,11 +48,9 @@ void AppendOrderKey(std::span<const SortKey> keys, const Batch& b, size_t r, std
 void AppendOrderKey(std::span<const SortKey> keys, const std::vector<Value>& row, std::string* out);
 // The length of an order key's sort part; `types` are the columns' physical types. The key must
 // be one AppendOrderKey wrote for these sort keys and types (state in memory). Peers (rows equal
-// on the sort keys) have byte-equal sort parts; the rest of the key (the tie-break part) orders
-// rows by memcmp as std::vector<Value>'s < does.
+// on the sort keys) have byte-equal sort parts, and among peers the rest of the key (the
+// tie-break part) orders rows by memcmp as std::vector<Value>'s < does.
 size_t OrderKeySortBytes(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types);
-// The row a tie-break part holds.
-std::vector<Value> RowOfTieBreak(std::string_view tie, std::span<const PhysType> types);
 // The row an order key holds.
 std::vector<Value> RowOfOrderKey(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types);
 
@@ -59,12 +58,12 @@ std::vector<Value> RowOfOrderKey(std::string_view key, std::span<const SortKey> 
 // a tree slot and its comparisons touching no other memory), longer ones on the heap.
 class InlineKey {
  public:
-  InlineKey() { rep_[kInline] = 0; }
+  InlineKey() { std::memset(rep_, 0, sizeof(rep_)); }
   explicit InlineKey(std::string_view s);
   InlineKey(const InlineKey& o) : InlineKey(o.view()) {}
   InlineKey(InlineKey&& o) noexcept {
     std::memcpy(rep_, o.rep_, sizeof(rep_));
-    o.rep_[kInline] = 0;
+    std::memset(o.rep_, 0, sizeof(o.rep_));
   }
   InlineKey& operator=(const InlineKey& o) {
     if (this != &o) *this = InlineKey(o.view());
@@ -74,7 +73,7 @@ class InlineKey {
     if (this != &o) {
       Free();
       std::memcpy(rep_, o.rep_, sizeof(rep_));
-      o.rep_[kInline] = 0;
+      std::memset(o.rep_, 0, sizeof(o.rep_));
     }
     return *this;
   }
@@ -90,6 +89,19 @@ class InlineKey {
   }
   // Heap bytes held (0 when inline).
   size_t HeapBytes() const { return static_cast<unsigned char>(rep_[kInline]) == kHeap ? view().size() : 0; }
+  // < 0, 0, > 0 as the bytes compare (memcmp order, a prefix first). Two inline keys are
+  // compared on their first 8 bytes first, in registers: their unused bytes are zero, so a
+  // difference there is the keys' (a byte past the end of one is 0, which is where the shorter
+  // one sorts first anyway, or equal to the other's, and the whole keys decide).
+  int Compare(const InlineKey& o) const {
+    if (static_cast<unsigned char>(rep_[kInline]) != kHeap && static_cast<unsigned char>(o.rep_[kInline]) != kHeap) {
+      uint64_t x, y;
+      std::memcpy(&x, rep_, 8);
+      std::memcpy(&y, o.rep_, 8);
+      if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+    }
+    return view().compare(o.view());
+  }
 
  private:
   static constexpr size_t kInline = 23;
@@ -108,6 +120,7 @@ struct InlineKeyLess {
   using is_transparent = void;
   static std::string_view View(const InlineKey& k) { return k.view(); }
   static std::string_view View(std::string_view s) { return s; }
+  bool operator()(const InlineKey& a, const InlineKey& b) const { return a.Compare(b) < 0; }
   template <typename A, typename B>
   bool operator()(const A& a, const B& b) const {
     return View(a) < View(b);
