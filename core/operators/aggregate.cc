@@ -625,24 +625,8 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
       StepShard(shards_[s], Gather(in, rows[s]), nullptr, &b, &emitted[s]);
     outs[s] = b.Finish();
   });
-  size_t total = 0;
-  for (const Batch& b : outs) total += b.size();
-  std::vector<RowRef> order;
-  order.reserve(total);
-  std::vector<size_t> next_group(shards, 0);
-  std::vector<uint32_t> next_row(shards, 0);
-  for (;;) {
-    uint32_t best = shards;
-    for (uint32_t s = 0; s < shards; ++s)
-      if (next_group[s] < emitted[s].size() &&
-          (best == shards || emitted[s][next_group[s]].first < emitted[best][next_group[best]].first))
-        best = s;
-    if (best == shards) break;
-    const uint32_t n = emitted[best][next_group[best]++].second;
-    for (uint32_t r = 0; r < n; ++r) order.push_back({best, next_row[best]++});
-  }
   initialized_ = true;
-  return GatherRows(outs, order, out_types_, pool_);
+  return GatherRows(outs, MergeByKey(emitted), out_types_, pool_);
 }
 
 void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchBuilder* out_rows,

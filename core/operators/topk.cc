@@ -234,35 +234,19 @@ Batch TopKOp::Step(std::span<const Batch* const> inputs) {
   std::vector<std::vector<uint32_t>> rows(shards);
   for (uint32_t r = 0; r < n; ++r) rows[KeyShard(pkeys[r], shards)].push_back(r);
   std::vector<Batch> outs(shards);
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> emitted(shards);
+  std::vector<std::vector<std::pair<std::string_view, uint32_t>>> emitted(shards);
   pool_->ParallelFor(shards, [&](size_t s) {
     std::stable_sort(rows[s].begin(), rows[s].end(), by_key);
     BatchBuilder b(out_types_);
     StepRows(*shards_[s], in, pkeys, rows[s], &b, &emitted[s]);
     outs[s] = b.Finish();
   });
-  size_t total = 0;
-  for (const Batch& b : outs) total += b.size();
-  std::vector<RowRef> order;
-  order.reserve(total);
-  std::vector<size_t> next_part(shards, 0);
-  std::vector<uint32_t> next_row(shards, 0);
-  for (;;) {
-    uint32_t best = shards;
-    for (uint32_t s = 0; s < shards; ++s)
-      if (next_part[s] < emitted[s].size() &&
-          (best == shards || pkeys[emitted[s][next_part[s]].first] < pkeys[emitted[best][next_part[best]].first]))
-        best = s;
-    if (best == shards) break;
-    const uint32_t count = emitted[best][next_part[best]++].second;
-    for (uint32_t k = 0; k < count; ++k) order.push_back({best, next_row[best]++});
-  }
-  return GatherRows(outs, order, out_types_, pool_);
+  return GatherRows(outs, MergeByKey(emitted), out_types_, pool_);
 }
 
 void TopKOp::StepRows(Shard& shard, const Batch& in, const std::vector<std::string>& pkeys,
                       std::span<const uint32_t> rows, BatchBuilder* out_rows,
-                      std::vector<std::pair<uint32_t, uint32_t>>* emitted) const {
+                      std::vector<std::pair<std::string_view, uint32_t>>* emitted) const {
   BatchBuilder& out = *out_rows;
   const size_t n = rows.size();
   std::string key;
@@ -317,7 +301,7 @@ void TopKOp::StepRows(Shard& shard, const Batch& in, const std::vector<std::stri
       }
     }
     if (emitted && out.size() > before_rows)
-      emitted->emplace_back(rows[i], static_cast<uint32_t>(out.size() - before_rows));
+      emitted->emplace_back(pkey, static_cast<uint32_t>(out.size() - before_rows));
     i = j;
   }
   shard.EndStep();

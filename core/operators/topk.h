@@ -129,10 +129,10 @@ class TopKOp : public Operator {
   // (the window is full and the row sorts after its edge).
   bool PastWindow(const Part& part, std::string_view key) const;
   // Steps the rows `rows` of `in` (sorted by partition key; pkeys[r]: row r's) in one shard:
-  // appends the output to *out and, when `emitted` is not null, per partition in key order the
-  // index of one of its rows and the number of output rows it gave.
+  // appends the output to *out and, when `emitted` is not null, per partition in key order its
+  // key (a view of pkeys) and the number of output rows it gave (MergeByKey's groups).
   void StepRows(Shard& shard, const Batch& in, const std::vector<std::string>& pkeys, std::span<const uint32_t> rows,
-                BatchBuilder* out, std::vector<std::pair<uint32_t, uint32_t>>* emitted) const;
+                BatchBuilder* out, std::vector<std::pair<std::string_view, uint32_t>>* emitted) const;
   Shard& ShardOf(std::string_view pkey) { return *shards_[KeyShard(pkey, static_cast<uint32_t>(shards_.size()))]; }
   std::string PartitionKey(const Row& row) const;
   // Adds weight w to the row whose order key is `key`.

@@ -27,4 +27,30 @@ uint32_t KeyShard(std::string_view key, uint32_t shards);
 std::vector<std::vector<uint32_t>> PartitionRows(const Batch& b, std::span<const int> keys, uint32_t shards,
                                                  bool null_to_zero = false);
 
+// The order of the shards' output rows merged by key, as one shard would have emitted them:
+// groups[s] lists shard s's keys in ascending order (a key is in one shard only), each with the
+// number of consecutive rows it put in that shard's output. For GatherRows (batch.h).
+template <typename Key>
+std::vector<RowRef> MergeByKey(const std::vector<std::vector<std::pair<Key, uint32_t>>>& groups) {
+  const uint32_t shards = static_cast<uint32_t>(groups.size());
+  size_t total = 0;
+  for (const auto& g : groups)
+    for (const auto& [key, rows] : g) total += rows;
+  std::vector<RowRef> order;
+  order.reserve(total);
+  std::vector<size_t> next_group(shards, 0);
+  std::vector<uint32_t> next_row(shards, 0);
+  for (;;) {
+    uint32_t best = shards;
+    for (uint32_t s = 0; s < shards; ++s)
+      if (next_group[s] < groups[s].size() &&
+          (best == shards || groups[s][next_group[s]].first < groups[best][next_group[best]].first))
+        best = s;
+    if (best == shards) break;
+    const uint32_t n = groups[best][next_group[best]++].second;
+    for (uint32_t r = 0; r < n; ++r) order.push_back({best, next_row[best]++});
+  }
+  return order;
+}
+
 }  // namespace fld
