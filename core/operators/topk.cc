@@ -80,9 +80,10 @@ TopKOp::TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t l
 }
 
 void TopKOp::AddRow(Part* part, std::string_view key, int64_t w) {
-  auto it = part->contents.find(key);
+  InlineKey k(key);  // looked up as an InlineKey: compared in registers (InlineKey::Compare)
+  auto it = part->contents.find(k);
   if (it == part->contents.end()) {
-    it = part->contents.emplace(InlineKey(key), 0).first;
+    it = part->contents.emplace(std::move(k), 0).first;
     part->heap_bytes += KeyHeapBytes(key.size());
   }
   it->second += w;
