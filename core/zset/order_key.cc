@@ -69,6 +69,7 @@ double BitsDouble(uint64_t v) {
   return d;
 }
 
+// A string's bytes, escaped and ended (its tag not included).
 void PutString(std::string_view s, bool invert, std::string* out) {
   const char x = invert ? static_cast<char>(0xff) : 0;
   for (char c : s) {
@@ -83,43 +84,40 @@ void PutString(std::string_view s, bool invert, std::string* out) {
   out->push_back(x);
 }
 
-// One value: tag, then (not NULL) its bytes. `null_tag`: NULL's tag.
+// A non-NULL double or string: its tag, then its bytes.
+void PutDouble(double d, bool desc, std::string* out) {
+  out->push_back(kPresent);
+  PutBigEndian(DoubleBits(d), desc, out);
+}
+void PutText(std::string_view s, bool desc, std::string* out) {
+  out->push_back(kPresent);
+  PutString(s, desc, out);
+}
+
+// One value: tag, then (not NULL) its bytes. `null_tag`: NULL's tag. From a column (the per-row
+// path: no Value is built) or from a Value.
 void PutValue(const Column& c, size_t r, char null_tag, bool desc, std::string* out) {
-  if (c.IsNull(r)) {
-    out->push_back(null_tag);
-    return;
-  }
+  if (c.IsNull(r)) return out->push_back(null_tag);
   switch (c.phys) {
     case PhysType::kI64:
-      PutInt(c.i64[r], desc, out);
-      break;
+      return PutInt(c.i64[r], desc, out);
     case PhysType::kF64:
-      out->push_back(kPresent);
-      PutBigEndian(DoubleBits(c.f64[r]), desc, out);
-      break;
+      return PutDouble(c.f64[r], desc, out);
     case PhysType::kStr:
-      out->push_back(kPresent);
-      PutString(c.str[r], desc, out);
-      break;
+      return PutText(c.str[r], desc, out);
   }
 }
 
 void PutValue(const Value& v, char null_tag, bool desc, std::string* out) {
   switch (v.kind) {
     case Value::Kind::kNull:
-      out->push_back(null_tag);
-      return;
+      return out->push_back(null_tag);
     case Value::Kind::kInt:
-      PutInt(v.i, desc, out);
-      return;
+      return PutInt(v.i, desc, out);
     case Value::Kind::kDouble:
-      out->push_back(kPresent);
-      PutBigEndian(DoubleBits(v.d), desc, out);
-      return;
+      return PutDouble(v.d, desc, out);
     case Value::Kind::kString:
-      out->push_back(kPresent);
-      PutString(v.s, desc, out);
-      return;
+      return PutText(v.s, desc, out);
   }
 }
 
@@ -156,10 +154,6 @@ void GetValue(std::string_view key, size_t* pos, PhysType t, bool desc, Value* v
   }
   if (v) *v = Value::String(std::move(s));
 }
-
-}  // namespace
-
-namespace {
 
 // Whether column c is one of the sort keys' (its value is then in the sort part only).
 bool SortColumn(std::span<const SortKey> keys, size_t c) {
