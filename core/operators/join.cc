@@ -277,6 +277,80 @@ void JoinOp::ForEachRow(const Side& side, uint32_t s, F f) {
   }
 }
 
+template <typename F>
+void JoinOp::ForEachKeyRow(const Side& side, uint32_t slot, std::string_view key, RowViews* buf, F f) {
+  if (side.spine.empty()) {
+    if (slot != ArenaMap::kNone) ForEachRow(side, slot, f);
+    return;
+  }
+  buf->clear();
+  if (slot != ArenaMap::kNone)
+    ForEachRow(side, slot, [&](std::string_view row, int64_t w) { buf->emplace_back(row, w); });
+  side.spine.ForKey(key, [&](std::string_view row, int64_t w) { buf->emplace_back(row, w); });
+  if (buf->empty()) return;
+  std::stable_sort(buf->begin(), buf->end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < buf->size();) {
+    int64_t w = (*buf)[i].second;
+    size_t j = i + 1;
+    for (; j < buf->size() && (*buf)[j].first == (*buf)[i].first; ++j) w += (*buf)[j].second;
+    if (w != 0) f((*buf)[i].first, w);
+    i = j;
+  }
+}
+
+bool JoinOp::Dense(size_t lookups, size_t rows) const {
+  return rows > 0 && lookups * spine_lookup_cost_ >= rows;
+}
+
+void JoinOp::BeforeLookups(Side* side, size_t lookups, size_t rows) {
+  if (side->spine.empty() || lookups == 0) return;
+  side->spine_cost += lookups * side->spine.runs() * spine_lookup_cost_;
+  if (side->spine_cost <= side->spine.rows()) return;
+  if (Dense(lookups, rows))
+    FoldSpine(side);
+  else
+    side->spine.Merge();
+  side->spine_cost = 0;
+}
+
+void JoinOp::FoldSpine(Side* side) {
+  side->spine.Seal();
+  // In batches: the keys' hashes first, so that their slots and records are prefetched some rows
+  // ahead of their inserts (each is a cache miss, as in a step's loop).
+  struct Row {
+    std::string_view key, row;
+    int64_t w;
+    uint32_t hash;
+  };
+  std::vector<Row> batch;
+  std::string key;
+  auto flush = [&] {
+    for (size_t i = 0; i < std::min(batch.size(), kSlotsAhead); ++i) side->trace.Prefetch(batch[i].hash);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (i + kSlotsAhead < batch.size()) side->trace.Prefetch(batch[i + kSlotsAhead].hash);
+      if (i + kRecordsAhead < batch.size()) side->trace.PrefetchRecord(batch[i + kRecordsAhead].hash);
+      key.assign(batch[i].key);
+      Add(side, key, batch[i].row, batch[i].w, batch[i].hash);
+    }
+    batch.clear();
+  };
+  side->spine.ForEach([&](std::string_view k, std::string_view row, int64_t w) {
+    batch.push_back({k, row, w, ArenaMap::Hash(k)});
+    if (batch.size() == 1024) flush();
+  });
+  flush();
+  side->spine.Clear();
+  side->spine_cost = 0;
+  EraseEmptied(side);  // keys whose rows cancelled: a saved state holds no empty key
+}
+
+void JoinOp::FoldSpines() {
+  for (Shard& sh : shards_) {
+    FoldSpine(&sh.left);
+    FoldSpine(&sh.right);
+  }
+}
+
 std::string_view JoinOp::PackedRows(std::string_view rec) {
   if (rec[0] != kSlack) return rec.substr(1);
   uint32_t used;
@@ -647,10 +721,15 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
   // A side reading an aggregate (ReadSideFrom) has stepped already: its old rows are computed.
   ChangeIndex right_index;
   KeyRows old_rows;
+  RowViews key_rows_buf;
   std::string group_row;
   std::vector<int64_t> key_vals;  // a trace row's integer key columns (KeyInts)
+  // Rows go to a side's spine (nothing to prefetch there) or its trace.
+  const bool left_spine = SpineSide(left) && !Dense(dr.size(), dl.size());
+  const bool right_spine = SpineSide(right) && !Dense(dl.size(), dr.size());
+  BeforeLookups(&right, dl.size(), dr.size());
   fetch[0] = &right;
-  fetch[1] = left.source ? nullptr : &left;
+  fetch[1] = left.source || left_spine ? nullptr : &left;
   key_rows(dl, left.keys);
   for (size_t r = 0; r < dl.size(); count_row(), ++r) {
     prefetch(r);
@@ -671,9 +750,9 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
         DecodeRowInto(old_rows[i].first, &out, nl);
         out.AddWeight(dl.weights[r] * old_rows[i].second);
       }
-    } else if (uint32_t slot = Locate(&right, tkeys[r], thashes[r]); slot != ArenaMap::kNone) {
+    } else if (uint32_t slot = Locate(&right, tkeys[r], thashes[r]); slot != ArenaMap::kNone || !right.spine.empty()) {
       KeyInts(right, key, &key_vals);
-      ForEachRow(right, slot, [&](std::string_view rrow, int64_t w) {
+      ForEachKeyRow(right, slot, tkeys[r], &key_rows_buf, [&](std::string_view rrow, int64_t w) {
         AppendSide(left, dl, r, &out, 0);
         DecodeTraceRow(right, key_vals, rrow, &out, nl);
         out.AddWeight(dl.weights[r] * w);
@@ -682,11 +761,16 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
     if (left.source) continue;  // the aggregate holds the rows
     row.clear();
     EncodeSide(left, dl, r, &row);
-    Add(&left, tkeys[r], row, dl.weights[r], thashes[r]);
+    if (left_spine)
+      left.spine.Add(tkeys[r], row, dl.weights[r]);
+    else
+      Add(&left, tkeys[r], row, dl.weights[r], thashes[r]);
   }
+  left.spine.Seal();
   // L_new ⋈ ΔR, then fold ΔR into R.
+  BeforeLookups(&left, dr.size(), dl.size());
   fetch[0] = &left;
-  fetch[1] = right.source ? nullptr : &right;
+  fetch[1] = right.source || right_spine ? nullptr : &right;
   key_rows(dr, right.keys);
   for (size_t r = 0; r < dr.size(); count_row(), ++r) {
     prefetch(r);
@@ -706,9 +790,9 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
         AppendSide(right, dr, r, &out, nl);
         out.AddWeight(dr.weights[r]);
       }
-    } else if (uint32_t slot = Locate(&left, tkeys[r], thashes[r]); slot != ArenaMap::kNone) {
+    } else if (uint32_t slot = Locate(&left, tkeys[r], thashes[r]); slot != ArenaMap::kNone || !left.spine.empty()) {
       KeyInts(left, key, &key_vals);
-      ForEachRow(left, slot, [&](std::string_view lrow, int64_t w) {
+      ForEachKeyRow(left, slot, tkeys[r], &key_rows_buf, [&](std::string_view lrow, int64_t w) {
         DecodeTraceRow(left, key_vals, lrow, &out, 0);
         AppendSide(right, dr, r, &out, nl);
         out.AddWeight(w * dr.weights[r]);
@@ -717,8 +801,12 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
     if (right.source) continue;  // the aggregate holds the rows
     row.clear();
     EncodeSide(right, dr, r, &row);
-    Add(&right, tkeys[r], row, dr.weights[r], thashes[r]);
+    if (right_spine)
+      right.spine.Add(tkeys[r], row, dr.weights[r]);
+    else
+      Add(&right, tkeys[r], row, dr.weights[r], thashes[r]);
   }
+  right.spine.Seal();
 
   if (outer) {
     for (const auto& k : touched) {
@@ -786,6 +874,8 @@ void JoinOp::ClearSide(Side* side) {
   side->big_bytes = 0;
   side->gc.Clear();
   side->emptied.clear();
+  side->spine.Clear();
+  side->spine_cost = 0;
 }
 
 void JoinOp::ReadKeyRows(StateReader& r, Side* side, const std::string& key) {
@@ -808,6 +898,9 @@ void JoinOp::LoadTrace(StateReader& r, bool left) {
 }
 
 void JoinOp::SaveState(StateWriter& w) const {
+  // The spines' rows are saved as trace rows: folding them changes where the rows are held, not
+  // the state.
+  const_cast<JoinOp*>(this)->FoldSpines();
   for (const Shard& sh : shards_)
     if (sh.left.stored.backed() || sh.right.stored.backed())
       Fail(ErrorKind::kRuntime, "join: the whole state of a store-backed join is in the store");
@@ -832,6 +925,7 @@ void JoinOp::TrackChanges() {
 }
 
 void JoinOp::SaveChanges(StateWriter&, StateDelta& d) {
+  FoldSpines();  // their rows become changed keys of the traces
   std::string key, buf;
   // A key lives in one shard, so its erase still comes before a later put of it.
   for (Shard& sh : shards_)
@@ -853,6 +947,23 @@ void JoinOp::SaveChanges(StateWriter&, StateDelta& d) {
         }
         if (rec[0] != kBig) {
           d.Put(key, rec);  // the record as it is: kOne or kPacked, then the row(s)
+          return;
+        }
+        // A key's stored form depends on its rows alone, not on their history (which rows were
+        // added one by one, which came folded from a spine with their retractions cancelled):
+        // rows that fit a packed record are stored as one, whatever their form in memory.
+        buf.assign(1, kPacked);
+        ForEachRow(*side, s, [&](std::string_view row, int64_t w) {
+          if (buf.size() <= big_key_bytes_) AppendPacked(&buf, row, w);
+        });
+        if (buf.size() <= big_key_bytes_) {
+          std::string_view single;
+          if (SingleRow(buf, &single)) {
+            std::string one(1, kOne);
+            d.Put(key, one.append(single));
+            return;
+          }
+          d.Put(key, buf);
           return;
         }
         buf.assign(1, kBigRows);
@@ -893,7 +1004,8 @@ size_t JoinOp::StateMemoryBytes() const {
   size_t n = 0;
   for (const Shard& sh : shards_)
     for (const Side* side : {&sh.left, &sh.right}) {
-      n += side->trace.MemoryBytes() + side->big.capacity() * sizeof(Rows) + side->big_bytes;
+      n +=
+          side->trace.MemoryBytes() + side->big.capacity() * sizeof(Rows) + side->big_bytes + side->spine.MemoryBytes();
     }
   return n;
 }

@@ -19,6 +19,17 @@
 // (core/zset/exchange.h): a step partitions both changes by key, each worker joins its shard,
 // and the outputs are put back in the order one shard gives (the order of the input rows), so
 // outputs and saved state do not depend on the number of workers.
+// A side whose rows are looked up far less often than they are added (the fact side of a join
+// with a dimension table that stopped changing; the bids of a join with an aggregate of them,
+// which changes a few groups per step) takes a step's rows into a Spine (core/zset/spine.h) of
+// sorted runs instead of its hashed trace: its lookups read both. Once the lookups since the
+// spine was last merged would have cost more than its rows (a run search is taken as 8 trace
+// inserts), its runs are merged into one; or, when lookups have become dense (a step's lookups
+// of a side, times 8, at least the rows it adds there), it is folded into the trace, row by row,
+// and the rows of such steps go to the trace directly. A spine is folded before the state is
+// saved. Which rows sit where never changes an output: a key's rows are
+// summed and read in row order either way. Inner joins only, on sides with no waterline and not
+// reading an aggregate.
 // With waterlines on both sides of key column i, the rows of both sides whose key column i lies
 // below the smaller one are discarded after each step: no future change of either side can
 // have that key, so such rows neither match nor change padding again.
@@ -41,6 +52,7 @@
 #include "core/operators/aggregate.h"
 #include "core/zset/arena_map.h"
 #include "core/zset/exchange.h"
+#include "core/zset/spine.h"
 
 namespace fld {
 
@@ -88,6 +100,9 @@ class JoinOp : public Operator {
   bool ReadSideFrom(bool left, AggregateOp* agg);
   // The record size from which a key's rows move to an ordered map (tests lower it).
   void set_big_key_bytes(size_t n) { big_key_bytes_ = n; }
+  // What a lookup in a spine's run counts for, in trace inserts (0: lookups never fold a spine;
+  // tests set it so).
+  void set_spine_lookup_cost(size_t n) { spine_lookup_cost_ = n; }
 
  private:
   using Rows = std::map<std::string, int64_t, std::less<>>;  // row encoding -> weight
@@ -142,6 +157,8 @@ class JoinOp : public Operator {
     std::vector<std::string> emptied;
     AggregateOp* source = nullptr;  // ReadSideFrom: the aggregate whose groups are this side
     std::string scratch;            // Add's buffer for a new key's record
+    Spine spine;                    // rows added but not yet in the trace (see the top of this file)
+    size_t spine_cost = 0;          // lookups in the spine since it was last merged, in trace inserts
   };
   struct Shard {
     Side left, right;
@@ -166,6 +183,25 @@ class JoinOp : public Operator {
   using KeyRows = std::vector<std::pair<std::string, int64_t>>;
   size_t OldRows(const Side& side, uint32_t shard, const Batch& d, const std::string& key, uint32_t hash,
                  ChangeIndex* index, KeyRows* out);
+  // Whether a side takes its rows into its spine: an inner join's side that keeps a trace and
+  // has no waterline.
+  bool SpineSide(const Side& side) const { return !side.source && !side.gc.active() && !outer(); }
+  // Whether a step's `lookups` of a side's keys are many for the `rows` it adds to the side: its
+  // rows then go to its trace, not its spine.
+  bool Dense(size_t lookups, size_t rows) const;
+  // Before a step's `lookups` of side's keys (it adds `rows` rows to the side): once they and
+  // the lookups since the spine was last merged or folded cost more than its rows, merges its
+  // runs, or folds it into the trace when the step's lookups are dense.
+  void BeforeLookups(Side* side, size_t lookups, size_t rows);
+  // Adds every row of side's spine to its trace and empties the spine.
+  void FoldSpine(Side* side);
+  void FoldSpines();
+  // f(row, weight) for each row of `key` (in the trace's form) with a non-zero weight, in row
+  // order: those of the trace's slot (kNone: none) summed with those of the spine. `buf` is
+  // scratch space.
+  using RowViews = std::vector<std::pair<std::string_view, int64_t>>;
+  template <typename F>
+  static void ForEachKeyRow(const Side& side, uint32_t slot, std::string_view key, RowViews* buf, F f);
   // Erases the keys of side.emptied whose records are still empty.
   void EraseEmptied(Side* side);
   void SaveTrace(StateWriter& w, bool left) const;
@@ -223,6 +259,8 @@ class JoinOp : public Operator {
   ThreadPool* pool_;
   bool pad_left_, pad_right_;
   size_t big_key_bytes_ = 4096;
+  // A lookup binary-searches each run: a dozen or so cache misses, where an insert takes one or two.
+  size_t spine_lookup_cost_ = 8;
 };
 
 }  // namespace fld

@@ -790,6 +790,32 @@ std::vector<Scenario> JoinScenarios() {
     sc.iterations = 60;
     out.push_back(std::move(sc));
   }
+  // Inner joins whose sides keep every row in their spines (core/zset/spine.h) until a save folds
+  // them: lookups read trace and spine together, including rows cancelled across runs.
+  for (const bool big : {false, true}) {
+    Scenario sc = JoinScenario(big ? "join on int, spines kept, big keys" : "join on int, spines kept",
+                               {kKey3, kStr, kInt}, {kKey3, kDbl}, {0}, {0}, false, false);
+    Types lt = TypesOf({kKey3, kStr, kInt}), rt = TypesOf({kKey3, kDbl});
+    auto make = [=](ThreadPool* pool) {
+      auto j = std::make_unique<JoinOp>(lt, rt, std::vector<int>{0}, std::vector<int>{0}, false, false, pool);
+      j->set_spine_lookup_cost(0);
+      if (big) j->set_big_key_bytes(40);
+      return j;
+    };
+    sc.make = [=] { return make(nullptr); };
+    sc.make_pooled = make;
+    sc.iterations = 60;
+    out.push_back(std::move(sc));
+  }
+  Scenario cross = JoinScenario("cross join, spines kept", {kKey3, kStr}, {kInt}, {}, {}, false, false);
+  Types clt = TypesOf({kKey3, kStr}), crt = TypesOf({kInt});
+  cross.make = [=] {
+    auto j = std::make_unique<JoinOp>(clt, crt, std::vector<int>{}, std::vector<int>{}, false, false);
+    j->set_spine_lookup_cost(0);
+    return j;
+  };
+  cross.iterations = 40;
+  out.push_back(std::move(cross));
   return out;
 }
 
