@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/common/serialize.h"
+#include "core/zset/arena_map.h"
 
 namespace fld {
 
@@ -70,11 +71,25 @@ void Spine::Writer::Put(std::string_view key, std::string_view row, int64_t w) {
   run_.bytes.append(head, n);
   if (!same) {
     run_.bytes.append(key);
+    if (run_.rows == 0 || key != last_key_) hashes_.push_back(FilterHash(key));  // (a block may open with the last key)
     last_key_.assign(key);
   }
   run_.bytes.append(row);
   if (w != 1) run_.bytes.append(head, PutVarint(head, ZigZag(w)));
   ++run_.rows;
+}
+
+Spine::Run Spine::Writer::Finish() {
+  // A power of two of words, 8 bits or more per key.
+  const size_t words = std::bit_ceil(std::max<size_t>(1, (hashes_.size() * 8 + 63) / 64));
+  run_.filter.assign(words, 0);
+  run_.filter_shift = 64 - std::countr_zero(words);
+  for (const uint64_t h : hashes_) run_.filter[FilterWord(run_, h)] |= FilterBits(h);
+  return std::move(run_);
+}
+
+uint64_t Spine::FilterHash(std::string_view key) {
+  return (uint64_t{ArenaMap::Hash(key)} | (uint64_t{key.size()} << 32)) * 0x9E3779B97F4A7C15ull;
 }
 
 size_t Spine::FirstBlockFor(const Run& run, std::string_view key) {
@@ -199,7 +214,8 @@ size_t Spine::MemoryBytes() const {
   // (An empty std::string's capacity is its inline buffer: nothing is held until a row comes.)
   size_t n = pending_at_.capacity() == 0 ? 0 : pending_.capacity() + pending_at_.capacity() * sizeof(uint32_t);
   n += runs_.capacity() * sizeof(Run);
-  for (const Run& r : runs_) n += r.bytes.capacity() + r.blocks.capacity() * sizeof(uint32_t);
+  for (const Run& r : runs_)
+    n += r.bytes.capacity() + r.blocks.capacity() * sizeof(uint32_t) + r.filter.capacity() * sizeof(uint64_t);
   return n;
 }
 

@@ -25,6 +25,7 @@
 // and before its state is saved.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -52,7 +53,9 @@ class Spine {
   // same row may come more than once (from different runs); the caller sums.
   template <typename F>
   void ForKey(std::string_view key, F f) const {
+    const uint64_t h = FilterHash(key);
     for (const Run& run : runs_) {
+      if (!MayHave(run, h)) continue;
       Cursor c(run, FirstBlockFor(run, key));
       while (c.Next()) {
         const int cmp = c.key.compare(key);
@@ -79,7 +82,21 @@ class Spine {
     std::string bytes;
     std::vector<uint32_t> blocks;  // offset of every kBlockRows-th entry
     size_t rows = 0;
+    // A Bloom filter of the run's keys, about 8 bits per key, two bits set per key in one word
+    // (a lookup of a key the run lacks, as most are, reads one word of it: 5% pass anyway).
+    std::vector<uint64_t> filter;
+    int filter_shift = 64;  // FilterHash's high bits past it pick the word
   };
+  // A key's hash for the filters (its bits mixed, so that any of them may be used).
+  static uint64_t FilterHash(std::string_view key);
+  static uint64_t FilterBits(uint64_t h) { return (uint64_t{1} << (h & 63)) | (uint64_t{1} << ((h >> 6) & 63)); }
+  static size_t FilterWord(const Run& run, uint64_t h) {
+    return run.filter_shift >= 64 ? 0 : static_cast<size_t>(h >> run.filter_shift);
+  }
+  static bool MayHave(const Run& run, uint64_t h) {
+    const uint64_t bits = FilterBits(h);
+    return (run.filter[FilterWord(run, h)] & bits) == bits;
+  }
   // Reads a run's entries from an offset where a block starts.
   struct Cursor {
     Cursor(const Run& run, size_t offset) : p(run.bytes.data() + offset), end(run.bytes.data() + run.bytes.size()) {}
@@ -94,11 +111,13 @@ class Spine {
    public:
     explicit Writer(size_t reserve_bytes);
     void Put(std::string_view key, std::string_view row, int64_t w);
-    Run Finish() { return std::move(run_); }
+    // The run, its filter built.
+    Run Finish();
 
    private:
     Run run_;
     std::string last_key_;
+    std::vector<uint64_t> hashes_;  // FilterHash of each key written
   };
   // The offset of the block from which a run's entries of `key` are read: the last block whose
   // first key sorts before `key` (a key's entries may start in the block before the one it opens).
