@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "core/common/serialize.h"
 #include "core/zset/arena_map.h"
@@ -36,7 +37,11 @@ constexpr size_t kMaxRunBytes = size_t{3} << 30;
 void Spine::Add(std::string_view key, std::string_view row, int64_t w) {
   if (w == 0) return;
   if (pending_.size() > kMaxRunBytes / 2) Seal();  // keeps pending offsets within 32 bits
-  pending_at_.push_back(static_cast<uint32_t>(pending_.size()));
+  unsigned char b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::memcpy(b, key.data(), std::min<size_t>(8, key.size()));
+  uint64_t prefix = 0;
+  for (const unsigned char c : b) prefix = (prefix << 8) | c;
+  refs_.push_back({prefix, static_cast<uint32_t>(pending_.size())});
   char head[20];
   size_t n = PutVarint(head, key.size());
   n += PutVarint(head + n, row.size());
@@ -107,30 +112,45 @@ size_t Spine::FirstBlockFor(const Run& run, std::string_view key) {
   return lo == 0 ? 0 : run.blocks[lo - 1];
 }
 
-void Spine::Seal() {
-  if (pending_at_.empty()) return;
-  // Sorted by the key's first 8 bytes (big-endian: their byte order), then by whole key and row
-  // where those are equal (keys of a few bytes rarely are, but for rows of one key).
-  struct Ref {
-    uint64_t prefix;
-    uint32_t at;
-  };
-  const char* base = pending_.data();
-  std::vector<Ref> refs(pending_at_.size());
-  for (size_t i = 0; i < refs.size(); ++i) {
-    const Pending e = ReadPending(base + pending_at_[i]);
-    unsigned char b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    std::memcpy(b, e.key.data(), std::min<size_t>(8, e.key.size()));
-    uint64_t prefix = 0;
-    for (unsigned char c : b) prefix = (prefix << 8) | c;
-    refs[i] = {prefix, pending_at_[i]};
+namespace {
+// Sorts refs by prefix: least significant byte first, skipping the bytes all of them share (the
+// zero padding of keys under 8 bytes, the high bytes of small integers).
+template <typename Ref>
+void RadixSort(std::vector<Ref>* refs) {
+  const size_t n = refs->size();
+  std::vector<size_t> count(8 * 256, 0);
+  for (const Ref& r : *refs)
+    for (int b = 0; b < 8; ++b) ++count[b * 256 + ((r.prefix >> (8 * b)) & 255)];
+  std::vector<Ref> tmp(n);
+  for (int b = 0; b < 8; ++b) {
+    size_t* c = &count[b * 256];
+    if (c[(refs->front().prefix >> (8 * b)) & 255] == n) continue;  // one value of this byte
+    size_t sum = 0;
+    for (int v = 0; v < 256; ++v) sum += std::exchange(c[v], sum);
+    for (const Ref& r : *refs) tmp[c[(r.prefix >> (8 * b)) & 255]++] = r;
+    refs->swap(tmp);
   }
-  std::sort(refs.begin(), refs.end(), [base](const Ref& a, const Ref& b) {
-    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+}
+}  // namespace
+
+void Spine::Seal() {
+  if (refs_.empty()) return;
+  // Sorted by the key's first 8 bytes (big-endian: their byte order), then by whole key and row
+  // among those equal there (keys of a few bytes rarely are, but for rows of one key).
+  const char* base = pending_.data();
+  std::vector<Ref>& refs = refs_;
+  RadixSort(&refs);
+  auto less = [base](const Ref& a, const Ref& b) {
     const Pending x = ReadPending(base + a.at), y = ReadPending(base + b.at);
     if (const int c = x.key.compare(y.key); c != 0) return c < 0;
     return x.row < y.row;
-  });
+  };
+  for (size_t i = 0; i < refs.size();) {
+    size_t j = i + 1;
+    while (j < refs.size() && refs[j].prefix == refs[i].prefix) ++j;
+    if (j - i > 1) std::sort(refs.begin() + static_cast<ptrdiff_t>(i), refs.begin() + static_cast<ptrdiff_t>(j), less);
+    i = j;
+  }
   Writer out(pending_.size());
   for (size_t i = 0; i < refs.size();) {
     const Pending e = ReadPending(base + refs[i].at);
@@ -145,7 +165,7 @@ void Spine::Seal() {
     i = j;
   }
   pending_.clear();
-  pending_at_.clear();
+  refs_.clear();
   Run run = out.Finish();
   if (run.rows == 0) return;
   run.bytes.shrink_to_fit();  // reserved for the pending bytes, which take more
@@ -212,7 +232,7 @@ void Spine::MergeTail(size_t first) {
 
 size_t Spine::MemoryBytes() const {
   // (An empty std::string's capacity is its inline buffer: nothing is held until a row comes.)
-  size_t n = pending_at_.capacity() == 0 ? 0 : pending_.capacity() + pending_at_.capacity() * sizeof(uint32_t);
+  size_t n = refs_.capacity() == 0 ? 0 : pending_.capacity() + refs_.capacity() * sizeof(Ref);
   n += runs_.capacity() * sizeof(Run);
   for (const Run& r : runs_)
     n += r.bytes.capacity() + r.blocks.capacity() * sizeof(uint32_t) + r.filter.capacity() * sizeof(uint64_t);
@@ -223,7 +243,7 @@ void Spine::Clear() {
   std::vector<Run>().swap(runs_);
   rows_ = 0;
   std::string().swap(pending_);
-  std::vector<uint32_t>().swap(pending_at_);
+  std::vector<Ref>().swap(refs_);
 }
 
 }  // namespace fld

@@ -127,8 +127,14 @@ class Spine {
 
   std::vector<Run> runs_;  // oldest first
   size_t rows_ = 0;
-  std::string pending_;  // the run being built: [varint key length][varint row length][key][row][int64 weight]
-  std::vector<uint32_t> pending_at_;  // offset of each pending entry
+  // The run being built: entries [varint key length][varint row length][key][row][int64 weight],
+  // and per entry its key's first 8 bytes (big-endian, zero-padded) and its offset.
+  struct Ref {
+    uint64_t prefix;
+    uint32_t at;
+  };
+  std::string pending_;
+  std::vector<Ref> refs_;
 };
 
 }  // namespace fld
