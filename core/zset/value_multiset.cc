@@ -1,10 +1,25 @@
 #include "core/zset/value_multiset.h"
 
+#include <algorithm>
+
 namespace fld {
 
 void ValueMultiset::Add(const Value& v, int64_t w) {
   if (w == 0) return;
-  if (compact_ && v.kind == Value::Kind::kInt) return AddInt(v.i, w);
+  if (compact_ && v.kind == Value::Kind::kInt) {
+    if (w == 1 && negative_ == 0) {
+      if (pending_.empty()) {
+        pending_min_ = pending_max_ = v.i;
+      } else {
+        pending_min_ = std::min(pending_min_, v.i);
+        pending_max_ = std::max(pending_max_, v.i);
+      }
+      pending_.push_back(v.i);
+      return;
+    }
+    Flush();  // a weight that may turn negative: the trees hold every value from now on
+    return AddInt(v.i, w);
+  }
   if (compact_ && !v.IsNull()) Spill();
   auto it = other_.try_emplace(v, 0).first;
   it->second += w;
@@ -14,8 +29,19 @@ void ValueMultiset::Add(const Value& v, int64_t w) {
 void ValueMultiset::AddAll(const ValueMultiset& o) {
   if (compact_ && o.compact_) {
     for (const auto& [v, w] : o.other_) Add(v, w);  // NULL only
-    for (const int64_t i : o.ones_) AddInt(i, 1);
-    for (const auto& [i, w] : o.ints_) AddInt(i, w);
+    Value x = Value::Int(0);
+    for (const int64_t i : o.pending_) {
+      x.i = i;
+      Add(x, 1);
+    }
+    for (const int64_t i : o.ones_) {
+      x.i = i;
+      Add(x, 1);
+    }
+    for (const auto& [i, w] : o.ints_) {
+      x.i = i;
+      Add(x, w);
+    }
     return;
   }
   o.ForEach([&](const Value& v, int64_t w) { Add(v, w); });
@@ -32,13 +58,19 @@ void ValueMultiset::AddInt(int64_t i, int64_t w) {
       return;
     }
     if (ones_.erase(i)) {
-      if (w != -1) ints_.emplace(i, 1 + w);
+      if (w != -1) {
+        ints_.emplace(i, 1 + w);
+        negative_ += 1 + w < 0;
+      }
       return;
     }
     ints_.emplace(i, w);
+    negative_ += w < 0;
     return;
   }
+  negative_ -= it->second < 0;
   it->second += w;
+  negative_ += it->second < 0;
   if (it->second == 0) {
     ints_.erase(it);
   } else if (it->second == 1) {
@@ -47,7 +79,30 @@ void ValueMultiset::AddInt(int64_t i, int64_t w) {
   }
 }
 
+void ValueMultiset::FlushPending() {
+  // In ascending order: each insert's path through the B-tree is mostly the last one's.
+  std::sort(pending_.begin(), pending_.end());
+  for (const int64_t i : pending_) AddInt(i, 1);
+  std::vector<int64_t>().swap(pending_);
+}
+
+// With values pending no weight is negative: the extremes are those of the trees and the pending.
 Value ValueMultiset::FirstPositive() const {
+  for (const auto& [v, w] : other_)
+    if (w > 0) return v;  // NULL: it sorts first
+  const Value t = TreeFirst();
+  if (pending_.empty() || (!t.IsNull() && t.i < pending_min_)) return t;
+  return Value::Int(pending_min_);
+}
+
+Value ValueMultiset::LastPositive() const {
+  const Value t = TreeLast();
+  if (pending_.empty()) return t;
+  if (t.kind == Value::Kind::kInt && t.i > pending_max_) return t;
+  return Value::Int(pending_max_);
+}
+
+Value ValueMultiset::TreeFirst() const {
   for (const auto& [v, w] : other_)
     if (w > 0) return v;
   for (const auto& [i, w] : ints_) {  // the first positive of ints_, or the first of ones_ before it
@@ -58,7 +113,7 @@ Value ValueMultiset::FirstPositive() const {
   return Value::Null();
 }
 
-Value ValueMultiset::LastPositive() const {
+Value ValueMultiset::TreeLast() const {
   for (auto it = ints_.rbegin(); it != ints_.rend(); ++it) {
     if (!ones_.empty() && *ones_.rbegin() > it->first) return Value::Int(*ones_.rbegin());
     if (it->second > 0) return Value::Int(it->first);
@@ -73,10 +128,12 @@ size_t ValueMultiset::HeapBytes() const {
   // An estimate in constant time: B-tree nodes of 16-byte entries about 3/4 full (a random
   // insertion order; ascending insertions fill them), a red-black tree node is 32 bytes of links
   // and colour plus its pair.
-  return ones_.size() * 11 + ints_.size() * 22 + other_.size() * (32 + sizeof(std::pair<const Value, int64_t>));
+  return pending_.capacity() * sizeof(int64_t) + ones_.size() * 11 + ints_.size() * 22 +
+         other_.size() * (32 + sizeof(std::pair<const Value, int64_t>));
 }
 
 void ValueMultiset::Spill() {
+  Flush();
   compact_ = false;
   for (const int64_t i : ones_) other_.emplace(Value::Int(i), 1);
   for (const auto& [i, w] : ints_) other_.emplace(Value::Int(i), w);

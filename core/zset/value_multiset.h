@@ -13,14 +13,22 @@
 //
 // A weight that reaches 0 removes its value, so every value held has a nonzero weight; weights
 // may be negative (a retraction seen before its insertion).
+//
+// Integers added with weight 1 while no weight is negative (an append-only input's, all of
+// them) wait unsorted in a vector, with their minimum and maximum, until something needs them in
+// order or a weight other than 1 arrives: a B-tree insert took 80 ns, a MAX over 10M bids spent
+// 13% of its time there, and MIN and MAX read only the extremes. Readers that walk the values
+// (ForEach, size, a checkpoint) sort them and merge them with the trees as they go.
 #pragma once
 
 #include <absl/container/btree_map.h>
 #include <absl/container/btree_set.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <vector>
 
 #include "core/types/types.h"
 
@@ -32,27 +40,22 @@ class ValueMultiset {
   void Add(const Value& v, int64_t w);
   // Adds every value of `o` with its weight.
   void AddAll(const ValueMultiset& o);
-  size_t size() const { return ones_.size() + ints_.size() + other_.size(); }
-  bool empty() const { return ones_.empty() && ints_.empty() && other_.empty(); }
+  size_t size() const {
+    if (pending_.empty()) return ones_.size() + ints_.size() + other_.size();
+    size_t n = other_.size();
+    ForEachInt([&](int64_t, int64_t) { ++n; });
+    return n;
+  }
+  bool empty() const { return pending_.empty() && ones_.empty() && ints_.empty() && other_.empty(); }
   // Calls f(const Value&, int64_t weight) for each value, in ascending Value order.
   template <class F>
   void ForEach(F&& f) const {
     for (const auto& [v, w] : other_) f(v, w);  // with integers held, only NULL: it sorts first
-    if (ints_.empty() && ones_.empty()) return;
     Value x = Value::Int(0);
-    auto one = ones_.begin();
-    for (const auto& [i, w] : ints_) {  // merged with ones_ (the two hold different values)
-      for (; one != ones_.end() && *one < i; ++one) {
-        x.i = *one;
-        f(static_cast<const Value&>(x), int64_t{1});
-      }
+    ForEachInt([&](int64_t i, int64_t w) {
       x.i = i;
       f(static_cast<const Value&>(x), w);
-    }
-    for (; one != ones_.end(); ++one) {
-      x.i = *one;
-      f(static_cast<const Value&>(x), int64_t{1});
-    }
+    });
   }
   // The smallest (largest) value whose weight is positive; NULL when there is none.
   Value FirstPositive() const;
@@ -62,12 +65,49 @@ class ValueMultiset {
 
  private:
   void AddInt(int64_t i, int64_t w);  // while compact_
+  // Inserts the pending integers into the trees.
+  void Flush() {
+    if (!pending_.empty()) FlushPending();
+  }
+  void FlushPending();
+  // f(value, weight) for each integer value (while compact_), ascending: ones_, ints_ and the
+  // pending merged (sorting pending_ in place: the readers leave what is held, and so HeapBytes,
+  // as it was).
+  template <class F>
+  void ForEachInt(F&& f) const {
+    if (!compact_) return;
+    std::sort(pending_.begin(), pending_.end());
+    auto one = ones_.begin();
+    auto in = ints_.begin();
+    auto p = pending_.begin();
+    for (;;) {
+      int64_t v = INT64_MAX;
+      bool any = false;
+      if (one != ones_.end()) v = *one, any = true;
+      if (in != ints_.end() && (!any || in->first < v)) v = in->first, any = true;
+      if (p != pending_.end() && (!any || *p < v)) v = *p, any = true;
+      if (!any) return;
+      int64_t w = 0;
+      if (one != ones_.end() && *one == v) ++w, ++one;  // ones_ and ints_ hold different values
+      if (in != ints_.end() && in->first == v) w += in->second, ++in;
+      for (; p != pending_.end() && *p == v; ++p) ++w;
+      f(v, w);  // not 0: pending values come only while no weight is negative
+    }
+  }
   // Moves the integers into other_: from now on every value is kept there.
   void Spill();
+  // FirstPositive, LastPositive over the trees alone.
+  Value TreeFirst() const;
+  Value TreeLast() const;
 
   absl::btree_set<int64_t> ones_;           // while compact_: the integer values of weight 1
   absl::btree_map<int64_t, int64_t> ints_;  // while compact_: the other integer values
-  std::map<Value, int64_t> other_;          // while compact_: NULL only; after: every value
+  size_t negative_ = 0;                     // values of ints_ whose weight is negative
+  // While compact_ and negative_ is 0: integers of weight 1 each not yet in the trees (a value may
+  // be there already, or here twice), with their minimum and maximum. mutable: readers sort it.
+  mutable std::vector<int64_t> pending_;
+  int64_t pending_min_ = 0, pending_max_ = 0;
+  std::map<Value, int64_t> other_;  // while compact_: NULL only; after: every value
   bool compact_ = true;
 };
 

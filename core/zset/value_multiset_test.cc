@@ -22,19 +22,8 @@ void ModelAdd(Model* m, const Value& v, int64_t w) {
   if (it->second == 0) m->erase(it);
 }
 
-void CheckSame(const ValueMultiset& s, const Model& model) {
-  REQUIRE(s.size() == model.size());
-  REQUIRE(s.empty() == model.empty());
-  std::vector<std::pair<Value, int64_t>> seen;
-  s.ForEach([&](const Value& v, int64_t w) { seen.emplace_back(v, w); });
-  REQUIRE(seen.size() == model.size());
-  size_t i = 0;
-  for (const auto& [v, w] : model) {
-    REQUIRE(seen[i].first.kind == v.kind);
-    REQUIRE(seen[i].first == v);
-    REQUIRE(seen[i].second == w);
-    ++i;
-  }
+// The positive extremes of the model.
+void CheckExtremes(const ValueMultiset& s, const Model& model) {
   Value first = Value::Null(), last = Value::Null();
   for (auto it = model.begin(); it != model.end(); ++it)
     if (it->second > 0) {
@@ -50,6 +39,26 @@ void CheckSame(const ValueMultiset& s, const Model& model) {
   REQUIRE(s.FirstPositive().kind == first.kind);
   REQUIRE(s.LastPositive() == last);
   REQUIRE(s.LastPositive().kind == last.kind);
+}
+
+// Extremes first (they do not insert pending integers into the trees), then the values in order
+// (which do), then the extremes again.
+void CheckSame(const ValueMultiset& s, const Model& model) {
+  REQUIRE(s.empty() == model.empty());
+  CheckExtremes(s, model);
+  REQUIRE(s.size() == model.size());
+  REQUIRE(s.empty() == model.empty());
+  std::vector<std::pair<Value, int64_t>> seen;
+  s.ForEach([&](const Value& v, int64_t w) { seen.emplace_back(v, w); });
+  REQUIRE(seen.size() == model.size());
+  size_t i = 0;
+  for (const auto& [v, w] : model) {
+    REQUIRE(seen[i].first.kind == v.kind);
+    REQUIRE(seen[i].first == v);
+    REQUIRE(seen[i].second == w);
+    ++i;
+  }
+  CheckExtremes(s, model);
 }
 
 // A random value: mostly integers from a small range (so values repeat and cancel), some NULLs,
@@ -87,6 +96,42 @@ TEST_CASE("ValueMultiset matches a std::map model over random additions", "[valu
     }
     CheckSame(s, model);
     REQUIRE(s.HeapBytes() == 0);
+  }
+}
+
+// Insert-only phases (integers wait unsorted, their extremes read without sorting them) broken by
+// retractions (which sort them in first), repeated values, NULLs and, for some seeds, a double.
+TEST_CASE("ValueMultiset reads the extremes of integers added in insert-only phases", "[value_multiset]") {
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    std::mt19937 rng(seed);
+    ValueMultiset s;
+    Model model;
+    for (int phase = 0; phase < 40; ++phase) {
+      const int inserts = static_cast<int>(rng() % 200);
+      for (int i = 0; i < inserts; ++i) {
+        const Value v = rng() % 50 == 0 ? Value::Null() : Value::Int(static_cast<int64_t>(rng() % 300) - 150);
+        s.Add(v, 1);
+        ModelAdd(&model, v, 1);
+        if (i % 10 == 0) CheckExtremes(s, model);
+      }
+      // A retraction: of the largest value (MAX's next one is needed), of a value held, of one
+      // never added (its weight negative: later insertions go to the trees directly), or none.
+      const int kind = static_cast<int>(rng() % 4);
+      Value v = Value::Int(1000 + phase);
+      if (kind == 0 && !model.empty()) v = model.rbegin()->first;
+      if (kind == 1 && !model.empty()) v = std::next(model.begin(), static_cast<long>(rng() % model.size()))->first;
+      if (kind != 3) {
+        s.Add(v, -1);
+        ModelAdd(&model, v, -1);
+      }
+      CheckExtremes(s, model);
+      if (seed == 6 && phase == 30) {  // the general form from now on
+        s.Add(Value::Double(0.5), 1);
+        ModelAdd(&model, Value::Double(0.5), 1);
+      }
+      if (phase % 7 == 0) CheckSame(s, model);
+    }
+    CheckSame(s, model);
   }
 }
 
