@@ -72,11 +72,52 @@ TopKOp::TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t l
   if (rank_ != RankKind::kNone) out_types_.push_back(PhysType::kI64);
   const size_t shards = pool_ && !partition_.empty() ? pool_->workers() : 1;
   for (size_t s = 0; s < shards; ++s)
-    shards_.push_back(std::make_unique<Shard>(Shard::Codec{
-        [] { return Part{}; }, [this](const Part& p, std::string* out) { EncodePart(p, out); },
-        [this](std::string_view value, Part* p) { DecodePart(value, p); },
-        [](const Part& p) { return p.contents.empty(); },
-        [](const Part& p) { return p.contents.size() * kTreeEntryBytes + p.heap_bytes + p.edge.HeapBytes(); }}));
+    shards_.push_back(std::make_unique<Shard>(
+        Shard::Codec{[] { return Part{}; }, [this](const Part& p, std::string* out) { EncodePart(p, out); },
+                     [this](std::string_view value, Part* p) { DecodePart(value, p); },
+                     [](const Part& p) { return p.contents.empty() && p.pending.empty(); },
+                     [](const Part& p) {
+                       return p.contents.size() * kTreeEntryBytes + p.pending.capacity() * sizeof(p.pending[0]) +
+                              p.heap_bytes + p.edge.HeapBytes();
+                     }}));
+}
+
+void TopKOp::FlushPending(Part* part) {
+  if (part->pending.empty()) return;
+  // Sorted first: each insert's path through the tree is mostly the last one's.
+  std::sort(part->pending.begin(), part->pending.end(),
+            [](const auto& a, const auto& b) { return InlineKeyLess()(a.first, b.first); });
+  for (const auto& [key, w] : part->pending) {
+    part->heap_bytes -= KeyHeapBytes(key.view().size());
+    AddRow(part, key.view(), w);
+  }
+  std::vector<std::pair<InlineKey, int64_t>>().swap(part->pending);
+}
+
+template <typename F>
+void TopKOp::ForEachRow(const Part& part, F f) {
+  auto& pending = part.pending;
+  std::sort(pending.begin(), pending.end(),
+            [](const auto& a, const auto& b) { return InlineKeyLess()(a.first, b.first); });
+  auto c = part.contents.begin();
+  auto p = pending.begin();
+  while (c != part.contents.end() || p != pending.end()) {
+    std::string_view key;
+    int64_t w = 0;
+    if (p == pending.end() || (c != part.contents.end() && InlineKeyLess()(c->first, p->first))) {
+      key = c->first.view();
+      w = c->second;
+      ++c;
+    } else {
+      key = p->first.view();
+      if (c != part.contents.end() && c->first.view() == key) {
+        w = c->second;
+        ++c;
+      }
+    }
+    for (; p != pending.end() && p->first.view() == key; ++p) w += p->second;
+    if (w != 0) f(key, w);
+  }
 }
 
 void TopKOp::AddRow(Part* part, std::string_view key, int64_t w) {
@@ -94,8 +135,16 @@ void TopKOp::AddRow(Part* part, std::string_view key, int64_t w) {
 
 void TopKOp::EncodePart(const Part& part, std::string* out) const {
   StateWriter w(out);
-  w.U64(part.contents.size());
-  for (const auto& [key, weight] : part.contents) SaveRow(RowOfOrderKey(key.view(), keys_, types_), weight, w);
+  if (part.pending.empty()) {
+    w.U64(part.contents.size());
+    for (const auto& [key, weight] : part.contents) SaveRow(RowOfOrderKey(key.view(), keys_, types_), weight, w);
+    return;
+  }
+  uint64_t n = 0;
+  ForEachRow(part, [&](std::string_view, int64_t) { ++n; });
+  w.U64(n);
+  ForEachRow(part,
+             [&](std::string_view key, int64_t weight) { SaveRow(RowOfOrderKey(key, keys_, types_), weight, w); });
 }
 
 TopKOp::Row TopKOp::StoredRow(std::string_view enc) const {
@@ -271,8 +320,18 @@ void TopKOp::StepRows(Shard& shard, const Batch& in, const std::vector<std::stri
     };
     bool past = true;  // every row past the window's edge: the window stays, nothing to emit
     for (size_t k = i; k < j && past; ++k) past = PastWindow(part, key_of(k));
+    bool positive = true;  // no retraction: the pending rows stay past any window
+    for (size_t k = i; k < j && positive; ++k) positive = in.weights[rows[k]] > 0;
+    if (!positive) FlushPending(&part);
     if (past) {
-      for (size_t k = i; k < j; ++k) AddRow(&part, key_of(k), in.weights[rows[k]]);
+      for (size_t k = i; k < j; ++k) {
+        if (!positive) {
+          AddRow(&part, key_of(k), in.weights[rows[k]]);
+          continue;
+        }
+        part.pending.emplace_back(InlineKey(key_of(k)), in.weights[rows[k]]);
+        part.heap_bytes += KeyHeapBytes(key_of(k).size());
+      }
       i = j;
       continue;
     }
@@ -319,10 +378,11 @@ void TopKOp::SaveState(StateWriter& w) const {
   }
   std::sort(parts.begin(), parts.end());
   uint64_t n = 0;
-  for (const auto& [key, part] : parts) n += part->contents.size();
+  for (const auto& [key, part] : parts) ForEachRow(*part, [&](std::string_view, int64_t) { ++n; });
   w.U64(n);
   for (const auto& [key, part] : parts)
-    for (const auto& [okey, weight] : part->contents) SaveRow(RowOfOrderKey(okey.view(), keys_, types_), weight, w);
+    ForEachRow(*part,
+               [&](std::string_view okey, int64_t weight) { SaveRow(RowOfOrderKey(okey, keys_, types_), weight, w); });
 }
 
 void TopKOp::RestoreState(StateReader& r) {
