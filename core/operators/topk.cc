@@ -82,11 +82,14 @@ TopKOp::TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t l
                      }}));
 }
 
+void TopKOp::SortPending(const Part& part) {
+  std::sort(part.pending.begin(), part.pending.end(),
+            [](const auto& a, const auto& b) { return InlineKeyLess()(a.first, b.first); });
+}
+
 void TopKOp::FlushPending(Part* part) {
   if (part->pending.empty()) return;
-  // Sorted first: each insert's path through the tree is mostly the last one's.
-  std::sort(part->pending.begin(), part->pending.end(),
-            [](const auto& a, const auto& b) { return InlineKeyLess()(a.first, b.first); });
+  SortPending(*part);  // each insert's path through the tree is then mostly the last one's
   for (const auto& [key, w] : part->pending) {
     part->heap_bytes -= KeyHeapBytes(key.view().size());
     AddRow(part, key.view(), w);
@@ -96,9 +99,8 @@ void TopKOp::FlushPending(Part* part) {
 
 template <typename F>
 void TopKOp::ForEachRow(const Part& part, F f) {
-  auto& pending = part.pending;
-  std::sort(pending.begin(), pending.end(),
-            [](const auto& a, const auto& b) { return InlineKeyLess()(a.first, b.first); });
+  SortPending(part);
+  const auto& pending = part.pending;
   auto c = part.contents.begin();
   auto p = pending.begin();
   while (c != part.contents.end() || p != pending.end()) {

@@ -145,6 +145,8 @@ class TopKOp : public Operator {
   std::string PartitionKey(const Row& row) const;
   // Adds weight w to the row whose order key is `key`.
   static void AddRow(Part* part, std::string_view key, int64_t w);
+  // Sorts the partition's pending rows by order key (in place: they are the same rows).
+  static void SortPending(const Part& part);
   // Inserts the partition's pending rows into its contents.
   static void FlushPending(Part* part);
   // f(order key, weight) for each row of the partition, contents and pending summed, in order;
