@@ -334,21 +334,27 @@ void JoinOp::FoldSpine(Side* side) {
     }
     batch.clear();
   };
-  side->spine.ForEach([&](std::string_view k, std::string_view row, int64_t w) {
-    batch.push_back({k, row, w, ArenaMap::Hash(k)});
-    if (batch.size() == 1024) flush();
-  });
-  flush();
-  side->spine.Clear();
+  // Run by run, each freed once added: the trace grows as the spine shrinks.
+  side->spine.Drain(
+      [&](std::string_view k, std::string_view row, int64_t w) {
+        batch.push_back({k, row, w, ArenaMap::Hash(k)});
+        if (batch.size() == 1024) flush();
+      },
+      flush);
   side->spine_cost = 0;
   EraseEmptied(side);  // keys whose rows cancelled: a saved state holds no empty key
 }
 
 void JoinOp::FoldSpines() {
-  for (Shard& sh : shards_) {
-    FoldSpine(&sh.left);
-    FoldSpine(&sh.right);
+  auto fold = [&](size_t s) {
+    FoldSpine(&shards_[s].left);
+    FoldSpine(&shards_[s].right);
+  };
+  if (shards_.size() > 1 && pool_) {
+    pool_->ParallelFor(shards_.size(), fold);  // a shard's traces are its worker's alone, as in a step
+    return;
   }
+  for (size_t s = 0; s < shards_.size(); ++s) fold(s);
 }
 
 std::string_view JoinOp::PackedRows(std::string_view rec) {

@@ -21,7 +21,7 @@
 //
 // A key's rows may be spread over several runs, and the same row may appear in more than one (a
 // retraction in a later run than the insertion): readers sum them. The owner folds a spine into
-// its hashed trace (ForEach, then Clear) when lookups come to cost more than the inserts saved,
+// its hashed trace (Drain) when lookups come to cost more than the inserts saved,
 // and before its state is saved.
 #pragma once
 
@@ -71,6 +71,19 @@ class Spine {
       Cursor c(run, 0);
       while (c.Next()) f(c.key, c.row, c.w);
     }
+  }
+  // f(key, row, weight) for every entry of every sealed run, run by run; after each run,
+  // run_done() (the entries' views die next), then the run's memory is given back. The spine is
+  // then empty (the run being built dropped too).
+  template <typename F, typename D>
+  void Drain(F f, D run_done) {
+    for (Run& run : runs_) {
+      Cursor c(run, 0);
+      while (c.Next()) f(c.key, c.row, c.w);
+      run_done();
+      run = Run{};
+    }
+    Clear();
   }
   // Drops every run and the run being built.
   void Clear();

@@ -123,6 +123,23 @@ TEST_CASE("Spine leaves large runs apart until Merge, and merges small ones as t
   REQUIRE(s.runs() <= 8);
   REQUIRE(s.rows() == added);
   check_all();
+  // Drain: every entry once, run by run, then nothing left.
+  const size_t runs = s.runs();
+  size_t drained = 0, done = 0, at_done = 0;
+  s.Drain(
+      [&](std::string_view, std::string_view, int64_t w) {
+        REQUIRE(w == 1);
+        ++drained;
+      },
+      [&] {
+        REQUIRE(drained > at_done);  // each run had entries
+        at_done = drained;
+        ++done;
+      });
+  REQUIRE(drained == added);
+  REQUIRE(done == runs);
+  REQUIRE(s.empty());
+  REQUIRE(s.MemoryBytes() == 0);
 }
 
 TEST_CASE("Spine drops rows whose weights cancel within and across runs", "[spine]") {
