@@ -83,18 +83,17 @@ TopKOp::TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t l
 }
 
 void TopKOp::SortPending(const Part& part) {
-  std::sort(part.pending.begin(), part.pending.end(),
-            [](const auto& a, const auto& b) { return InlineKeyLess()(a.first, b.first); });
+  std::sort(part.pending.begin(), part.pending.end(), InlineKeyLess());
 }
 
 void TopKOp::FlushPending(Part* part) {
   if (part->pending.empty()) return;
   SortPending(*part);  // each insert's path through the tree is then mostly the last one's
-  for (const auto& [key, w] : part->pending) {
+  for (const InlineKey& key : part->pending) {
     part->heap_bytes -= KeyHeapBytes(key.view().size());
-    AddRow(part, key.view(), w);
+    AddRow(part, key.view(), 1);
   }
-  std::vector<std::pair<InlineKey, int64_t>>().swap(part->pending);
+  std::vector<InlineKey>().swap(part->pending);
 }
 
 template <typename F>
@@ -106,18 +105,18 @@ void TopKOp::ForEachRow(const Part& part, F f) {
   while (c != part.contents.end() || p != pending.end()) {
     std::string_view key;
     int64_t w = 0;
-    if (p == pending.end() || (c != part.contents.end() && InlineKeyLess()(c->first, p->first))) {
+    if (p == pending.end() || (c != part.contents.end() && InlineKeyLess()(c->first, *p))) {
       key = c->first.view();
       w = c->second;
       ++c;
     } else {
-      key = p->first.view();
+      key = p->view();
       if (c != part.contents.end() && c->first.view() == key) {
         w = c->second;
         ++c;
       }
     }
-    for (; p != pending.end() && p->first.view() == key; ++p) w += p->second;
+    for (; p != pending.end() && p->view() == key; ++p) ++w;
     if (w != 0) f(key, w);
   }
 }
@@ -327,11 +326,12 @@ void TopKOp::StepRows(Shard& shard, const Batch& in, const std::vector<std::stri
     if (!positive) FlushPending(&part);
     if (past) {
       for (size_t k = i; k < j; ++k) {
-        if (!positive) {
-          AddRow(&part, key_of(k), in.weights[rows[k]]);
+        const int64_t w = in.weights[rows[k]];
+        if (!positive || w != 1) {  // (a pending row's weight is 1: no weight is stored)
+          AddRow(&part, key_of(k), w);
           continue;
         }
-        part.pending.emplace_back(InlineKey(key_of(k)), in.weights[rows[k]]);
+        part.pending.emplace_back(key_of(k));
         part.heap_bytes += KeyHeapBytes(key_of(k).size());
       }
       i = j;

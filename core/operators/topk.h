@@ -85,8 +85,8 @@ struct TopKPartition {
   // window full and moves its edge only earlier, so no window can reach these before a step
   // brings a negative weight to the partition, which inserts them first. A key may be here more
   // than once, or in contents too: weights add. mutable: whole-partition readers (saves) sort it
-  // in place.
-  mutable std::vector<std::pair<InlineKey, int64_t>> pending;
+  // in place. Weight 1 each (rows of other positive weights go into contents).
+  mutable std::vector<InlineKey> pending;
 };
 
 // With a ThreadPool of more than one worker and a partition key, the partitions are sharded by
