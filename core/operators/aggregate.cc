@@ -383,7 +383,7 @@ Value WideMomentOf(AggKind kind, const Int512& n, const Int512& sum, const Int51
   if (n < one || (samp && n < Int512::Of(2))) return Value::Null();
   const Int512 num = n * sumsq - sum * sum;  // never negative
   const Int512 denom = n * (samp ? n - one : n);
-  Int128 units;
+  Int128 units = 0;  // (set by ToInt128, which cannot fail for a square root: see below)
   if (kind == AggKind::kStddevPop || kind == AggKind::kStddevSamp) {
     Int512::Sqrt(Int512::Div(num, denom)).ToInt128(&units);  // below 2^254: always fits
   } else if (!Int512::Div(num, denom * Int512::Of(Pow10Wide(t.scale))).ToInt128(&units) ||

@@ -288,7 +288,8 @@ void JoinOp::ForEachKeyRow(const Side& side, uint32_t slot, std::string_view key
     ForEachRow(side, slot, [&](std::string_view row, int64_t w) { buf->emplace_back(row, w); });
   side.spine.ForKey(key, [&](std::string_view row, int64_t w) { buf->emplace_back(row, w); });
   if (buf->empty()) return;
-  std::stable_sort(buf->begin(), buf->end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // (Equal rows are summed, so their order among themselves does not matter.)
+  std::sort(buf->begin(), buf->end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (size_t i = 0; i < buf->size();) {
     int64_t w = (*buf)[i].second;
     size_t j = i + 1;
