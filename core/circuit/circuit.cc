@@ -159,7 +159,7 @@ void Circuit::RestoreKeyed(std::string_view in, const std::function<void(int, co
     op.BeginRestore(r);
     const bool backed = lazy && BacksState(nodes_[i]);
     if (backed)
-      entries(static_cast<int>(i), [](std::string_view, std::string_view) {});
+      entries(static_cast<int>(i), [&](std::string_view k, std::string_view) { op.RestoreStoredKey(k); });
     else
       entries(static_cast<int>(i), [&](std::string_view k, std::string_view v) { op.RestoreEntry(k, v); });
     op.EndRestore();

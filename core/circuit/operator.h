@@ -234,6 +234,10 @@ class Operator {
   virtual void BeginRestore(StateReader& r) {}
   virtual void RestoreEntry(std::string_view key, std::string_view value) {}
   virtual void EndRestore() {}
+  // A lazy restore (see below) passes each stored entry's key instead of RestoreEntry: an
+  // operator that discards entries below a waterline indexes it, so that the entry leaves the
+  // store once the waterline passes it, though it was never read.
+  virtual void RestoreStoredKey(std::string_view key) {}
 
   // State beyond memory (see the top of this file). BackState attaches the store holding this
   // operator's entries (node: its number there; attaching again changes nothing); `all_stored`

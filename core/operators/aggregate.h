@@ -127,7 +127,8 @@ class AggregateOp : public Operator {
   void EndRestore() override {
     for (Shard& sh : shards_) sh.groups.ClearChanges();
   }
-  bool CanBackState() const override { return num_keys_ > 0 && !shards_[0].gc.active(); }
+  bool CanBackState() const override { return num_keys_ > 0; }
+  void RestoreStoredKey(std::string_view key) override { ShardOf(key).gc.Added(std::string(key)); }
   void BackState(StateSource* source, uint32_t node, bool all_stored) override;
   void StateCommitted(bool evict) override;
   size_t StateMemoryBytes() const override;
@@ -184,6 +185,9 @@ class AggregateOp : public Operator {
     size_t box_heap = 0;               // heap bytes the boxes' trees hold (HeapBytes)
     WaterlineIndex gc;                 // groups by a key column with a waterline
     StoredEntries stored;              // backed state (core/circuit/operator.h)
+    // Groups discarded below the waterline while only in the store (evicted, or not read since a
+    // lazy restore): the next SaveChanges erases them there.
+    std::vector<std::string> discarded;
   };
   // A group missing from the shard's memory: when the store may hold it, reads it into memory
   // (clean). Returns its slot, or kNone when it does not exist.

@@ -39,9 +39,15 @@ Batch DistinctOp::Step(std::span<const Batch* const> inputs) {
   }
   Batch out = Gather(delta, sel);
   out.weights = std::move(out_w);
-  for (const auto& k : gc_.TakeBelow()) {
+  for (auto& k : gc_.TakeBelow()) {
     uint32_t slot = weights_.Find(k);
-    if (slot != ArenaMap::kNone) weights_.Erase(slot);
+    if (slot != ArenaMap::kNone) {
+      stored_.Erased(k);
+      weights_.Erase(slot);
+    } else if (stored_.backed()) {
+      stored_.Erased(k);  // not read back before the erasure is stored
+      discarded_.push_back(std::move(k));
+    }
   }
   return out;
 }
@@ -85,6 +91,8 @@ void DistinctOp::RestoreState(StateReader& r) {
 
 // Keyed state: row encoding -> 8-byte weight, no header.
 void DistinctOp::SaveChanges(StateWriter&, StateDelta& d) {
+  for (const std::string& k : discarded_) d.Erase(k);  // never put again: below the waterline
+  discarded_.clear();
   weights_.ForEachErased([&](std::string_view k) { d.Erase(k); });
   weights_.ForEachDirty([&](uint32_t s) { d.Put(weights_.Key(s), weights_.Value(s)); });
   weights_.ClearChanges();
@@ -94,6 +102,7 @@ void DistinctOp::SaveChanges(StateWriter&, StateDelta& d) {
 void DistinctOp::BeginRestore(StateReader&) {
   weights_.Clear();
   gc_.Clear();
+  discarded_.clear();
   stored_.Reset();
 }
 

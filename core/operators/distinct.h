@@ -1,8 +1,10 @@
 // Distinct: a row is in the output iff its integrated weight is positive. Per changed row it
 // compares the old and new integrated weight and emits +1 (0 -> positive) or -1 (positive -> 0).
 // State: the integrated input (row encoding -> weight, in an ArenaMap). With a waterline on a column, the rows
-// below it (which no future change can reach) are discarded after each step. Without one it can
-// be backed by the store (operator.h): memory then caches the weights, a miss reads the stored one.
+// below it (which no future change can reach) are discarded after each step. It can be backed by
+// the store (operator.h): memory then caches the weights, a miss reads the stored one; with a
+// waterline, the index of the live rows stays in memory, so a stored row the waterline passes is
+// erased from the store at the next checkpoint.
 #pragma once
 
 #include "core/circuit/operator.h"
@@ -29,7 +31,8 @@ class DistinctOp : public Operator {
   void RestoreEntry(std::string_view key, std::string_view value) override;
   void EndRestore() override { weights_.ClearChanges(); }
   void SetWaterline(int col, WaterlineRef w) { gc_ = WaterlineIndex(col, std::move(w)); }
-  bool CanBackState() const override { return !gc_.active(); }
+  bool CanBackState() const override { return true; }
+  void RestoreStoredKey(std::string_view key) override { gc_.Added(std::string(key)); }
   void BackState(StateSource* source, uint32_t node, bool all_stored) override {
     stored_.Attach(source, node, all_stored);
   }
@@ -42,6 +45,8 @@ class DistinctOp : public Operator {
   ArenaMap weights_;  // row encoding -> int64 weight (never 0)
   WaterlineIndex gc_;
   StoredEntries stored_;
+  // Rows discarded below the waterline while only in the store: the next SaveChanges erases them.
+  std::vector<std::string> discarded_;
 };
 
 }  // namespace fld

@@ -1363,6 +1363,85 @@ TEST_CASE("join: backed by the store, evicted and restored lazily, the same outp
   REQUIRE(backed >= 3);
 }
 
+// Aggregates and DISTINCT under a waterline, backed by the store: groups (rows) checkpointed,
+// evicted and then passed by the waterline leave the store at the next checkpoint without being
+// read back, also after a lazy restore (which indexes the stored keys: RestoreStoredKey); the
+// outputs are those of the same operator keeping everything in memory, and the store ends
+// holding exactly its state.
+TEST_CASE("aggregate and distinct under a waterline: backed, passed entries leave the store", "[operators]") {
+  const Types t = {PhysType::kI64, PhysType::kI64};  // ts (the key, with the waterline), v
+  for (const bool distinct : {false, true}) {
+    for (const bool lazy : {false, true}) {
+      INFO((distinct ? "distinct" : "aggregate") << (lazy ? ", restored lazily" : ""));
+      auto cell = std::make_shared<WaterlineCell>();
+      const WaterlineRef wl(cell, SqlType::Of(TypeId::kBigInt));
+      auto make = [&]() -> std::unique_ptr<Operator> {
+        if (distinct) {
+          auto op = std::make_unique<DistinctOp>();
+          op->SetWaterline(0, wl);
+          return op;
+        }
+        auto op = std::make_unique<AggregateOp>(t, 1, std::vector<AggSpec>{Agg(AggKind::kSum, 1, kBigInt)});
+        op->SetWaterline(0, wl);
+        return op;
+      };
+      auto plain = make();
+      plain->TrackChanges();
+      VersionedStore store;
+      auto backed = make();
+      backed->TrackChanges();
+      backed->BackState(&store, 0, false);
+      std::string header;
+      std::mt19937 rng(distinct ? 5 : 6);
+      size_t evictions = 0;
+      for (int step = 0; step < 40; ++step) {
+        INFO("step " << step);
+        // The waterline stands at 10 * step: this step's rows lie at or above it, and the groups
+        // below are discarded at its end.
+        cell->known = true;
+        cell->value = Value::Int(10 * step);
+        Changes ch;
+        for (int i = 0; i < 20; ++i)
+          ch.push_back({{Value::Int(10 * step + static_cast<int64_t>(rng() % 40)), Value::Int(rng() % 5)}, 1});
+        const Batch b = MakeBatch(t, ch);
+        const Batch* in[] = {&b};
+        REQUIRE(ByteDiff(plain->Step(in), backed->Step(in)) == "");
+        if (step % 3 != 2) continue;
+        // A checkpoint, committed at once, evicting everything it saved.
+        StateDelta d;
+        header.clear();
+        StateWriter w(&header);
+        backed->SaveChanges(w, d);
+        store.Commit(d);
+        backed->StateCommitted(true);
+        ++evictions;
+        REQUIRE(backed->StateMemoryBytes() == 0);
+        if (lazy && step == 20) {
+          auto restored = make();
+          restored->TrackChanges();
+          StateReader r(header);
+          restored->BeginRestore(r);
+          for (const auto& [k, v] : store.committed()) restored->RestoreStoredKey(k);
+          restored->EndRestore();
+          restored->BackState(&store, 0, true);
+          backed = std::move(restored);
+        }
+      }
+      StateDelta d;
+      header.clear();
+      StateWriter w(&header);
+      backed->SaveChanges(w, d);
+      store.Commit(d);
+      std::map<std::string, std::string> want;
+      std::string want_header;
+      SaveChangesInto(*plain, &want, &want_header);
+      REQUIRE(evictions > 5);
+      REQUIRE(!want.empty());
+      REQUIRE(store.committed() == want);  // nothing the waterline passed is left there
+    }
+  }
+}
+
 // An aggregate feeding a join updates a key by retracting its old row and inserting the new one
 // in the same step: the key's rows are rewritten in place, so the checkpoint saves one put and no
 // erasure; a key whose rows all go (and stay gone) is erased and saved as an erasure, for either
