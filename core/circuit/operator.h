@@ -28,6 +28,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "core/common/serialize.h"
@@ -146,6 +147,7 @@ class StoredEntries {
   // Forgets everything but the lookup (a restore starts over).
   void Reset() {
     backed_ = false;
+    store_only_.clear();
     erased_.clear();
     erased_saved_.clear();
   }
@@ -187,6 +189,17 @@ class StoredEntries {
     map.MarkClean(slot);
     return slot;
   }
+  // A key erased while its entry is only in the store (evicted, or not read since a lazy
+  // restore; a waterline passed it): not read back from now on, and erased from the store by
+  // the next SaveChanges (TakeStoreOnlyErasures). Nothing when the store holds nothing.
+  void EraseStoreOnly(std::string key) {
+    if (!backed_) return;
+    Erased(key);
+    store_only_.push_back(std::move(key));
+  }
+  // The keys EraseStoreOnly listed since the last call, for SaveChanges to erase (a waterline
+  // passed them: no later put of theirs can come before).
+  std::vector<std::string> TakeStoreOnlyErasures() { return std::exchange(store_only_, {}); }
   // SaveChanges took the changes: the erased keys are now in the checkpoint being written.
   void Saved() {
     erased_saved_.merge(erased_);
@@ -207,6 +220,7 @@ class StoredEntries {
   std::unique_ptr<StateLookup> lookup_;
   bool backed_ = false;
   bool track_ = false;
+  std::vector<std::string> store_only_;  // EraseStoreOnly's keys not yet taken
   std::unordered_set<std::string> erased_, erased_saved_;
   std::string stored_key_, value_;
 };

@@ -15,6 +15,15 @@
 namespace fld {
 
 // LEB128 varints: the lengths in ArenaMap's records, operator state entries and spilled runs.
+// A signed integer's zigzag form (0, -1, 1, -2, ... -> 0, 1, 2, 3, ...): small magnitudes of
+// either sign take few varint bytes. UnZigZag inverts it.
+inline uint64_t ZigZag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+inline int64_t UnZigZag(uint64_t z) {
+  return static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
+}
+
 inline size_t PutVarint(char* p, uint64_t v) {
   size_t n = 0;
   while (v >= 0x80) {

@@ -708,12 +708,10 @@ void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchB
 void AggregateOp::DiscardBelow(Shard& sh) {
   for (auto& key : sh.gc.TakeBelow()) {
     uint32_t slot = sh.groups.Find(key);
-    if (slot != ArenaMap::kNone) {
+    if (slot != ArenaMap::kNone)
       EraseGroup(sh, slot);
-    } else if (sh.stored.backed()) {
-      sh.stored.Erased(key);  // not read back before the erasure is stored
-      sh.discarded.push_back(std::move(key));
-    }
+    else
+      sh.stored.EraseStoreOnly(std::move(key));
   }
 }
 
@@ -1276,8 +1274,7 @@ void AggregateOp::SaveChanges(StateWriter& w, StateDelta& d) {
   std::string buf;
   // A key lives in one shard, so its erase still comes before a later put of it.
   for (Shard& sh : shards_) {
-    for (const std::string& k : sh.discarded) d.Erase(k);  // never put again: below the waterline
-    sh.discarded.clear();
+    for (const std::string& k : sh.stored.TakeStoreOnlyErasures()) d.Erase(k);
     sh.groups.ForEachErased([&](std::string_view k) { d.Erase(k); });
     sh.stored.Saved();
     sh.groups.ForEachDirty([&](uint32_t s) {
@@ -1301,7 +1298,6 @@ void AggregateOp::BeginRestore(StateReader& r) {
     sh.boxes.clear();
     sh.free_boxes.clear();
     sh.gc.Clear();
-    sh.discarded.clear();
     sh.box_heap = 0;
     sh.stored.Reset();
   }

@@ -185,9 +185,6 @@ class AggregateOp : public Operator {
     size_t box_heap = 0;               // heap bytes the boxes' trees hold (HeapBytes)
     WaterlineIndex gc;                 // groups by a key column with a waterline
     StoredEntries stored;              // backed state (core/circuit/operator.h)
-    // Groups discarded below the waterline while only in the store (evicted, or not read since a
-    // lazy restore): the next SaveChanges erases them there.
-    std::vector<std::string> discarded;
   };
   // A group missing from the shard's memory: when the store may hold it, reads it into memory
   // (clean). Returns its slot, or kNone when it does not exist.

@@ -44,9 +44,8 @@ Batch DistinctOp::Step(std::span<const Batch* const> inputs) {
     if (slot != ArenaMap::kNone) {
       stored_.Erased(k);
       weights_.Erase(slot);
-    } else if (stored_.backed()) {
-      stored_.Erased(k);  // not read back before the erasure is stored
-      discarded_.push_back(std::move(k));
+    } else {
+      stored_.EraseStoreOnly(std::move(k));
     }
   }
   return out;
@@ -91,8 +90,7 @@ void DistinctOp::RestoreState(StateReader& r) {
 
 // Keyed state: row encoding -> 8-byte weight, no header.
 void DistinctOp::SaveChanges(StateWriter&, StateDelta& d) {
-  for (const std::string& k : discarded_) d.Erase(k);  // never put again: below the waterline
-  discarded_.clear();
+  for (const std::string& k : stored_.TakeStoreOnlyErasures()) d.Erase(k);
   weights_.ForEachErased([&](std::string_view k) { d.Erase(k); });
   weights_.ForEachDirty([&](uint32_t s) { d.Put(weights_.Key(s), weights_.Value(s)); });
   weights_.ClearChanges();
@@ -102,7 +100,6 @@ void DistinctOp::SaveChanges(StateWriter&, StateDelta& d) {
 void DistinctOp::BeginRestore(StateReader&) {
   weights_.Clear();
   gc_.Clear();
-  discarded_.clear();
   stored_.Reset();
 }
 

@@ -45,8 +45,6 @@ class DistinctOp : public Operator {
   ArenaMap weights_;  // row encoding -> int64 weight (never 0)
   WaterlineIndex gc_;
   StoredEntries stored_;
-  // Rows discarded below the waterline while only in the store: the next SaveChanges erases them.
-  std::vector<std::string> discarded_;
 };
 
 }  // namespace fld

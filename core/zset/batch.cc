@@ -7,6 +7,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/common/serialize.h"
 #include "core/common/thread_pool.h"
 
 namespace fld {
@@ -231,7 +232,7 @@ constexpr bool IsCompactInt(uint8_t tag) {
 }
 
 void PutCompactInt(std::string* out, int64_t v) {
-  const uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+  const uint64_t z = ZigZag(v);
   const int n = z == 0 ? 0 : (64 - __builtin_clzll(z) + 7) / 8;
   char buf[9];
   buf[0] = static_cast<char>(kCompactInt + n);
@@ -245,7 +246,7 @@ int64_t GetCompactInt(std::string_view in, size_t* pos) {
   uint64_t z = 0;
   for (int i = 0; i < n; ++i) z |= static_cast<uint64_t>(static_cast<uint8_t>(in[*pos + 1 + i])) << (8 * i);
   *pos += 1 + static_cast<size_t>(n);
-  return static_cast<int64_t>((z >> 1) ^ (~(z & 1) + 1));
+  return UnZigZag(z);
 }
 }  // namespace
 

@@ -10,13 +10,6 @@
 namespace fld {
 
 namespace {
-uint64_t ZigZag(int64_t v) {
-  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-}
-int64_t UnZigZag(uint64_t v) {
-  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
-}
-
 // A pending entry's key, row and weight.
 struct Pending {
   std::string_view key, row;
