@@ -83,7 +83,9 @@ TopKOp::TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t l
 }
 
 void TopKOp::SortPending(const Part& part) {
-  std::sort(part.pending.begin(), part.pending.end(), InlineKeyLess());
+  // (A save walks a partition twice, counting then writing: the second finds them sorted.)
+  if (!std::is_sorted(part.pending.begin(), part.pending.end(), InlineKeyLess()))
+    std::sort(part.pending.begin(), part.pending.end(), InlineKeyLess());
 }
 
 void TopKOp::FlushPending(Part* part) {

@@ -17,7 +17,8 @@
 // key's length plus one, or 0 for "the previous entry's key" (a key's rows lie together, so it is
 // stored once per run), then the row's length shifted left with a low bit set when a zigzag varint
 // weight other than 1 follows. Every 16th entry starts a block whose offset is indexed and which
-// always spells its key: a lookup binary-searches the blocks, then reads forward.
+// always spells its key: a lookup binary-searches the blocks, then reads forward. Each run has a
+// Bloom filter of its keys, so a lookup skips, after one word, the runs without its key.
 //
 // A key's rows may be spread over several runs, and the same row may appear in more than one (a
 // retraction in a later run than the insertion): readers sum them. The owner folds a spine into

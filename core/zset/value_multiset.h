@@ -76,7 +76,8 @@ class ValueMultiset {
   template <class F>
   void ForEachInt(F&& f) const {
     if (!compact_) return;
-    std::sort(pending_.begin(), pending_.end());
+    // (A checkpoint reads size, then ForEach: the second finds the values sorted already.)
+    if (!std::is_sorted(pending_.begin(), pending_.end())) std::sort(pending_.begin(), pending_.end());
     auto one = ones_.begin();
     auto in = ints_.begin();
     auto p = pending_.begin();
