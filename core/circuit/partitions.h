@@ -72,6 +72,16 @@ class Partitions {
     Changed(it);
     return it->second.part;
   }
+  // For a step that reaches many partitions in turn, each lookup a chain of cache misses (the
+  // index's slot, then the partition, then what the partition points to): PrefetchIndex(key) some
+  // partitions ahead, then, nearer, Resident(key), which reads only the index (it holds the keys)
+  // and returns the partition in memory or null (loading nothing, marking nothing), for the caller
+  // to prefetch; Touch or Find then finds it loaded. Hints only.
+  void PrefetchIndex(std::string_view key) const { index_.prefetch(IndexKey(key)); }
+  const Part* Resident(std::string_view key) const {
+    auto found = index_.find(IndexKey(key));
+    return found == index_.end() ? nullptr : &found->second->second.part;
+  }
   // Marks a partition of resident() changed (a sweep that modified it).
   void Changed(typename Map::iterator it) {
     if (!it->second.dirty && track_) {
@@ -173,7 +183,7 @@ class Partitions {
   static constexpr size_t kEntryBytes = 128;
 
   typename Map::iterator Locate(std::string_view key) {
-    if (auto found = index_.find(key); found != index_.end()) return found->second;
+    if (auto found = index_.find(IndexKey(key)); found != index_.end()) return found->second;
     if (!stored_.backed()) return parts_.end();
     const std::string* value = stored_.Read(key);
     return value == nullptr ? parts_.end() : Load(key, *value);
@@ -185,7 +195,7 @@ class Partitions {
     return it;
   }
   typename Map::iterator Erase(typename Map::iterator it) {
-    index_.erase(std::string_view(it->first));
+    index_.erase(IndexKey(it->first));
     return parts_.erase(it);
   }
   // Lists the keys of the changed partitions afresh (a walk of them all).
@@ -203,7 +213,9 @@ class Partitions {
   }
   // Sets a partition's memory estimate (its old one already taken off bytes_).
   void Estimate(typename Map::iterator it) {
-    it->second.bytes = codec_.bytes(it->second.part) + it->first.size() + kEntryBytes;
+    // (the index's copy of a key past std::string's inline 15 bytes is on the heap too)
+    const size_t key = it->first.size();
+    it->second.bytes = codec_.bytes(it->second.part) + (key > 15 ? 2 * key : key) + kEntryBytes;
     bytes_ += it->second.bytes;
   }
 
@@ -212,8 +224,12 @@ class Partitions {
   StoredEntries stored_;
   Map parts_;
   // parts_ by key, hashed: a lookup among many partitions costs a probe or two, where the tree's
-  // costs a cache miss per level. Keys are views of parts_' keys (a node's key never moves).
-  absl::flat_hash_map<std::string_view, typename Map::iterator> index_;
+  // costs a cache miss per level. The index holds a copy of each key (within the slot when short),
+  // so a lookup compares keys without reading the partition's node.
+  absl::flat_hash_map<std::string, typename Map::iterator> index_;
+  // A key as the index's lookups take it (absl's string view: its hash and equality are
+  // heterogeneous for it).
+  static absl::string_view IndexKey(std::string_view key) { return {key.data(), key.size()}; }
   std::vector<typename Map::iterator> touched_;  // since the last EndStep, each once
   std::vector<std::string> erased_;              // since the last SaveChanges, when tracking
   size_t bytes_ = 0;

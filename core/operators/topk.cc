@@ -304,10 +304,32 @@ void TopKOp::StepRows(Shard& shard, const Batch& in, const std::vector<std::stri
   const size_t n = rows.size();
   std::string key;
   std::vector<size_t> ends;
-  for (size_t i = 0; i < n;) {
-    const std::string& pkey = pkeys[rows[i]];
-    size_t j = i + 1;
-    while (j < n && pkeys[rows[j]] == pkey) ++j;
+  // The rows come grouped by partition: starts[g] is where group g begins. Each group's lookups
+  // are cache misses (the index, the partition, the end of its pending rows), prefetched in
+  // stages some groups ahead (Partitions::PrefetchIndex, Resident).
+  std::vector<uint32_t> starts;
+  for (size_t i = 0; i < n; ++i)
+    if (i == 0 || pkeys[rows[i]] != pkeys[rows[i - 1]]) starts.push_back(static_cast<uint32_t>(i));
+  const size_t groups = starts.size();
+  starts.push_back(static_cast<uint32_t>(n));
+  constexpr size_t kIndexAhead = 12, kPartAhead = 6, kPendingAhead = 2;
+  std::vector<const Part*> resident(groups, nullptr);
+  auto pkey_of = [&](size_t g) -> const std::string& { return pkeys[rows[starts[g]]]; };
+  for (size_t g = 0; g < std::min(groups, kIndexAhead); ++g) shard.PrefetchIndex(pkey_of(g));
+  for (size_t g = 0; g < groups; ++g) {
+    if (g + kIndexAhead < groups) shard.PrefetchIndex(pkey_of(g + kIndexAhead));
+    if (g + kPartAhead < groups) {
+      const Part* p = resident[g + kPartAhead] = shard.Resident(pkey_of(g + kPartAhead));
+      if (p != nullptr) {
+        __builtin_prefetch(p);
+        __builtin_prefetch(reinterpret_cast<const char*>(p) + sizeof(Part) - 1);
+      }
+    }
+    if (g + kPendingAhead < groups)
+      if (const Part* p = resident[g + kPendingAhead]; p != nullptr && p->full)
+        __builtin_prefetch(p->pending.data() + p->pending.size());
+    const size_t i = starts[g], j = starts[g + 1];
+    const std::string& pkey = pkey_of(g);
     const size_t before_rows = out.size();
     Part& part = shard.Touch(pkey);
     // The rows' order keys, end to end in `key` (ends[k - i]: where row k's ends).
@@ -336,7 +358,6 @@ void TopKOp::StepRows(Shard& shard, const Batch& in, const std::vector<std::stri
         part.pending.emplace_back(key_of(k));
         part.heap_bytes += KeyHeapBytes(key_of(k).size());
       }
-      i = j;
       continue;
     }
     const std::vector<WindowRow> old = Window(part);
@@ -366,7 +387,6 @@ void TopKOp::StepRows(Shard& shard, const Batch& in, const std::vector<std::stri
     }
     if (emitted && out.size() > before_rows)
       emitted->emplace_back(pkey, static_cast<uint32_t>(out.size() - before_rows));
-    i = j;
   }
   shard.EndStep();
 }
