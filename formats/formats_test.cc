@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,80 @@ TEST_CASE("CSV errors name the field and its character offset", "[formats]") {
   // Nothing was appended by the failed records.
   CHECK(b.size() == 0);
   CHECK(b.col(0).size() == 0);
+}
+
+TEST_CASE("CSV records of integer columns: the one-pass path accepts and rejects what the general one does",
+          "[formats]") {
+  Schema s;
+  s.fields = {{"a", SqlType::Of(TypeId::kBigInt, false)},
+              {"b", SqlType::Of(TypeId::kInteger)},
+              {"c", SqlType::Of(TypeId::kTinyInt)},
+              {"d", SqlType::Of(TypeId::kSmallInt, false)}};
+  CsvParser fast(s), general(s, CsvOptions{',', false, false});
+  BatchBuilder fb(s.PhysTypes()), gb(s.PhysTypes());
+  // Fields near every edge the one-pass path checks: signs, leading zeros, 18 and 19 digits,
+  // each type's range, blanks, quotes, empty fields (NULL, or an error where NOT NULL).
+  const std::vector<std::string> forms = {"0",
+                                          "-0",
+                                          "7",
+                                          "007",
+                                          "-12",
+                                          "+5",
+                                          " 5",
+                                          "5 ",
+                                          "\"9\"",
+                                          "",
+                                          "-",
+                                          "127",
+                                          "128",
+                                          "-128",
+                                          "-129",
+                                          "32767",
+                                          "32768",
+                                          "2147483647",
+                                          "2147483648",
+                                          "-2147483648",
+                                          "-2147483649",
+                                          "999999999999999999",
+                                          "-999999999999999999",
+                                          "9223372036854775807",
+                                          "9223372036854775808",
+                                          "-9223372036854775808",
+                                          "1e3",
+                                          "0x10",
+                                          "12a"};
+  std::mt19937 rng(5);
+  size_t accepted = 0, fast_taken = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string rec;
+    const int fields = i % 50 == 0 ? 3 + static_cast<int>(rng() % 3) : 4;  // sometimes too few or too many
+    for (int f = 0; f < fields; ++f) {
+      if (f > 0) rec += ',';
+      // Mostly plain numbers (the one-pass path), some of the edge forms.
+      rec += rng() % 3 ? std::to_string(static_cast<int64_t>(rng() % 200) - 100) : forms[rng() % forms.size()];
+    }
+    if (i % 97 == 0) rec += ',';
+    FormatError fe, ge;
+    const size_t before = fb.size();
+    const bool f_ok = fast.Parse(rec, &fb, &fe);
+    const bool g_ok = general.Parse(rec, &gb, &ge);
+    INFO(rec);
+    REQUIRE(f_ok == g_ok);
+    REQUIRE(fb.size() == before + (f_ok ? 1 : 0));
+    if (!f_ok) {
+      REQUIRE(fe.message == ge.message);
+      REQUIRE(fe.column == ge.column);
+    }
+    accepted += f_ok;
+    bool plain = fields == 4 && rec.find_first_of("+ \"ex") == std::string::npos && rec.back() != ',';
+    fast_taken += plain && f_ok;
+  }
+  const Batch f = fb.Finish(), g = gb.Finish();
+  REQUIRE(f.size() == accepted);
+  REQUIRE(accepted > 5000);
+  REQUIRE(fast_taken > 5000);
+  for (size_t r = 0; r < f.size(); ++r)
+    for (size_t c = 0; c < 4; ++c) REQUIRE(f.Get(c, r) == g.Get(c, r));
 }
 
 TEST_CASE("CSV NOT NULL columns reject empty fields", "[formats]") {
