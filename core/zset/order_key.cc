@@ -19,13 +19,15 @@ constexpr int kIntZero = 0x09;
 // n low bytes big-endian (inverted for DESC).
 void PutInt(int64_t v, bool invert, std::string* out) {
   const uint64_t mag = v < 0 ? ~static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-  int n = 0;
-  while (n < 8 && (mag >> (8 * n)) != 0) ++n;
-  if (v < 0 && n == 0) n = 1;  // -1: one byte, 0xff
+  int n = mag == 0 ? 0 : (71 - __builtin_clzll(mag)) / 8;  // the bytes mag needs
+  if (v < 0 && n == 0) n = 1;                              // -1: one byte, 0xff
   const int tag = v < 0 ? kIntZero - n : kIntZero + n;
-  out->push_back(static_cast<char>(invert ? 0xff - tag : tag));
-  const uint64_t bits = invert ? ~static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-  for (int i = n - 1; i >= 0; --i) out->push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+  // The tag and the value's low n bytes, big-endian, appended at once.
+  char b[16];
+  const uint64_t be = __builtin_bswap64(invert ? ~static_cast<uint64_t>(v) : static_cast<uint64_t>(v));
+  std::memcpy(b + 8, &be, 8);
+  b[15 - n] = static_cast<char>(invert ? 0xff - tag : tag);
+  out->append(b + 15 - n, static_cast<size_t>(n) + 1);
 }
 
 // Reads the integer whose (non-NULL) tag is `tag` from p; returns its bytes past the tag.
