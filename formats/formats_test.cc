@@ -403,6 +403,43 @@ TEST_CASE("JSON writer writes |weight| lines and parses back", "[formats]") {
 
 namespace fld {
 
+TEST_CASE("GEOMETRY points written as CSV and JSON read back", "[formats]") {
+  Schema s;
+  s.fields = {{"id", SqlType::Of(TypeId::kInteger)}, {"g", SqlType::Of(TypeId::kGeometry)}};
+  std::vector<Value> points(3);
+  REQUIRE(ParseValue("POINT (1.5 -2)", s.fields[1].type, &points[0]));
+  REQUIRE(ParseValue("point(0 1e300)", s.fields[1].type, &points[1]));
+  points[2] = Value::Null();
+  BatchBuilder in(s.PhysTypes());
+  for (size_t i = 0; i < points.size(); ++i)
+    in.AppendRow(std::vector<Value>{Value::Int(static_cast<int64_t>(i)), points[i]}, 1);
+  const Batch batch = in.Finish();
+  std::string csv, json;
+  CsvWriter cw(s);
+  JsonWriter jw(s);
+  for (size_t r = 0; r < batch.size(); ++r) {
+    cw.AppendRow(batch, r, &csv);
+    jw.AppendRow(batch, r, &json);
+  }
+  CsvParser cp(s, CsvOptions{',', true});
+  JsonParser jp(s);
+  BatchBuilder from_csv(s.PhysTypes()), from_json(s.PhysTypes());
+  FormatError err;
+  for (std::string* text : {&csv, &json}) {
+    size_t start = 0;
+    for (size_t nl; (nl = text->find('\n', start)) != std::string::npos; start = nl + 1) {
+      const std::string_view line = std::string_view(*text).substr(start, nl - start);
+      INFO(line);
+      const bool ok = text == &csv ? cp.Parse(line, &from_csv, &err) : jp.Parse(line, &from_json, &err);
+      REQUIRE(ok);
+    }
+  }
+  for (Batch b : {from_csv.Finish(), from_json.Finish()}) {
+    REQUIRE(b.size() == points.size());
+    for (size_t r = 0; r < points.size(); ++r) REQUIRE(b.Get(1, r) == points[r]);
+  }
+}
+
 TEST_CASE("REAL values are written in their shortest float form and read back exactly", "[formats]") {
   Schema s;
   s.fields = {{"r", SqlType::Of(TypeId::kReal)}};

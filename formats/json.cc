@@ -193,6 +193,9 @@ bool Convert(const Json& j, const SqlType& type, Value* out, std::string* why) {
     case TypeId::kIntervalDayTime:  // no table column is an INTERVAL (as in Feldera)
     case TypeId::kIntervalYearMonth:
       return fail();
+    case TypeId::kGeometry:  // its WKT text, `POINT (x y)`
+      if (!j.is_string() || !ParseValue(j.get_ref<const std::string&>(), type, out)) return fail();
+      return true;
   }
   return fail();
 }

@@ -269,7 +269,7 @@ bool MulDivUnsigned(U128 a, U128 b, U128 d, U128* q) {
 
 // a * b / d truncated toward zero (d != 0); false on overflow.
 bool MulDiv(Int128 a, Int128 b, Int128 d, Int128* out) {
-  const bool neg = (a < 0) != (b < 0) != (d < 0);
+  const bool neg = ((a < 0) != (b < 0)) != (d < 0);
   auto mag = [](Int128 x) { return x < 0 ? static_cast<U128>(-x) : static_cast<U128>(x); };
   U128 q;
   if (!MulDivUnsigned(mag(a), mag(b), mag(d), &q)) return false;

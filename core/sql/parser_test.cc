@@ -84,6 +84,8 @@ std::string Show(const TableRef& t) {
       return t.alias.empty() ? t.name : t.name + " " + t.alias;
     case TableRef::Kind::kSubquery:
       return "[" + Show(*t.subquery) + "] " + t.alias;
+    case TableRef::Kind::kWindow:
+      return "(" + t.name + " " + Show(*t.left) + ") " + t.alias;
     case TableRef::Kind::kUnnest: {
       std::string s = "unnest(";
       for (size_t i = 0; i < t.unnest.size(); ++i) s += (i ? ", " : "") + Show(*t.unnest[i]);

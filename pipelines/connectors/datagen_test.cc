@@ -348,10 +348,19 @@ TEST_CASE("datagen null_percentage makes that share NULL", "[datagen]") {
 
 TEST_CASE("datagen string fakers", "[datagen]") {
   Schema s;
-  s.fields = {{"w", SqlType::Of(TypeId::kVarchar)},  {"ws", SqlType::Of(TypeId::kVarchar)},
-              {"se", SqlType::Of(TypeId::kVarchar)}, {"e", SqlType::Of(TypeId::kVarchar)},
-              {"c", SqlType::Of(TypeId::kVarchar)},  {"short", SqlType{TypeId::kVarchar, 0, 0, 3, true}},
-              {"st", SqlType::Of(TypeId::kVarchar)}, {"sa", SqlType::Of(TypeId::kVarchar)},
+  s.fields = {{"w", SqlType::Of(TypeId::kVarchar)},
+              {"ws", SqlType::Of(TypeId::kVarchar)},
+              {"se", SqlType::Of(TypeId::kVarchar)},
+              {"e", SqlType::Of(TypeId::kVarchar)},
+              {"c", SqlType::Of(TypeId::kVarchar)},
+              {"short",
+               [] {
+                 auto t = SqlType::Of(TypeId::kVarchar);
+                 t.length = 3;
+                 return t;
+               }()},
+              {"st", SqlType::Of(TypeId::kVarchar)},
+              {"sa", SqlType::Of(TypeId::kVarchar)},
               {"bz", SqlType::Of(TypeId::kVarchar)}};
   Json cfg = {{"seed", 3},
               {"plan",
