@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/common/byte_order.h"
 #include "core/common/error.h"
 
 namespace fld {
@@ -272,12 +273,20 @@ Batch TopKOp::Step(std::span<const Batch* const> inputs) {
   std::vector<std::string> pkeys(n);
   if (!partition_.empty())
     for (uint32_t r = 0; r < n; ++r) EncodeRow(&pkeys[r], in, r, partition_);
-  auto by_key = [&](uint32_t a, uint32_t b) { return pkeys[a] < pkeys[b]; };
+  // Rows grouped by partition key, in key order, each key's in input order (SortedByBytes
+  // compares the keys' first 16 bytes as integers, rarely the strings).
+  auto by_key = [&](std::vector<uint32_t>* rows) {
+    const std::vector<uint32_t> order =
+        SortedByBytes(rows->size(), [&](size_t i) { return std::string_view(pkeys[(*rows)[i]]); });
+    std::vector<uint32_t> sorted(order.size());
+    for (size_t i = 0; i < order.size(); ++i) sorted[i] = (*rows)[order[i]];
+    rows->swap(sorted);
+  };
   const uint32_t shards = static_cast<uint32_t>(shards_.size());
   if (shards == 1) {
     std::vector<uint32_t> rows(n);
     for (uint32_t r = 0; r < n; ++r) rows[r] = r;
-    if (!partition_.empty()) std::stable_sort(rows.begin(), rows.end(), by_key);
+    if (!partition_.empty()) by_key(&rows);
     BatchBuilder out(out_types_);
     StepRows(*shards_[0], in, pkeys, rows, &out, nullptr);
     return out.Finish();
@@ -289,7 +298,7 @@ Batch TopKOp::Step(std::span<const Batch* const> inputs) {
   std::vector<Batch> outs(shards);
   std::vector<std::vector<std::pair<std::string_view, uint32_t>>> emitted(shards);
   pool_->ParallelFor(shards, [&](size_t s) {
-    std::stable_sort(rows[s].begin(), rows[s].end(), by_key);
+    by_key(&rows[s]);
     BatchBuilder b(out_types_);
     StepRows(*shards_[s], in, pkeys, rows[s], &b, &emitted[s]);
     outs[s] = b.Finish();
