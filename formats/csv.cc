@@ -13,15 +13,6 @@ namespace fld {
 
 namespace {
 
-// The range of an integer type's values.
-void IntRange(const SqlType& type, int64_t* lo, int64_t* hi) {
-  *lo = INT64_MIN;
-  *hi = INT64_MAX;
-  if (type.id == TypeId::kTinyInt) *lo = -128, *hi = 127;
-  if (type.id == TypeId::kSmallInt) *lo = -32768, *hi = 32767;
-  if (type.id == TypeId::kInteger) *lo = INT32_MIN, *hi = INT32_MAX;
-}
-
 // Integer columns take the fast path (no temporary string); everything else goes through
 // ParseValue, which also handles the integer forms the fast path rejects ("+5", " 5").
 bool ParseField(std::string_view text, const SqlType& type, Value* out) {
@@ -29,9 +20,7 @@ bool ParseField(std::string_view text, const SqlType& type, Value* out) {
     int64_t v;
     auto r = std::from_chars(text.data(), text.data() + text.size(), v);
     if (r.ec == std::errc() && r.ptr == text.data() + text.size()) {
-      int64_t lo, hi;
-      IntRange(type, &lo, &hi);
-      if (v < lo || v > hi) return false;
+      if (!IntegerFits(v, type.id)) return false;
       out->kind = Value::Kind::kInt;
       out->i = v;
       return true;
@@ -63,16 +52,14 @@ CsvParser::CsvParser(const Schema& schema, CsvOptions options) : schema_(schema)
       options_.integer_fast_path && !options_.weight_field && schema_.size() > 0 && d != '-' && (d < '0' || d > '9');
   for (const auto& f : schema_.fields) ints = ints && f.type.IsInteger();
   if (!ints) return;
-  int_lo_.resize(schema_.size());
-  int_hi_.resize(schema_.size());
+  for (const auto& f : schema_.fields) int_types_.push_back(f.type.id);
   ints_.resize(schema_.size());
-  for (size_t c = 0; c < schema_.size(); ++c) IntRange(schema_.fields[c].type, &int_lo_[c], &int_hi_[c]);
 }
 
 bool CsvParser::ParseInts(std::string_view rec, BatchBuilder* out) {
   const char* p = rec.data();
   const char* const end = p + rec.size();
-  const size_t ncols = int_lo_.size();
+  const size_t ncols = int_types_.size();
   for (size_t c = 0; c < ncols; ++c) {
     const bool neg = p < end && *p == '-';
     if (neg) ++p;
@@ -81,7 +68,7 @@ bool CsvParser::ParseInts(std::string_view rec, BatchBuilder* out) {
     while (p < end && static_cast<unsigned>(*p - '0') < 10) v = v * 10 + static_cast<unsigned>(*p++ - '0');
     if (p == digits || p - digits > 18) return false;
     const int64_t x = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
-    if (x < int_lo_[c] || x > int_hi_[c]) return false;
+    if (!IntegerFits(x, int_types_[c])) return false;
     ints_[c] = x;
     if (c + 1 < ncols) {
       if (p == end || *p != options_.delimiter) return false;
@@ -89,9 +76,7 @@ bool CsvParser::ParseInts(std::string_view rec, BatchBuilder* out) {
     }
   }
   if (p != end) return false;
-  for (size_t c = 0; c < ncols; ++c)
-    if (out->col(c).phys != PhysType::kI64) return false;
-  for (size_t c = 0; c < ncols; ++c) {
+  for (size_t c = 0; c < ncols; ++c) {  // (integer columns are kI64)
     Column& col = out->col(c);
     col.i64.push_back(ints_[c]);
     if (!col.nulls.empty()) col.nulls.push_back(0);
@@ -172,7 +157,7 @@ bool CsvParser::Split(std::string_view rec, FormatError* error) {
 }
 
 bool CsvParser::Parse(std::string_view rec, BatchBuilder* out, FormatError* error) {
-  if (!int_lo_.empty() && ParseInts(rec, out)) return true;
+  if (!int_types_.empty() && ParseInts(rec, out)) return true;
   if (!Split(rec, error)) return false;
   const size_t ncols = schema_.size();
   const size_t expected = ncols + (options_.weight_field ? 1 : 0);

@@ -70,8 +70,10 @@ class CsvParser {
   std::vector<RawField> fields_;
   std::deque<std::string> unescaped_;  // one buffer per field that needed unescaping (stable addresses)
   std::vector<Value> row_;
-  // ParseInts: each column's range (empty: the schema has a column of another type).
-  std::vector<int64_t> int_lo_, int_hi_, ints_;
+  // ParseInts: each column's type (empty: the schema has a column of another type), and the
+  // record's values until all are parsed.
+  std::vector<TypeId> int_types_;
+  std::vector<int64_t> ints_;
 };
 
 // True when `text` ends inside a quoted field, i.e. the record continues on the next line.

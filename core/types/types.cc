@@ -391,19 +391,6 @@ int HexDigit(char c) {
 
 }  // namespace
 
-bool IntegerFits(int64_t v, TypeId id) {
-  switch (id) {
-    case TypeId::kTinyInt:
-      return v >= INT8_MIN && v <= INT8_MAX;
-    case TypeId::kSmallInt:
-      return v >= INT16_MIN && v <= INT16_MAX;
-    case TypeId::kInteger:
-      return v >= INT32_MIN && v <= INT32_MAX;
-    default:
-      return true;
-  }
-}
-
 bool ParseValue(std::string_view text, const SqlType& type, Value* out) {
   std::string_view t = type.IsString() ? text : Trim(text);
   switch (type.id) {

@@ -215,7 +215,18 @@ constexpr int64_t kMicrosPerDay = 86400LL * kMicrosPerSecond;
 bool ParseValue(std::string_view text, const SqlType& type, Value* out);
 
 // True when `v` lies in the range of the integer type `id` (TINYINT, SMALLINT, INT, BIGINT).
-bool IntegerFits(int64_t v, TypeId id);
+inline bool IntegerFits(int64_t v, TypeId id) {
+  switch (id) {
+    case TypeId::kTinyInt:
+      return v >= INT8_MIN && v <= INT8_MAX;
+    case TypeId::kSmallInt:
+      return v >= INT16_MIN && v <= INT16_MAX;
+    case TypeId::kInteger:
+      return v >= INT32_MIN && v <= INT32_MAX;
+    default:
+      return true;
+  }
+}
 
 // Text form of a value of `type` as written to CSV/JSON/tables: booleans true/false, decimals
 // with exactly `scale` digits, dates ISO-8601, timestamps "YYYY-MM-DD HH:MM:SS[.ffffff]",
