@@ -76,34 +76,21 @@ CREATE VIEW bal AS SELECT g.k, g.s - h.m AS x FROM g JOIN h ON g.k = h.k;
 PARTITIONED = ("tk.csv", "lg.csv", "a.csv")
 
 
+def cached_spec(d, name, sql, files, model="exactly_once", cache=None, workers=None):
+    """A spec checkpointing every second, steps of 20000 rows, the state cache at `cache` MiB
+    (default: none), each view named by files (`g.csv` for view g) written as CSV."""
+    lines = [f"workers: {workers}\n" if workers else "",
+             f"fault_tolerance: {{model: {model}, checkpoint_interval_secs: 1}}\nmin_batch_size_records: 20000\n",
+             f"storage: {{cache_mib: {cache}}}\n" if cache else "", "connectors:\n"]
+    lines += [f"""  {f[:-4]}:
+    - transport: {{name: file_output, config: {{path: {f}}}}}
+      format: {{name: csv}}
+""" for f in files]
+    return spec(d, name, sql, "".join(lines))
+
+
 def pipeline(d, model="exactly_once", cache=None, workers=1):
-    storage = f"storage: {{cache_mib: {cache}}}\n" if cache else ""
-    return spec(d, "c", SQL, f"""workers: {workers}
-fault_tolerance: {{model: {model}, checkpoint_interval_secs: 1}}
-min_batch_size_records: 20000
-{storage}connectors:
-  g:
-    - transport: {{name: file_output, config: {{path: g.csv}}}}
-      format: {{name: csv}}
-  j:
-    - transport: {{name: file_output, config: {{path: j.csv}}}}
-      format: {{name: csv}}
-  u:
-    - transport: {{name: file_output, config: {{path: u.csv}}}}
-      format: {{name: csv}}
-  bal:
-    - transport: {{name: file_output, config: {{path: bal.csv}}}}
-      format: {{name: csv}}
-  tk:
-    - transport: {{name: file_output, config: {{path: tk.csv}}}}
-      format: {{name: csv}}
-  lg:
-    - transport: {{name: file_output, config: {{path: lg.csv}}}}
-      format: {{name: csv}}
-  a:
-    - transport: {{name: file_output, config: {{path: a.csv}}}}
-      format: {{name: csv}}
-""")
+    return cached_spec(d, "c", SQL, ("g.csv", "j.csv", "u.csv", "bal.csv") + PARTITIONED, model, cache, workers)
 
 
 def answer(d):
@@ -233,15 +220,7 @@ def _():
 
 
 def part_pipeline(d, cache):
-    storage = f"storage: {{cache_mib: {cache}}}\n" if cache else ""
-    outputs = "".join(f"""  {n[:-4]}:
-    - transport: {{name: file_output, config: {{path: {n}}}}}
-      format: {{name: csv}}
-""" for n in PARTITIONED)
-    return spec(d, "pt", TABLE_T + PART_VIEWS, f"""fault_tolerance: {{model: exactly_once, checkpoint_interval_secs: 1}}
-min_batch_size_records: 20000
-{storage}connectors:
-{outputs}""")
+    return cached_spec(d, "pt", TABLE_T + PART_VIEWS, PARTITIONED, cache=cache)
 
 
 def run_peak_anon(args, d):
@@ -297,18 +276,7 @@ CREATE VIEW dl AS SELECT DISTINCT ts / 10 AS t10, k % 100 AS r FROM e;
 
 
 def late_pipeline(d, cache=None, workers=1):
-    storage = f"storage: {{cache_mib: {cache}}}\n" if cache else ""
-    return spec(d, "late", LATE_SQL, f"""workers: {workers}
-fault_tolerance: {{model: exactly_once, checkpoint_interval_secs: 1}}
-min_batch_size_records: 20000
-{storage}connectors:
-  w:
-    - transport: {{name: file_output, config: {{path: w.csv}}}}
-      format: {{name: csv}}
-  dl:
-    - transport: {{name: file_output, config: {{path: dl.csv}}}}
-      format: {{name: csv}}
-""")
+    return cached_spec(d, "late", LATE_SQL, ("w.csv", "dl.csv"), cache=cache, workers=workers)
 
 
 def check_late(d, full):
