@@ -132,14 +132,20 @@ RowPull MergeSorted(std::vector<RowPull> sources) {
   struct State {
     std::vector<RowPull> src;
     std::vector<std::string> cur;  // each source's next row
+    std::vector<uint64_t> head;    // its first 8 bytes as a big-endian number (zero-padded)
     std::vector<int64_t> w;
     std::vector<size_t> heap;  // sources with a next row, a min-heap by it
     std::string key;
 
-    bool Less(size_t a, size_t b) const { return cur[a] < cur[b]; }
+    // Most rows differ in their first 8 bytes: one integer comparison, not a memcmp call.
+    bool Less(size_t a, size_t b) const { return head[a] != head[b] ? head[a] < head[b] : cur[a] < cur[b]; }
     bool Pull(size_t i) {
       cur[i].clear();
-      return src[i](&cur[i], &w[i]);
+      if (!src[i](&cur[i], &w[i])) return false;
+      uint64_t h = 0;
+      std::memcpy(&h, cur[i].data(), std::min<size_t>(8, cur[i].size()));
+      head[i] = __builtin_bswap64(h);
+      return true;
     }
     // Restores the heap below position i (whose source's row grew).
     void SiftDown(size_t i) {
@@ -166,6 +172,7 @@ RowPull MergeSorted(std::vector<RowPull> sources) {
   auto s = std::make_shared<State>();
   s->src = std::move(sources);
   s->cur.resize(s->src.size());
+  s->head.resize(s->src.size());
   s->w.resize(s->src.size());
   for (size_t i = 0; i < s->src.size(); ++i)
     if (s->Pull(i)) s->heap.push_back(i);
