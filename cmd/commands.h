@@ -11,6 +11,7 @@ struct RunOptions {
   bool quiet = false;
   bool reset = false;
 };
+// On success it ends the process itself (exit code 0) without freeing the operators' state.
 int Run(const RunOptions& o);
 
 struct StopOptions {

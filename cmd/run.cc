@@ -1,10 +1,13 @@
 #include <fmt/format.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <thread>
@@ -58,7 +61,12 @@ int Run(const RunOptions& o) {
                              controller.pipeline().spec().name, s.completed ? "completed:" : "stopped:", s.records,
                              s.steps, s.replayed ? fmt::format(" ({} replayed)", s.replayed) : "", s.seconds, rate);
   }
-  return 0;
+  // Everything the run wrote is stored and flushed: exit without freeing the operators' state.
+  controller.CloseForExit();
+  std::cout.flush();
+  std::fflush(nullptr);
+  spdlog::shutdown();
+  std::_Exit(0);
 }
 
 int Stop(const StopOptions& o) {

@@ -1163,6 +1163,12 @@ Controller::Controller(PipelineSpec spec, ControllerOptions options) {
 
 Controller::~Controller() = default;
 
+void Controller::CloseForExit() {
+  impl_.reset();
+  pipeline_->inputs().clear();
+  pipeline_->outputs().clear();
+}
+
 void Controller::SetCheckpointFlag(std::atomic<bool>* flag) {
   impl_->SetCheckpointFlag(flag);
 }

@@ -65,6 +65,12 @@ class Controller {
   // A flag (set from a signal handler: `fld checkpoint`) that makes the loop checkpoint now.
   void SetCheckpointFlag(std::atomic<bool>* flag);
   const Pipeline& pipeline() const { return *pipeline_; }
+  // For a process about to exit after Run: closes the state store, the log and the connectors
+  // and ends the controller's threads, but leaves the operators' state allocated (freeing the
+  // state of millions of groups or partitions one allocation at a time only delays the exit;
+  // the process ends right after, as compilers end without freeing their trees). Nothing may be
+  // called after it but pipeline().spec().
+  void CloseForExit();
 
  private:
   class Impl;
