@@ -268,6 +268,60 @@ TEST_CASE("file_input with a pool parses CSV in parallel slices into the serial 
   CHECK(file.parallel_rejects() == 1);
 }
 
+TEST_CASE("file_input with a pool parses JSON lines in parallel slices into the serial reader's batches", "[file]") {
+  // A byte order mark, blank lines, inserts and deletes, strings with escapes and a malformed
+  // record late in the file: with two workers every Read returns the same rows and Position as
+  // without a pool, and the same error at the same record.
+  TempDir dir;
+  Schema s;
+  s.fields.resize(2);
+  s.fields[0].name = "id";
+  s.fields[0].type = SqlType::Of(TypeId::kInteger);
+  s.fields[1].name = "note";
+  s.fields[1].type = SqlType::Of(TypeId::kVarchar);
+  std::string text = "\xEF\xBB\xBF";
+  for (int i = 0; i < 47000; ++i) {
+    if (i % 777 == 5) text += "\n";
+    if (i == 41234)
+      text += "{\"insert\": {\"id\": \"x\", \"note\": \"bad\"}}\n";
+    else
+      text +=
+          fmt::format("{{\"{}\": {{\"id\": {}, \"note\": \"n\\\"{}\"}}}}\n", i % 5 == 0 ? "delete" : "insert", i, i);
+  }
+  WriteFile(dir.File("p.json"), text);
+  ThreadPool pool(2);
+  ConnectorContext pooled = Ctx(dir.path());
+  pooled.pool = &pool;
+  auto serial = MakeInputConnector(InputConfig("p.json", "json"), s, Ctx(dir.path()));
+  auto parallel = MakeInputConnector(InputConfig("p.json", "json"), s, pooled);
+  size_t rows = 0;
+  int64_t weights = 0;
+  for (int reads = 0;; ++reads) {
+    INFO("read " << reads);
+    Batch bs, bp;
+    const std::string err_s = ErrorOf([&] { bs = serial->Read(); });
+    const std::string err_p = ErrorOf([&] { bp = parallel->Read(); });
+    REQUIRE(err_s == err_p);
+    REQUIRE(RowsOf(bs) == RowsOf(bp));
+    REQUIRE(serial->Position() == parallel->Position());
+    rows += bs.size();
+    for (int64_t w : bs.weights) weights += w;
+    if (!err_s.empty()) {
+      CHECK(err_s.find("p.json:") == 0);
+      break;
+    }
+    REQUIRE(reads < 100);
+  }
+  CHECK(rows == 41234);
+  CHECK(weights == 41234 - 2 * 8247);  // ids 0, 5, ..., 41230 are deletes
+  CHECK(parallel->records() == 41234);
+  // Only the malformed record sent reads back to the serial loop: the read that met it (whose
+  // records before it the serial loop took) and the one starting at it (which it reports).
+  const auto& file = dynamic_cast<const FileInputConnector&>(*parallel);
+  CHECK(file.parallel_reads() >= 4);
+  CHECK(file.parallel_rejects() == 2);
+}
+
 TEST_CASE("file_input with a pool drops a byte order mark before a first record that is data", "[file]") {
   TempDir dir;
   Schema s;

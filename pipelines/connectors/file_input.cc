@@ -371,8 +371,9 @@ std::string FileInputConnector::FindByInode(uint64_t ino) const {
 bool FileInputConnector::ReadParallel(size_t max_records, Batch* batch) {
   constexpr size_t kSlice = 2048;  // records per slice: fixed, so batches do not depend on workers
   ThreadPool* pool = options_.pool;
-  if (pool == nullptr || pool->workers() < 2 || options_.format != Format::kCsv || max_records < 2 * kSlice ||
-      rotating_ || replay_ino_ != 0 || (mode_ == Mode::kFiles && current_.empty()))
+  const bool csv = options_.format == Format::kCsv;
+  if (pool == nullptr || pool->workers() < 2 || max_records < 2 * kSlice || rotating_ || replay_ino_ != 0 ||
+      (mode_ == Mode::kFiles && current_.empty()))
     return false;
   // Collect: where each record lies in the file (its text stays in the reader's buffer, which
   // keeps everything since the mark) and the position after it, stopping at anything the serial
@@ -395,12 +396,12 @@ bool FileInputConnector::ReadParallel(size_t max_records, Batch* batch) {
       text.remove_prefix(3);
       start += 3;
     }
-    if (CsvInsideQuotes(text) || text.size() > UINT32_MAX) {
+    if ((csv && CsvInsideQuotes(text)) || text.size() > UINT32_MAX) {
       reader_.RewindTo(before);
       --line;
       break;
     }
-    if ((options_.headers && record_line == 1) || Blank(text)) {
+    if ((csv && options_.headers && record_line == 1) || Blank(text)) {
       if (spans.empty()) {  // skipped lines before the first record count as read
         reader_.Mark();
         line_ = line;
@@ -421,14 +422,16 @@ bool FileInputConnector::ReadParallel(size_t max_records, Batch* batch) {
     return false;
   }
   const size_t slices = (n + kSlice - 1) / kSlice;
-  if (slice_parsers_.size() < slices) slice_parsers_.resize(slices, csv_);
+  if (csv && slice_parsers_.size() < slices) slice_parsers_.resize(slices, csv_);
+  while (!csv && json_slice_parsers_.size() < slices) json_slice_parsers_.emplace_back(schema_, options_.update_format);
   std::vector<Batch> parts(slices);
   std::vector<uint8_t> bad(slices, 0);
   pool->ParallelFor(slices, [&](size_t sl) {
     BatchBuilder b(types_);
     FormatError error;
     for (size_t r = sl * kSlice; r < std::min(n, (sl + 1) * kSlice); ++r) {
-      if (!slice_parsers_[sl].Parse(texts.substr(spans[r].first - origin, spans[r].second), &b, &error)) {
+      const std::string_view text = texts.substr(spans[r].first - origin, spans[r].second);
+      if (!(csv ? slice_parsers_[sl].Parse(text, &b, &error) : json_slice_parsers_[sl].Parse(text, &b, &error))) {
         bad[sl] = 1;
         return;
       }

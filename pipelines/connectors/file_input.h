@@ -114,7 +114,7 @@ class FileInputConnector : public InputConnector {
     bool headers = false;  // CSV: skip each file's first line
     JsonUpdateFormat update_format = JsonUpdateFormat::kInsertDelete;
     size_t max_batch_size = 10000;
-    ThreadPool* pool = nullptr;  // CSV: parses a batch's records in parallel slices
+    ThreadPool* pool = nullptr;  // parses a batch's records in parallel slices
   };
   static constexpr size_t kDefaultMaxBatchSize = 10000;
 
@@ -163,9 +163,10 @@ class FileInputConnector : public InputConnector {
   std::string FindByInode(uint64_t ino) const;
   // Follow: the path itself when it has inode `ino`, else FindByInode.
   std::string FileWithInode(uint64_t ino) const;
-  // CSV with a pool of several workers: takes the whole one-line records available in the
-  // current file (up to max_records), then parses them in fixed slices in parallel, giving the
-  // batch the serial loop would. Returns false, having consumed nothing, when there is nothing
+  // With a pool of several workers: takes the whole one-line records available in the current
+  // file (up to max_records; CSV: not a record whose quotes span lines), then parses them in
+  // fixed slices in parallel (CSV or JSON, a parser per slice), giving the batch the serial loop
+  // would. Returns false, having consumed nothing, when there is nothing
   // of that kind to take or a record is malformed (the serial loop then reports it in order).
   bool ReadParallel(size_t max_records, Batch* out);
 
@@ -177,6 +178,7 @@ class FileInputConnector : public InputConnector {
   CsvParser csv_;
   JsonParser json_;
   std::vector<CsvParser> slice_parsers_;  // ReadParallel: one per slice (parsers keep scratch state)
+  std::vector<JsonParser> json_slice_parsers_;
   uint64_t parallel_reads_ = 0, parallel_rejects_ = 0;
   LineReader reader_;
   std::string record_;                      // a CSV record spanning lines
