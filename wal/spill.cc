@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/common/byte_order.h"
 #include "core/common/error.h"
 #include "core/common/serialize.h"
 
@@ -132,19 +133,21 @@ RowPull MergeSorted(std::vector<RowPull> sources) {
   struct State {
     std::vector<RowPull> src;
     std::vector<std::string> cur;  // each source's next row
-    std::vector<uint64_t> head;    // its first 8 bytes as a big-endian number (zero-padded)
+    std::vector<uint64_t> hi, lo;  // its BytePrefix (first 16 bytes as two numbers)
     std::vector<int64_t> w;
     std::vector<size_t> heap;  // sources with a next row, a min-heap by it
     std::string key;
 
-    // Most rows differ in their first 8 bytes: one integer comparison, not a memcmp call.
-    bool Less(size_t a, size_t b) const { return head[a] != head[b] ? head[a] < head[b] : cur[a] < cur[b]; }
+    // Most rows differ in their first 16 bytes: integer comparisons, not a memcmp call.
+    bool Less(size_t a, size_t b) const {
+      if (hi[a] != hi[b]) return hi[a] < hi[b];
+      if (lo[a] != lo[b]) return lo[a] < lo[b];
+      return cur[a] < cur[b];
+    }
     bool Pull(size_t i) {
       cur[i].clear();
       if (!src[i](&cur[i], &w[i])) return false;
-      uint64_t h = 0;
-      std::memcpy(&h, cur[i].data(), std::min<size_t>(8, cur[i].size()));
-      head[i] = __builtin_bswap64(h);
+      BytePrefix(cur[i], &hi[i], &lo[i]);
       return true;
     }
     // Restores the heap below position i (whose source's row grew).
@@ -172,7 +175,8 @@ RowPull MergeSorted(std::vector<RowPull> sources) {
   auto s = std::make_shared<State>();
   s->src = std::move(sources);
   s->cur.resize(s->src.size());
-  s->head.resize(s->src.size());
+  s->hi.resize(s->src.size());
+  s->lo.resize(s->src.size());
   s->w.resize(s->src.size());
   for (size_t i = 0; i < s->src.size(); ++i)
     if (s->Pull(i)) s->heap.push_back(i);

@@ -166,8 +166,8 @@ class FileInputConnector : public InputConnector {
   // With a pool of several workers: takes the whole one-line records available in the current
   // file (up to max_records; CSV: not a record whose quotes span lines), then parses them in
   // fixed slices in parallel (CSV or JSON, a parser per slice), giving the batch the serial loop
-  // would. Returns false, having consumed nothing, when there is nothing
-  // of that kind to take or a record is malformed (the serial loop then reports it in order).
+  // would. Returns false, having consumed nothing, when there is nothing of that kind to take or
+  // a record is malformed (the serial loop then reports it in order).
   bool ReadParallel(size_t max_records, Batch* out);
 
   Options options_;
@@ -177,7 +177,8 @@ class FileInputConnector : public InputConnector {
   std::vector<PhysType> types_;
   CsvParser csv_;
   JsonParser json_;
-  std::vector<CsvParser> slice_parsers_;  // ReadParallel: one per slice (parsers keep scratch state)
+  // ReadParallel: one parser per slice (parsers keep scratch state), of the input's format.
+  std::vector<CsvParser> slice_parsers_;
   std::vector<JsonParser> json_slice_parsers_;
   uint64_t parallel_reads_ = 0, parallel_rejects_ = 0;
   LineReader reader_;
