@@ -217,6 +217,42 @@ std::string RowsOf(const Batch& b) {
   }
   return s;
 }
+
+// The serial reader (no pool) and the pooled one (two workers) over the same input.
+struct SerialAndPooled {
+  ThreadPool pool{2};
+  std::unique_ptr<InputConnector> serial, pooled;
+  SerialAndPooled(const TempDir& dir, const Json& config, const Schema& s) {
+    ConnectorContext ctx = Ctx(dir.path());
+    serial = MakeInputConnector(config, s, ctx);
+    ctx.pool = &pool;
+    pooled = MakeInputConnector(config, s, ctx);
+  }
+  const FileInputConnector& pooled_file() const { return dynamic_cast<const FileInputConnector&>(*pooled); }
+};
+
+// Reads both until one Read fails, requiring every Read to give the same rows, Position and
+// error from both. Returns the rows read (their sum of weights in *weights) and the error.
+size_t ReadAlike(SerialAndPooled* in, std::string* error, int64_t* weights = nullptr) {
+  size_t rows = 0;
+  for (int reads = 0;; ++reads) {
+    INFO("read " << reads);
+    Batch bs, bp;
+    const std::string err_s = ErrorOf([&] { bs = in->serial->Read(); });
+    const std::string err_p = ErrorOf([&] { bp = in->pooled->Read(); });
+    REQUIRE(err_s == err_p);
+    REQUIRE(RowsOf(bs) == RowsOf(bp));
+    REQUIRE(in->serial->Position() == in->pooled->Position());
+    rows += bs.size();
+    if (weights)
+      for (int64_t w : bs.weights) *weights += w;
+    if (!err_s.empty()) {
+      *error = err_s;
+      return rows;
+    }
+    REQUIRE(reads < 100);
+  }
+}
 }  // namespace
 
 TEST_CASE("file_input with a pool parses CSV in parallel slices into the serial reader's batches", "[file]") {
@@ -237,33 +273,14 @@ TEST_CASE("file_input with a pool parses CSV in parallel slices into the serial 
       text += fmt::format("{},\"note, {}\"\n", i, i);
   }
   WriteFile(dir.File("p.csv"), text);
-  ThreadPool pool(2);
-  ConnectorContext pooled = Ctx(dir.path());
-  pooled.pool = &pool;
-  auto serial = MakeInputConnector(InputConfig("p.csv", "csv", {{"headers", true}}), s, Ctx(dir.path()));
-  auto parallel = MakeInputConnector(InputConfig("p.csv", "csv", {{"headers", true}}), s, pooled);
-  size_t rows = 0;
-  for (int reads = 0;; ++reads) {
-    INFO("read " << reads);
-    std::string err_s, err_p;
-    Batch bs, bp;
-    err_s = ErrorOf([&] { bs = serial->Read(); });
-    err_p = ErrorOf([&] { bp = parallel->Read(); });
-    REQUIRE(err_s == err_p);
-    REQUIRE(RowsOf(bs) == RowsOf(bp));
-    REQUIRE(serial->Position() == parallel->Position());
-    rows += bs.size();
-    if (!err_s.empty()) {
-      CHECK(err_s.find("p.csv:") == 0);
-      break;
-    }
-    REQUIRE(reads < 100);
-  }
-  CHECK(rows == 41234);
-  CHECK(parallel->records() == 41234);
+  SerialAndPooled in(dir, InputConfig("p.csv", "csv", {{"headers", true}}), s);
+  std::string error;
+  CHECK(ReadAlike(&in, &error) == 41234);
+  CHECK(error.find("p.csv:") == 0);
+  CHECK(in.pooled->records() == 41234);
   // Batches of one-line records went through the slices; only the read meeting the malformed
   // record was handed back to the serial loop.
-  const auto& file = dynamic_cast<const FileInputConnector&>(*parallel);
+  const FileInputConnector& file = in.pooled_file();
   CHECK(file.parallel_reads() >= 3);
   CHECK(file.parallel_rejects() == 1);
 }
@@ -289,35 +306,16 @@ TEST_CASE("file_input with a pool parses JSON lines in parallel slices into the 
           fmt::format("{{\"{}\": {{\"id\": {}, \"note\": \"n\\\"{}\"}}}}\n", i % 5 == 0 ? "delete" : "insert", i, i);
   }
   WriteFile(dir.File("p.json"), text);
-  ThreadPool pool(2);
-  ConnectorContext pooled = Ctx(dir.path());
-  pooled.pool = &pool;
-  auto serial = MakeInputConnector(InputConfig("p.json", "json"), s, Ctx(dir.path()));
-  auto parallel = MakeInputConnector(InputConfig("p.json", "json"), s, pooled);
-  size_t rows = 0;
+  SerialAndPooled in(dir, InputConfig("p.json", "json"), s);
+  std::string error;
   int64_t weights = 0;
-  for (int reads = 0;; ++reads) {
-    INFO("read " << reads);
-    Batch bs, bp;
-    const std::string err_s = ErrorOf([&] { bs = serial->Read(); });
-    const std::string err_p = ErrorOf([&] { bp = parallel->Read(); });
-    REQUIRE(err_s == err_p);
-    REQUIRE(RowsOf(bs) == RowsOf(bp));
-    REQUIRE(serial->Position() == parallel->Position());
-    rows += bs.size();
-    for (int64_t w : bs.weights) weights += w;
-    if (!err_s.empty()) {
-      CHECK(err_s.find("p.json:") == 0);
-      break;
-    }
-    REQUIRE(reads < 100);
-  }
-  CHECK(rows == 41234);
+  CHECK(ReadAlike(&in, &error, &weights) == 41234);
+  CHECK(error.find("p.json:") == 0);
   CHECK(weights == 41234 - 2 * 8247);  // ids 0, 5, ..., 41230 are deletes
-  CHECK(parallel->records() == 41234);
+  CHECK(in.pooled->records() == 41234);
   // Only the malformed record sent reads back to the serial loop: the read that met it (whose
   // records before it the serial loop took) and the one starting at it (which it reports).
-  const auto& file = dynamic_cast<const FileInputConnector&>(*parallel);
+  const FileInputConnector& file = in.pooled_file();
   CHECK(file.parallel_reads() >= 4);
   CHECK(file.parallel_rejects() == 2);
 }
@@ -329,19 +327,15 @@ TEST_CASE("file_input with a pool drops a byte order mark before a first record 
   std::string text = "\xEF\xBB\xBF";
   for (int i = 0; i < 9000; ++i) text += fmt::format("{},n{}\r\n", i, i);
   WriteFile(dir.File("b.csv"), text);
-  ThreadPool pool(2);
-  ConnectorContext pooled = Ctx(dir.path());
-  pooled.pool = &pool;
-  auto serial = MakeInputConnector(InputConfig("b.csv", "csv"), s, Ctx(dir.path()));
-  auto parallel = MakeInputConnector(InputConfig("b.csv", "csv"), s, pooled);
-  const Batch bs = serial->Read(), bp = parallel->Read();
+  SerialAndPooled in(dir, InputConfig("b.csv", "csv"), s);
+  const Batch bs = in.serial->Read(), bp = in.pooled->Read();
   REQUIRE(bp.size() == 9000);
   CHECK(RowsOf(bs) == RowsOf(bp));
   CHECK(bp.cols[0]->i64[0] == 0);
   CHECK(bp.cols[1]->str[8999] == "n8999");  // CRLF: the CR is not part of the field
-  CHECK(serial->Position() == parallel->Position());
+  CHECK(in.serial->Position() == in.pooled->Position());
   // Read by the slices, not parsed again by the serial loop after a slice failed.
-  const auto& file = dynamic_cast<const FileInputConnector&>(*parallel);
+  const FileInputConnector& file = in.pooled_file();
   CHECK(file.parallel_reads() == 1);
   CHECK(file.parallel_rejects() == 0);
 }
