@@ -1,15 +1,29 @@
-// Sorting byte strings (key and row encodings) in memcmp order, fast: each string's first 16
-// bytes as two big-endian integers, compared first, so the strings themselves are read only on
-// a tie. Encoded keys of one or two columns (an integer's encoding is 9 bytes) never tie there,
-// where a comparison of the strings would be a call and a cache miss per step of the sort.
+// Byte order: integers as big-endian bytes (memcmp order), and sorting byte strings (key and row
+// encodings) in memcmp order, fast: each string's first 16 bytes as two big-endian integers,
+// compared first, so the strings themselves are read only on a tie. Encoded keys of one or two
+// columns (an integer's encoding is 9 bytes) never tie there, where a comparison of the strings
+// would be a call and a cache miss per step of the sort.
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
 namespace fld {
+
+// The unsigned integer whose order is memcmp's order of v's bytes as memory holds them (native
+// byte order): v itself on a big-endian host, v byte-swapped on a little-endian one. The same
+// swap turns a value into its big-endian bytes for memcpy.
+inline uint64_t ByteOrder64(uint64_t v) {
+  if constexpr (std::endian::native == std::endian::little) return __builtin_bswap64(v);
+  return v;
+}
+inline uint32_t ByteOrder32(uint32_t v) {
+  if constexpr (std::endian::native == std::endian::little) return __builtin_bswap32(v);
+  return v;
+}
 
 // The first 16 bytes of s (zero-padded) as two integers in the order of the bytes.
 inline void BytePrefix(std::string_view s, uint64_t* hi, uint64_t* lo) {

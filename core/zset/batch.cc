@@ -7,6 +7,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/common/byte_order.h"
 #include "core/common/serialize.h"
 #include "core/common/thread_pool.h"
 
@@ -375,16 +376,6 @@ void DecodeRowInto(std::string_view in, BatchBuilder* b, size_t first_col) {
 
 namespace {
 
-// The unsigned integer whose order is memcmp's order of v's bytes as EncodeValue stores them
-// (native byte order).
-inline uint64_t ByteOrder64(uint64_t v) {
-  if constexpr (std::endian::native == std::endian::little) return __builtin_bswap64(v);
-  return v;
-}
-inline uint32_t ByteOrder32(uint32_t v) {
-  if constexpr (std::endian::native == std::endian::little) return __builtin_bswap32(v);
-  return v;
-}
 inline uint64_t F64Bits(double d) {
   if (d == 0.0) d = 0.0;  // as EncodeValue: -0.0 and 0.0 are the same value
   uint64_t bits;

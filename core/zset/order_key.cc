@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/common/byte_order.h"
 #include "core/zset/batch.h"
 
 namespace fld {
@@ -24,7 +25,7 @@ void PutInt(int64_t v, bool invert, std::string* out) {
   const int tag = v < 0 ? kIntZero - n : kIntZero + n;
   // The tag and the value's low n bytes, big-endian, appended at once.
   char b[16];
-  const uint64_t be = __builtin_bswap64(invert ? ~static_cast<uint64_t>(v) : static_cast<uint64_t>(v));
+  const uint64_t be = ByteOrder64(invert ? ~static_cast<uint64_t>(v) : static_cast<uint64_t>(v));
   std::memcpy(b + 8, &be, 8);
   b[15 - n] = static_cast<char>(invert ? 0xff - tag : tag);
   out->append(b + 15 - n, static_cast<size_t>(n) + 1);
