@@ -634,8 +634,7 @@ void Controller::Impl::WriteCheckpoint(Written* w) {
     state_hash_ = 0;
   }
   for (auto& [node, d] : w->deltas) {
-    // After DropState the database is empty and nodes come in increasing order: append.
-    state_hash_ += txn->ApplyState(static_cast<uint32_t>(node), d, w->drop_state);
+    state_hash_ += txn->ApplyState(static_cast<uint32_t>(node), d);
     w->entries += d.puts() + d.erases();
     w->bytes += d.bytes();
     // Written into the transaction's pages: its copy goes now, not at the end of the checkpoint

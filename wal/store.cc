@@ -584,7 +584,7 @@ bool SplitStateValue(std::string_view stored, std::string_view* full_key, std::s
 }
 }  // namespace
 
-uint64_t StateStore::Txn::ApplyState(uint32_t node, const StateDelta& delta, bool append) {
+uint64_t StateStore::Txn::ApplyState(uint32_t node, const StateDelta& delta) {
   // The changes by key (a sequence of their first bytes, 8 bytes each, rather than decoded).
   std::vector<const char*> changes;
   changes.reserve(delta.puts() + delta.erases());
@@ -596,6 +596,10 @@ uint64_t StateStore::Txn::ApplyState(uint32_t node, const StateDelta& delta, boo
   const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(static_cast<MDB_env*>(store_->env_)));
   Cursor cur(t, dbi, store_->dir_);
   std::string full, key, value;
+  // Puts go in with MDB_APPEND (no B-tree search) until one is refused: LMDB appends only a key
+  // after every stored one, as when nothing is stored at or after this node (its first
+  // checkpoint with entries, nodes in increasing order). From the first refusal on, the search.
+  bool append = true;
   uint64_t hash = 0;
   // The changes come in key order, which is not the order they lie in memory: each would be a
   // cache miss or three (its slot in `changes`, its entry, its value). Each slot is prefetched
@@ -636,7 +640,7 @@ uint64_t StateStore::Txn::ApplyState(uint32_t node, const StateDelta& delta, boo
         continue;
       }
       if (rc != MDB_KEYEXIST) LmdbFail("write operator state", rc, store_->dir_);
-      append = false;  // out of order (a long key's hash): the general path from here on
+      append = false;  // not after every stored key: the general path from here on
     }
     // One B-tree walk per entry: the cursor finds the key, then replaces or deletes in place.
     int rc = mdb_cursor_get(cur.c, &k, &v, MDB_SET);  // MDB_SET leaves k on our bytes (the put needs them)

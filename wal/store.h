@@ -70,9 +70,9 @@ class StateStore : public StateSource {
     // Applies the changes (puts; erases, of keys that may be absent) to the keyed state of
     // operator `node`, in key order (so pages fill in order; an erase stays before a later put of
     // its key). Returns the change of the state's content hash (see ForEachStateEntry).
-    // `append`: the database holds no entry of this node or a later one (after DropState,
-    // nodes in increasing order) and the changes are puts: they go in with MDB_APPEND.
-    uint64_t ApplyState(uint32_t node, const StateDelta& changes, bool append = false);
+    // When nothing is stored for this node or a later one (nodes applied in increasing order,
+    // a first checkpoint or after DropState), the puts are appended (no B-tree search).
+    uint64_t ApplyState(uint32_t node, const StateDelta& changes);
     // Makes the rows StageRelation wrote the contents of relation `name` (its other slot is
     // emptied).
     void PublishRelation(const std::string& name);
