@@ -628,18 +628,33 @@ void Controller::Impl::WriteCheckpoint(Written* w) {
     runs.clear();
     staged.insert(name);
   }
-  auto txn = store_->Begin();
-  if (w->drop_state) {
-    txn->DropState();
-    state_hash_ = 0;
-  }
-  for (auto& [node, d] : w->deltas) {
-    state_hash_ += txn->ApplyState(static_cast<uint32_t>(node), d);
+  // The operators' state likewise: a large change (every run's first checkpoint with entries)
+  // is merged into the state's unused slot, and the transaction below switches to it.
+  for (const auto& [node, d] : w->deltas) {
     w->entries += d.puts() + d.erases();
     w->bytes += d.bytes();
-    // Written into the transaction's pages: its copy goes now, not at the end of the checkpoint
-    // (the transaction holds every page it dirtied until it commits).
-    d = StateDelta();
+  }
+  const bool stage_state = w->entries >= kStageMinRows && (w->drop_state || w->entries >= store_->StateEntries() / 2);
+  if (stage_state) {
+    const auto t0 = Clock::now();
+    state_hash_ = store_->StageState(&w->deltas, w->drop_state);
+    spdlog::debug("{}: checkpoint at step {} stages the operator state: {} changes ({:.1f} ms)", spec().name, w->step,
+                  w->entries, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  auto txn = store_->Begin();
+  if (stage_state) {
+    txn->PublishState();
+  } else {
+    if (w->drop_state) {
+      txn->DropState();
+      state_hash_ = 0;
+    }
+    for (auto& [node, d] : w->deltas) {
+      state_hash_ += txn->ApplyState(static_cast<uint32_t>(node), d);
+      // Written into the transaction's pages: its copy goes now, not at the end of the
+      // checkpoint (the transaction holds every page it dirtied until it commits).
+      d = StateDelta();
+    }
   }
   for (auto& [name, parts, runs] : w->rel) {
     if (staged.count(name)) {

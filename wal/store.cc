@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <optional>
+#include <unordered_map>
 
 #include "core/common/byte_order.h"
 #include "core/common/error.h"
@@ -28,6 +30,9 @@ namespace {
 }
 
 constexpr size_t kMapSize = size_t{1} << 40;  // address space only; the file grows as needed
+
+// The operator state's two slots (see store.h): "state_slot" says which one holds it.
+constexpr const char* kStateDb[2] = {"state", "state1"};
 
 // The per-row term of a relation's content hash (see StateStore::ReadRelation).
 uint64_t RowHash(std::string_view row) {
@@ -234,12 +239,17 @@ std::unique_ptr<StateStore> StateStore::Open(const std::string& dir, bool read_o
       MDB_txn* t = nullptr;
       if ((rc = mdb_txn_begin(env, nullptr, 0, &t))) LmdbFail("begin write transaction", rc, dir);
       TxnAbort guard{t};
-      MDB_dbi dbi;
-      if ((rc = mdb_dbi_open(t, "state", MDB_CREATE, &dbi))) LmdbFail("open database state", rc, dir);
+      MDB_dbi dbi[2];
+      for (int slot : {0, 1})
+        if ((rc = mdb_dbi_open(t, kStateDb[slot], MDB_CREATE, &dbi[slot])))
+          LmdbFail(std::string("open database ") + kStateDb[slot], rc, dir);
+      const int active = s->StateSlot(t);
       s->ClearUnusedSlots(t);
       guard.t = nullptr;  // a failed commit frees the transaction too
       if ((rc = mdb_txn_commit(t))) LmdbFail("commit", rc, dir);
-      s->state_dbi_ = dbi;
+      s->state_dbi_[0] = dbi[0];
+      s->state_dbi_[1] = dbi[1];
+      s->active_state_.store(active);
     });
   }
   return s;
@@ -269,9 +279,6 @@ StateStore::~StateStore() {
 }
 
 unsigned StateStore::Dbi(void* txn, const std::string& name, bool create) const {
-  // "state" is opened once, when the store is (lookups read it from other threads, and LMDB
-  // wants no two transactions opening databases at the same time).
-  if (name == "state" && state_dbi_ != UINT32_MAX) return state_dbi_;
   MDB_dbi dbi;
   int rc = mdb_dbi_open(static_cast<MDB_txn*>(txn), name.c_str(), create ? MDB_CREATE : 0, &dbi);
   if (rc == MDB_NOTFOUND) return UINT32_MAX;
@@ -369,6 +376,26 @@ std::string StateStore::RelationDb(void* txn, const std::string& name) const {
   return "rel:" + name;
 }
 
+int StateStore::StateSlot(void* txn) const {
+  MDB_dbi slots = Dbi(txn, "state_slot", false);
+  if (slots == UINT32_MAX) return 0;
+  MDB_val k{6, const_cast<char*>("active")}, v;
+  const int rc = mdb_get(static_cast<MDB_txn*>(txn), slots, &k, &v);
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc) LmdbFail("read the slot of the operator state", rc, dir_);
+  if (v.mv_size != 1 || *static_cast<const char*>(v.mv_data) != '1')
+    Fail(ErrorKind::kCorruption, "{}: state store: the slot of the operator state is malformed (the file is damaged)",
+         dir_);
+  return 1;
+}
+
+unsigned StateStore::StateDbi(void* txn) const {
+  // A store open for writing opened both slots with itself (lookups read them from other
+  // threads, and LMDB wants no two transactions opening databases at the same time).
+  if (state_dbi_[0] != UINT32_MAX) return state_dbi_[active_state_.load()];
+  return Dbi(txn, kStateDb[StateSlot(txn)], false);
+}
+
 void StateStore::ClearUnusedSlots(void* txn) {
   MDB_txn* t = static_cast<MDB_txn*>(txn);
   MDB_dbi main;
@@ -386,6 +413,7 @@ void StateStore::ClearUnusedSlots(void* txn) {
     }
   }
   if (rc != MDB_NOTFOUND) LmdbFail("list the databases", rc, dir_);
+  unused.push_back(kStateDb[1 - StateSlot(t)]);
   for (const std::string& db : unused) {
     MDB_dbi dbi = Dbi(t, db, false);
     MDB_stat st;
@@ -584,55 +612,98 @@ bool SplitStateValue(std::string_view stored, std::string_view* full_key, std::s
 }
 }  // namespace
 
+namespace {
+// One node's changes in the order of their stored keys (the node's prefix and the key, or for a
+// key at LMDB's limit the prefix of that and a hash: RowKey), a key's changes in the order given.
+class SortedChanges {
+ public:
+  SortedChanges(uint32_t node, const StateDelta& delta, size_t max_key) : max_key_(max_key) {
+    NodePrefix(node, &prefix_);
+    std::vector<const char*> entries;
+    entries.reserve(delta.puts() + delta.erases());
+    delta.ForEachEntry([&](const char* p) { entries.push_back(p); });
+    // A long key sorts by its stored key without the node's prefix (kept aside: they are rare).
+    std::unordered_map<size_t, std::string> long_keys;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const std::string_view k = StateDelta::Decode(entries[i]).key;
+      if (prefix_.size() + k.size() < max_key_) continue;
+      std::string full = prefix_, stored;
+      full.append(k);
+      RowKey(full, max_key_, &stored);
+      long_keys.emplace(i, stored.substr(prefix_.size()));
+    }
+    const std::vector<uint32_t> order = SortedByBytes(entries.size(), [&](size_t i) -> std::string_view {
+      const std::string_view k = StateDelta::Decode(entries[i]).key;
+      return prefix_.size() + k.size() < max_key_ ? k : std::string_view(long_keys.at(i));
+    });
+    // Gathered once (independent loads), so the walk below reads them in sequence.
+    sorted_.resize(order.size());
+    for (size_t n = 0; n < order.size(); ++n) sorted_[n] = entries[order[n]];
+  }
+  // The next change, false after the last. Each is read far from where the last lay in memory:
+  // the entries are prefetched some way ahead, their bytes a little later.
+  bool Next() {
+    constexpr size_t kChangeAhead = 16, kBytesAhead = 8;
+    if (next_ == sorted_.size()) return false;
+    if (next_ + kChangeAhead < sorted_.size()) __builtin_prefetch(sorted_[next_ + kChangeAhead]);
+    if (next_ + kBytesAhead < sorted_.size()) {
+      const StateDelta::Change a = StateDelta::Decode(sorted_[next_ + kBytesAhead]);
+      __builtin_prefetch(a.value.data());
+      __builtin_prefetch(a.value.data() + a.value.size() - 1);
+    }
+    c_ = StateDelta::Decode(sorted_[next_++]);
+    full_.assign(prefix_).append(c_.key);
+    long_key_ = full_.size() >= max_key_;
+    if (long_key_) RowKey(full_, max_key_, &key_);
+    return true;
+  }
+  // The next change's key, without moving on (empty after the last).
+  std::string_view PeekKey() const {
+    return next_ < sorted_.size() ? StateDelta::Decode(sorted_[next_]).key : std::string_view();
+  }
+  bool AtEnd() const { return next_ == sorted_.size(); }
+  const StateDelta::Change& change() const { return c_; }
+  std::string_view full() const { return full_; }                    // node prefix + key
+  std::string_view key() const { return long_key_ ? key_ : full_; }  // the stored key
+  // The stored value: flag 0 + value, or flag 1 + the long key's length and bytes + value.
+  void Encode(std::string* out) const {
+    out->assign(1, long_key_ ? 1 : 0);
+    if (long_key_) {
+      char len[10];
+      out->append(len, PutVarint(len, full_.size())).append(full_);
+    }
+    out->append(c_.value);
+  }
+
+ private:
+  size_t max_key_;
+  std::string prefix_, full_, key_;
+  std::vector<const char*> sorted_;
+  size_t next_ = 0;
+  StateDelta::Change c_{};
+  bool long_key_ = false;
+};
+}  // namespace
+
 uint64_t StateStore::Txn::ApplyState(uint32_t node, const StateDelta& delta) {
-  // The changes by key (a sequence of their first bytes, 8 bytes each, rather than decoded).
-  std::vector<const char*> changes;
-  changes.reserve(delta.puts() + delta.erases());
-  delta.ForEachEntry([&](const char* p) { changes.push_back(p); });
-  const std::vector<uint32_t> order =
-      SortedByBytes(changes.size(), [&](size_t i) { return StateDelta::Decode(changes[i]).key; });
   MDB_txn* t = static_cast<MDB_txn*>(txn_);
-  MDB_dbi dbi = store_->Dbi(txn_, "state", true);
+  MDB_dbi dbi = store_->StateDbi(txn_);
+  store_->staged_state_ = -1;  // what was staged no longer follows from the active slot
   const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(static_cast<MDB_env*>(store_->env_)));
+  SortedChanges changes(node, delta, max_key);
   Cursor cur(t, dbi, store_->dir_);
-  std::string full, key, value;
+  std::string value;
   // Puts go in with MDB_APPEND (no B-tree search) until one is refused: LMDB appends only a key
   // after every stored one, as when nothing is stored at or after this node (its first
   // checkpoint with entries, nodes in increasing order). From the first refusal on, the search.
   bool append = true;
   uint64_t hash = 0;
-  // The changes come in key order, which is not the order they lie in memory: each would be a
-  // cache miss or three (its slot in `changes`, its entry, its value). Each slot is prefetched
-  // some way ahead, the entry it points to later, its bytes later still.
-  constexpr size_t kSlotAhead = 32, kChangeAhead = 16, kBytesAhead = 8;
-  for (size_t n = 0; n < order.size(); ++n) {
-    if (n + kSlotAhead < order.size()) __builtin_prefetch(&changes[order[n + kSlotAhead]]);
-    if (n + kChangeAhead < order.size()) __builtin_prefetch(changes[order[n + kChangeAhead]]);
-    if (n + kBytesAhead < order.size()) {
-      const StateDelta::Change a = StateDelta::Decode(changes[order[n + kBytesAhead]]);
-      __builtin_prefetch(a.value.data());
-      __builtin_prefetch(a.value.data() + a.value.size() - 1);
-    }
-    const StateDelta::Change c = StateDelta::Decode(changes[order[n]]);
-    full.clear();
-    NodePrefix(node, &full);
-    full.append(c.key);
-    const bool long_key = full.size() >= max_key;
-    if (long_key)
-      RowKey(full, max_key, &key);
-    else
-      key = full;
-    MDB_val k = Val(key), v;
-    auto encode = [&] {
-      value.assign(1, long_key ? 1 : 0);
-      if (long_key) {
-        char len[10];
-        value.append(len, PutVarint(len, full.size())).append(full);
-      }
-      value.append(c.value);
-    };
+  while (changes.Next()) {
+    const StateDelta::Change& c = changes.change();
+    const std::string_view full = changes.full();
+    MDB_val k{changes.key().size(), const_cast<char*>(changes.key().data())}, v;
     if (append && c.put) {
-      encode();
+      changes.Encode(&value);
       MDB_val nv = Val(value);
       int rc = mdb_cursor_put(cur.c, &k, &nv, MDB_APPEND);
       if (rc == 0) {
@@ -660,7 +731,7 @@ uint64_t StateStore::Txn::ApplyState(uint32_t node, const StateDelta& delta) {
       if (found && (rc = mdb_cursor_del(cur.c, 0))) LmdbFail("delete operator state", rc, store_->dir_);
       continue;
     }
-    encode();
+    changes.Encode(&value);
     MDB_val nv = Val(value);
     if ((rc = mdb_cursor_put(cur.c, &k, &nv, found ? MDB_CURRENT : 0)))
       LmdbFail("write operator state", rc, store_->dir_);
@@ -670,9 +741,165 @@ uint64_t StateStore::Txn::ApplyState(uint32_t node, const StateDelta& delta) {
 }
 
 void StateStore::Txn::DropState() {
-  MDB_dbi dbi = store_->Dbi(txn_, "state", true);
-  int rc = mdb_drop(static_cast<MDB_txn*>(txn_), dbi, 0);
+  int rc = mdb_drop(static_cast<MDB_txn*>(txn_), store_->StateDbi(txn_), 0);
   if (rc) LmdbFail("clear operator state", rc, store_->dir_);
+  store_->staged_state_ = -1;
+}
+
+uint64_t StateStore::StateEntries() const {
+  return GuardSigbus(dir_, [&]() -> uint64_t {
+    MDB_txn* t = nullptr;
+    int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
+    if (rc) LmdbFail("begin read transaction", rc, dir_);
+    TxnAbort guard{t};
+    MDB_dbi dbi = StateDbi(t);
+    MDB_stat st;
+    if (dbi == UINT32_MAX || mdb_stat(t, dbi, &st) != 0) return 0;
+    return st.ms_entries;
+  });
+}
+
+uint64_t StateStore::StageState(std::vector<std::pair<int, StateDelta>>* deltas, bool replace, size_t txn_bytes) {
+  if (read_only_ || state_dbi_[0] == UINT32_MAX) Fail(ErrorKind::kRuntime, "{}: state store: opened read-only", dir_);
+  MDB_env* env = static_cast<MDB_env*>(env_);
+  const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(env));
+  std::sort(deltas->begin(), deltas->end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  const int source = active_state_.load(), target = 1 - source;
+  // The changes, node after node (each node's delta is freed once its changes are taken).
+  size_t node_index = 0;
+  std::optional<SortedChanges> changes;
+  bool have_change = false;
+  auto take_change = [&] {
+    for (;;) {
+      if (changes && changes->Next()) {
+        // A key's later changes win: only the last is merged.
+        while (!changes->AtEnd() && changes->PeekKey() == changes->change().key) changes->Next();
+        have_change = true;
+        return;
+      }
+      if (changes) {
+        changes.reset();
+        (*deltas)[node_index++].second = StateDelta();
+      }
+      if (node_index == deltas->size()) {
+        have_change = false;
+        return;
+      }
+      const auto& [node, delta] = (*deltas)[node_index];
+      changes.emplace(static_cast<uint32_t>(node), delta, max_key);
+    }
+  };
+  std::string old_next;  // the stored entry to go on from in the next transaction
+  bool old_done = replace, first = true;
+  uint64_t hash = 0;
+  std::string value;
+  staged_state_ = -1;  // a staging that fails part way leaves nothing to publish
+  take_change();
+  GuardSigbus(dir_, [&] {
+    while (first || have_change || !old_done) {
+      MDB_txn* t = nullptr;
+      int rc = mdb_txn_begin(env, nullptr, 0, &t);
+      if (rc) LmdbFail("begin write transaction", rc, dir_);
+      TxnAbort guard{t};
+      if (first && (rc = mdb_drop(t, state_dbi_[target], 0)))
+        LmdbFail(std::string("clear ") + kStateDb[target], rc, dir_);
+      first = false;
+      // Cursors close before their transaction commits.
+      std::optional<Cursor> out, in;  // `in` only reads the stored entries
+      out.emplace(t, state_dbi_[target], dir_);
+      MDB_val ok{}, ov{};
+      bool have_old = false;
+      if (!old_done) {
+        in.emplace(t, state_dbi_[source], dir_);
+        if (old_next.empty()) {
+          rc = mdb_cursor_get(in->c, &ok, &ov, MDB_FIRST);
+        } else {
+          ok = Val(old_next);
+          rc = mdb_cursor_get(in->c, &ok, &ov, MDB_SET_RANGE);
+        }
+        if (rc != 0 && rc != MDB_NOTFOUND) LmdbFail("read operator state", rc, dir_);
+        have_old = rc == 0;
+      }
+      // Appends (key, stored value) to the target: the merge gives keys in increasing order, so
+      // LMDB refuses one only when two entries have the same stored key.
+      auto emit = [&](std::string_view k, std::string_view v) -> size_t {
+        MDB_val mk{k.size(), const_cast<char*>(k.data())}, mv{v.size(), const_cast<char*>(v.data())};
+        const int rc2 = mdb_cursor_put(out->c, &mk, &mv, MDB_APPEND);
+        if (rc2 == MDB_KEYEXIST)
+          Fail(ErrorKind::kIo, "{}: state store: two operator entries have the same key (a 64-bit hash collision)",
+               dir_);
+        if (rc2) LmdbFail("write operator state", rc2, dir_);
+        return k.size() + v.size();
+      };
+      auto next_old = [&] {
+        int rc2 = mdb_cursor_get(in->c, &ok, &ov, MDB_NEXT);
+        if (rc2 != 0 && rc2 != MDB_NOTFOUND) LmdbFail("read operator state", rc2, dir_);
+        have_old = rc2 == 0;
+      };
+      size_t bytes = 0;
+      while ((have_change || have_old) && bytes < txn_bytes) {
+        std::string_view old_key, old_full, old_value;
+        if (have_old) {
+          old_key = old_full = {static_cast<const char*>(ok.mv_data), ok.mv_size};
+          if (!SplitStateValue({static_cast<const char*>(ov.mv_data), ov.mv_size}, &old_full, &old_value))
+            Fail(ErrorKind::kCorruption,
+                 "{}: state store: a stored operator entry is malformed (the file is damaged); refusing to use it "
+                 "(nothing was deleted; `fld run --reset` starts over)",
+                 dir_);
+        }
+        const int c = !have_old ? -1 : !have_change ? 1 : changes->key().compare(old_key);
+        if (c > 0) {
+          bytes += emit(old_key, {static_cast<const char*>(ov.mv_data), ov.mv_size});
+          hash += EntryHash(old_full, old_value);
+          next_old();
+          continue;
+        }
+        if (c == 0) {
+          if (old_full != changes->full())
+            Fail(ErrorKind::kIo, "{}: state store: two operator entries have the same key (a 64-bit hash collision)",
+                 dir_);
+          next_old();  // replaced or erased
+        }
+        if (changes->change().put) {
+          changes->Encode(&value);
+          bytes += emit(changes->key(), value);
+          hash += EntryHash(changes->full(), changes->change().value);
+        }
+        take_change();
+      }
+      old_done = !have_old;
+      if (have_old) old_next.assign(static_cast<const char*>(ok.mv_data), ok.mv_size);
+      in.reset();
+      out.reset();
+      guard.t = nullptr;  // a failed commit frees the transaction too
+      if ((rc = mdb_txn_commit(t))) LmdbFail("commit", rc, dir_);
+    }
+  });
+  staged_state_ = target;
+  return hash;
+}
+
+void StateStore::Txn::PublishState() {
+  const int target = store_->staged_state_;
+  if (target < 0)
+    Fail(ErrorKind::kRuntime, "{}: state store: the operator state was not staged (or was changed since)",
+         store_->dir_);
+  MDB_txn* t = static_cast<MDB_txn*>(txn_);
+  MDB_dbi slots = store_->Dbi(txn_, "state_slot", true);
+  MDB_val k{6, const_cast<char*>("active")};
+  int rc;
+  if (target == 0) {
+    rc = mdb_del(t, slots, &k, nullptr);
+    if (rc == MDB_NOTFOUND) rc = 0;
+  } else {
+    MDB_val v{1, const_cast<char*>("1")};
+    rc = mdb_put(t, slots, &k, &v, 0);
+  }
+  if (rc) LmdbFail("switch the slot of the operator state", rc, store_->dir_);
+  if ((rc = mdb_drop(t, store_->state_dbi_[1 - target], 0)))
+    LmdbFail(std::string("clear ") + kStateDb[1 - target], rc, store_->dir_);
+  store_->staged_state_ = -1;
+  publish_state_ = target;
 }
 
 uint64_t StateStore::ForEachStateEntry(uint32_t node,
@@ -686,7 +913,7 @@ uint64_t StateStore::ForEachStateEntryUnguarded(
   int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
   if (rc) LmdbFail("begin read transaction", rc, dir_);
   TxnAbort guard{t};  // a read transaction ends by abort, also when f or a check throws
-  MDB_dbi dbi = Dbi(t, "state", false);
+  MDB_dbi dbi = StateDbi(t);
   if (dbi == UINT32_MAX) return 0;
   std::string prefix;
   NodePrefix(node, &prefix);
@@ -721,21 +948,39 @@ namespace {
 // Refresh), so a lookup costs one B-tree descent.
 class StoreLookup : public StateLookup {
  public:
-  StoreLookup(MDB_env* env, unsigned dbi, uint32_t node, std::string dir)
-      : env_(env), dbi_(dbi), dir_(std::move(dir)), max_key_(static_cast<size_t>(mdb_env_get_maxkeysize(env))) {
+  StoreLookup(MDB_env* env, const unsigned* dbi, const std::atomic<int>* active, uint32_t node, std::string dir)
+      : env_(env),
+        dbi_(dbi),
+        active_(active),
+        dir_(std::move(dir)),
+        max_key_(static_cast<size_t>(mdb_env_get_maxkeysize(env))) {
     NodePrefix(node, &prefix_);
   }
   ~StoreLookup() override {
     if (txn_) mdb_txn_abort(txn_);
   }
   bool Get(std::string_view key, std::string* value) override {
-    if (!txn_) {
-      if (int rc = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn_)) {
-        txn_ = nullptr;
-        LmdbFail("begin read transaction", rc, dir_);
+    if (!txn_ || stale_) {
+      // The slot that holds the state in this transaction's snapshot: the store switches slots
+      // (Commit) after the staged one is complete and before the switch commits. So when the
+      // slot read before the snapshot and after it are the same, the snapshot is before the
+      // switch (old slot, still whole) or after the staging (new slot, whole); else retry.
+      for (;;) {
+        const int before = active_->load();
+        if (!txn_) {
+          if (int rc = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn_)) {
+            txn_ = nullptr;
+            LmdbFail("begin read transaction", rc, dir_);
+          }
+        } else if (int rc = mdb_txn_renew(txn_)) {
+          LmdbFail("renew read transaction", rc, dir_);
+        }
+        if (active_->load() == before) {
+          slot_ = before;
+          break;
+        }
+        mdb_txn_reset(txn_);
       }
-    } else if (stale_) {
-      if (int rc = mdb_txn_renew(txn_)) LmdbFail("renew read transaction", rc, dir_);
     }
     stale_ = false;
     full_.assign(prefix_).append(key);
@@ -744,7 +989,7 @@ class StoreLookup : public StateLookup {
     const std::string& k = long_key ? stored_key_ : full_;
     return GuardSigbus(dir_, [&] {
       MDB_val mk = Val(k), mv;
-      const int rc = mdb_get(txn_, dbi_, &mk, &mv);
+      const int rc = mdb_get(txn_, dbi_[slot_], &mk, &mv);
       if (rc == MDB_NOTFOUND) return false;
       if (rc) LmdbFail("read operator state", rc, dir_);
       std::string_view stored_full = full_, v;
@@ -765,7 +1010,9 @@ class StoreLookup : public StateLookup {
 
  private:
   MDB_env* env_;
-  unsigned dbi_;
+  const unsigned* dbi_;             // the store's two slots
+  const std::atomic<int>* active_;  // the store's active slot
+  int slot_ = 0;                    // the slot this transaction reads
   std::string dir_;
   size_t max_key_;
   std::string prefix_, full_, stored_key_;
@@ -775,14 +1022,17 @@ class StoreLookup : public StateLookup {
 }  // namespace
 
 std::unique_ptr<StateLookup> StateStore::OpenLookup(uint32_t node) {
-  if (state_dbi_ == UINT32_MAX)
+  if (state_dbi_[0] == UINT32_MAX)
     Fail(ErrorKind::kRuntime, "{}: state store: lookups need a store opened for writing", dir_);
-  return std::make_unique<StoreLookup>(static_cast<MDB_env*>(env_), state_dbi_, node, dir_);
+  return std::make_unique<StoreLookup>(static_cast<MDB_env*>(env_), state_dbi_, &active_state_, node, dir_);
 }
 
 void StateStore::Txn::Commit() {
   MDB_txn* t = static_cast<MDB_txn*>(txn_);
   txn_ = nullptr;  // a failed commit frees the transaction too
+  // Lookups switch slots before the commit (see StoreLookup): a failed commit ends the process's
+  // writes to this store anyway.
+  if (publish_state_ >= 0) store_->active_state_.store(publish_state_);
   int rc = mdb_txn_commit(t);
   if (rc) LmdbFail("commit", rc, store_->dir_);
 }

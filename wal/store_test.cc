@@ -4,6 +4,7 @@
 #include "wal/store.h"
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <iterator>
@@ -211,12 +212,15 @@ TEST_CASE("state store: staged relations switch at the publishing transaction", 
   REQUIRE_THROWS_AS(txn->PublishRelation("r"), Error);
 }
 
-// Operator entries (ApplyState) against a map per node: each round changes some nodes, in
-// increasing order or not, with puts, erases (of absent keys too), repeated keys and long keys
-// sharing their first bytes. A node with nothing stored at or after it takes the appending path
-// (its first round, nodes after the stored ones), the others the searching one; both must leave
-// the map's contents, and the hashes summed by the writer must equal the readers'.
-TEST_CASE("state store: operator entries match a model, appended or searched", "[wal]") {
+// Operator entries against a map per node. Each round changes some nodes, in increasing order or
+// not, with puts, erases (of absent keys too), repeated keys and long keys sharing their first
+// bytes, in one of four ways: applied in place (ApplyState: appended where nothing is stored at
+// or after the node, else searched), staged into the other slot and published (StageState, in
+// transactions of a few entries; with `replace`, the stored state is dropped), or staged and
+// then abandoned, the store closed before publishing (a crash: the state stays as it was). The
+// contents must be the map's, the hashes the writer returns must be the readers', and a lookup
+// opened in the first round must read the published slot after each Refresh.
+TEST_CASE("state store: operator entries match a model, applied or staged", "[wal]") {
   TempDir dir;
   auto store = StateStore::Open(dir.path(), false, true);
   std::mt19937 rng(11);
@@ -227,14 +231,20 @@ TEST_CASE("state store: operator entries match a model, appended or searched", "
     if (kind == 0) return Text(600 + rng() % 3, static_cast<int>(rng() % 4));  // long, shared prefix
     return "k" + std::to_string(rng() % 300);
   };
-  for (int round = 0; round < 40; ++round) {
+  std::unique_ptr<StateLookup> lookup;
+  int staged = 0, replaced = 0, abandoned = 0;
+  for (int round = 0; round < 60; ++round) {
     std::vector<uint32_t> nodes;
     for (uint32_t n = 1; n <= 6; ++n)
       if (rng() % 3 == 0) nodes.push_back(round < 6 ? n + 10 * static_cast<uint32_t>(round) : n * 10);
-    auto txn = store->Begin();
+    const int way = static_cast<int>(rng() % 4);  // 0, 1: applied; 2: staged; 3: staged, abandoned
+    const bool replace = way >= 2 && rng() % 4 == 0;
+    auto next = model;
+    if (replace) next.clear();
+    std::vector<std::pair<int, StateDelta>> deltas;
     for (uint32_t node : nodes) {
-      StateDelta d;
-      auto& m = model[node];
+      StateDelta& d = deltas.emplace_back(static_cast<int>(node), StateDelta()).second;
+      auto& m = next[node];
       const int changes = 1 + static_cast<int>(rng() % 200);
       for (int i = 0; i < changes; ++i) {
         const std::string key = random_key();
@@ -247,9 +257,31 @@ TEST_CASE("state store: operator entries match a model, appended or searched", "
           m[key] = value;
         }
       }
-      hash += txn->ApplyState(node, d);
     }
-    txn->Commit();
+    if (way < 2) {
+      auto txn = store->Begin();
+      for (const auto& [node, d] : deltas) hash += txn->ApplyState(static_cast<uint32_t>(node), d);
+      txn->Commit();
+      model = next;
+    } else {
+      const uint64_t staged_hash = store->StageState(&deltas, replace, 200);
+      for (const auto& [node, d] : deltas) REQUIRE(d.puts() + d.erases() == 0);  // emptied as written
+      if (way == 2) {
+        auto txn = store->Begin();
+        txn->PublishState();
+        txn->Commit();
+        model = next;
+        hash = staged_hash;
+        ++staged;
+        replaced += replace;
+      } else {
+        lookup.reset();
+        store.reset();
+        store = StateStore::Open(dir.path(), false, true);
+        ++abandoned;
+      }
+    }
+    for (auto it = model.begin(); it != model.end();) it = it->second.empty() ? model.erase(it) : std::next(it);
     uint64_t read_hash = 0;
     for (const auto& [node, m] : model) {
       std::map<std::string, std::string> got;
@@ -259,7 +291,73 @@ TEST_CASE("state store: operator entries match a model, appended or searched", "
       REQUIRE(got == m);
     }
     REQUIRE(read_hash == hash);
+    if (!lookup) lookup = store->OpenLookup(10);
+    lookup->Refresh();
+    for (int i = 0; i < 300; i += 7) {
+      const std::string key = "k" + std::to_string(i);
+      std::string v;
+      const auto m = model.find(10);
+      const bool want = m != model.end() && m->second.count(key);
+      REQUIRE(lookup->Get(key, &v) == want);
+      if (want) REQUIRE(v == m->second.at(key));
+    }
   }
+  REQUIRE(staged > 5);
+  REQUIRE(replaced > 0);
+  REQUIRE(abandoned > 5);
+  // Publishing with nothing staged, or after the state changed in place, is an error, not a
+  // switch to a stale slot.
+  std::vector<std::pair<int, StateDelta>> none;
+  store->StageState(&none, false);
+  {
+    auto txn = store->Begin();
+    StateDelta d;
+    d.Put("k1", "x");
+    txn->ApplyState(10, d);
+    REQUIRE_THROWS_AS(txn->PublishState(), Error);
+  }
+  auto txn = store->Begin();
+  REQUIRE_THROWS_AS(txn->PublishState(), Error);
+}
+
+// Lookups on other threads while the state is staged and published over and over: every
+// lookup between two Refreshes reads one whole checkpoint (every key present, all with the
+// value of one round), never a slot that was emptied or not yet filled.
+TEST_CASE("state store: lookups see whole checkpoints while slots switch", "[wal]") {
+  TempDir dir;
+  auto store = StateStore::Open(dir.path(), false, true);
+  constexpr int kKeys = 40, kRounds = 400;
+  auto stage = [&](int round) {
+    std::vector<std::pair<int, StateDelta>> deltas(1);
+    deltas[0].first = 10;
+    for (int k = 0; k < kKeys; ++k) deltas[0].second.Put("k" + std::to_string(k), "r" + std::to_string(round));
+    store->StageState(&deltas, false, 256);
+    auto txn = store->Begin();
+    txn->PublishState();
+    txn->Commit();
+  };
+  stage(0);
+  std::atomic<bool> done{false};
+  std::atomic<int> reads{0}, bad{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r)
+    readers.emplace_back([&] {
+      auto lookup = store->OpenLookup(10);
+      std::string v, first;
+      while (!done.load()) {
+        lookup->Refresh();
+        for (int k = 0; k < kKeys; ++k) {
+          if (!lookup->Get("k" + std::to_string(k), &v) || (k > 0 && v != first)) ++bad;
+          if (k == 0) first = v;
+        }
+        ++reads;
+      }
+    });
+  for (int round = 1; round <= kRounds; ++round) stage(round);
+  done = true;
+  for (auto& t : readers) t.join();
+  REQUIRE(reads.load() > 0);
+  REQUIRE(bad.load() == 0);
 }
 
 // Point lookups of operator entries (StateStore::OpenLookup): short keys and keys beyond LMDB's

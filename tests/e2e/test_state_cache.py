@@ -297,10 +297,15 @@ def check_late(d, full):
 
 
 def stored_state(d):
-    """The lines of mdb_dump of the state database (operator entries) of a pipeline's store."""
-    r = subprocess.run(["mdb_dump", "-s", "state", os.path.join(d, "late.fld", "state")],
-                       capture_output=True, text=True, check=True)
-    return r.stdout.split("\n")
+    """The lines of mdb_dump of the database holding the operator entries of a pipeline's store:
+    "state", or "state1" while "state_slot" says so (fld-storage(5))."""
+    store = os.path.join(d, "late.fld", "state")
+    slot = subprocess.run(["mdb_dump", "-p", "-s", "state_slot", store], capture_output=True, text=True)
+    lines = slot.stdout.split("\n")
+    active = "state1" if slot.returncode == 0 and " active" in lines and \
+        lines[lines.index(" active") + 1] == " 1" else "state"
+    r = subprocess.run(["mdb_dump", "-s", active, store], capture_output=True, text=True, check=True)
+    return [line for line in r.stdout.split("\n") if not line.startswith("database=")]
 
 
 @check("LATENESS aggregate and DISTINCT over a 1 MiB cache, kill -9, resumed lazily with another worker count")
