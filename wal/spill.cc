@@ -130,68 +130,74 @@ RowPull ConsolidatedPull(std::span<const Batch> parts, const ConsolidatedRows& r
 
 RowPull MergeSorted(std::vector<RowPull> sources) {
   if (sources.size() == 1) return std::move(sources[0]);
+  // A tree of losers: each inner node holds the source that lost the match there, node 0 the
+  // overall winner. When the winner moves on, only the matches on its path are replayed: one
+  // comparison per level, where a heap's sift-down makes two.
   struct State {
     std::vector<RowPull> src;
     std::vector<std::string> cur;  // each source's next row
     std::vector<uint64_t> hi, lo;  // its BytePrefix (first 16 bytes as two numbers)
     std::vector<int64_t> w;
-    std::vector<size_t> heap;  // sources with a next row, a min-heap by it
+    std::vector<char> done;      // the source has no next row (it loses every match)
+    std::vector<uint32_t> tree;  // sources: [0] the winner, [1, k) the losers; leaves at k + i
     std::string key;
 
     // Most rows differ in their first 16 bytes: integer comparisons, not a memcmp call.
-    bool Less(size_t a, size_t b) const {
+    bool Less(uint32_t a, uint32_t b) const {
+      if (done[a] || done[b]) return !done[a];
       if (hi[a] != hi[b]) return hi[a] < hi[b];
       if (lo[a] != lo[b]) return lo[a] < lo[b];
       return cur[a] < cur[b];
     }
-    bool Pull(size_t i) {
+    void Pull(uint32_t i) {
       cur[i].clear();
-      if (!src[i](&cur[i], &w[i])) return false;
-      BytePrefix(cur[i], &hi[i], &lo[i]);
-      return true;
+      done[i] = !src[i](&cur[i], &w[i]);
+      if (!done[i]) BytePrefix(cur[i], &hi[i], &lo[i]);
     }
-    // Restores the heap below position i (whose source's row grew).
-    void SiftDown(size_t i) {
-      const size_t n = heap.size();
-      for (;;) {
-        size_t m = i;
-        const size_t l = 2 * i + 1, r = l + 1;
-        if (l < n && Less(heap[l], heap[m])) m = l;
-        if (r < n && Less(heap[r], heap[m])) m = r;
-        if (m == i) return;
-        std::swap(heap[i], heap[m]);
-        i = m;
+    void Build() {
+      const size_t k = src.size();
+      std::vector<uint32_t> winner(2 * k);
+      for (size_t i = 0; i < k; ++i) winner[k + i] = static_cast<uint32_t>(i);
+      tree.assign(k, 0);
+      for (size_t n = k - 1; n >= 1; --n) {
+        const uint32_t a = winner[2 * n], b = winner[2 * n + 1];
+        const bool b_wins = Less(b, a);
+        winner[n] = b_wins ? b : a;
+        tree[n] = b_wins ? a : b;
       }
+      tree[0] = winner[1];
     }
-    // Moves the source at the top on to its next row (or out of the heap when it has none).
-    void AdvanceTop() {
-      if (!Pull(heap.front())) {
-        heap.front() = heap.back();
-        heap.pop_back();
-      }
-      if (!heap.empty()) SiftDown(0);
+    // The winner moved on: its matches up to the root are played again.
+    void AdvanceWinner() {
+      uint32_t s = tree[0];
+      Pull(s);
+      for (size_t n = (src.size() + s) / 2; n >= 1; n /= 2)
+        if (Less(tree[n], s)) std::swap(tree[n], s);
+      tree[0] = s;
     }
   };
   auto s = std::make_shared<State>();
+  const size_t k = sources.size();
   s->src = std::move(sources);
-  s->cur.resize(s->src.size());
-  s->hi.resize(s->src.size());
-  s->lo.resize(s->src.size());
-  s->w.resize(s->src.size());
-  for (size_t i = 0; i < s->src.size(); ++i)
-    if (s->Pull(i)) s->heap.push_back(i);
-  for (size_t i = s->heap.size() / 2; i-- > 0;) s->SiftDown(i);
+  s->cur.resize(k);
+  s->hi.resize(k);
+  s->lo.resize(k);
+  s->w.resize(k);
+  s->done.resize(k);
+  for (uint32_t i = 0; i < k; ++i) s->Pull(i);
+  s->Build();
   return [s](std::string* enc, int64_t* weight) {
-    auto& heap = s->heap;
-    while (!heap.empty()) {
+    while (!s->done[s->tree[0]]) {
       // The smallest row, taken (not copied) from its source, which then moves on; every other
       // source whose next row is the same adds its weight and moves on too.
-      s->key.swap(s->cur[heap.front()]);
-      int64_t sum = s->w[heap.front()];
-      s->AdvanceTop();
-      while (!heap.empty() && s->cur[heap.front()] == s->key) {
-        sum += s->w[heap.front()];
-        s->AdvanceTop();
+      uint32_t t = s->tree[0];
+      const uint64_t hi = s->hi[t], lo = s->lo[t];
+      s->key.swap(s->cur[t]);
+      int64_t sum = s->w[t];
+      s->AdvanceWinner();
+      for (t = s->tree[0]; !s->done[t] && s->hi[t] == hi && s->lo[t] == lo && s->cur[t] == s->key; t = s->tree[0]) {
+        sum += s->w[t];
+        s->AdvanceWinner();
       }
       if (sum != 0) {
         if (enc->empty())
