@@ -81,6 +81,14 @@ class StateDelta {
       f(c.key, c.value, c.put);
     });
   }
+  // Appends o's changes after these (its chunks move; nothing is copied).
+  void Append(StateDelta&& o) {
+    for (Chunk& c : o.chunks_) chunks_.push_back(std::move(c));
+    puts_ += o.puts_;
+    erases_ += o.erases_;
+    bytes_ += o.bytes_;
+    o = StateDelta();
+  }
   size_t puts() const { return puts_; }
   size_t erases() const { return erases_; }
   size_t bytes() const { return bytes_; }
