@@ -440,6 +440,69 @@ uint64_t StateStore::StageRelation(const std::string& name, const Batch& delta, 
   return StageRelation(name, ConsolidatedPull(std::span<const Batch>(&delta, 1), rows), txn_bytes);
 }
 
+namespace {
+// The stored entry a merge's input cursor is on, and its output cursor (MergeTransactions).
+struct MergeCursors {
+  MDB_cursor* out = nullptr;
+  MDB_cursor* in = nullptr;
+  MDB_val key{}, value{};  // the stored entry `in` is on, while `have`
+  bool have = false;
+  const std::string* dir = nullptr;
+  std::string_view Key() const { return {static_cast<const char*>(key.mv_data), key.mv_size}; }
+  std::string_view Value() const { return {static_cast<const char*>(value.mv_data), value.mv_size}; }
+  void Next() {
+    const int rc = mdb_cursor_get(in, &key, &value, MDB_NEXT);
+    if (rc != 0 && rc != MDB_NOTFOUND) LmdbFail("read a stored entry", rc, *dir);
+    have = rc == 0;
+  }
+};
+
+// A merge of stored entries with changes into another database (StageRelation, StageState),
+// over write transactions so that none holds many dirty pages: each opens the target for output
+// (the first empties it) and, until the stored entries end, the source for input at the entry
+// the last one stopped at. dbis(txn) gives (target, source; UINT32_MAX: none). fill(cursors)
+// writes until its budget is spent or nothing is left, and returns whether changes remain.
+template <typename Dbis, typename Fill>
+void MergeTransactions(MDB_env* env, const std::string& dir, bool changes, Dbis dbis, Fill fill) {
+  std::string old_next;  // the stored entry to go on from in the next transaction
+  bool old_done = false, first = true;
+  while (first || changes || !old_done) {
+    MDB_txn* t = nullptr;
+    int rc = mdb_txn_begin(env, nullptr, 0, &t);
+    if (rc) LmdbFail("begin write transaction", rc, dir);
+    TxnAbort guard{t};
+    const auto [out_dbi, in_dbi] = dbis(t);
+    if (first && (rc = mdb_drop(t, out_dbi, 0))) LmdbFail("clear the database staged into", rc, dir);
+    // Cursors close before their transaction commits.
+    std::optional<Cursor> out, in;
+    out.emplace(t, out_dbi, dir);
+    MergeCursors m;
+    m.out = out->c;
+    m.dir = &dir;
+    if (!old_done && in_dbi != UINT32_MAX) {
+      in.emplace(t, in_dbi, dir);
+      m.in = in->c;
+      if (first) {
+        rc = mdb_cursor_get(m.in, &m.key, &m.value, MDB_FIRST);
+      } else {
+        m.key = Val(old_next);
+        rc = mdb_cursor_get(m.in, &m.key, &m.value, MDB_SET_RANGE);
+      }
+      if (rc != 0 && rc != MDB_NOTFOUND) LmdbFail("read a stored entry", rc, dir);
+      m.have = rc == 0;
+    }
+    first = false;
+    changes = fill(m);
+    old_done = !m.have;
+    if (m.have) old_next.assign(m.Key());
+    in.reset();
+    out.reset();
+    guard.t = nullptr;  // a failed commit frees the transaction too
+    if ((rc = mdb_txn_commit(t))) LmdbFail("commit", rc, dir);
+  }
+}
+}  // namespace
+
 uint64_t StateStore::StageRelation(const std::string& name, const RowPull& changes, size_t txn_bytes) {
   if (read_only_) Fail(ErrorKind::kRuntime, "{}: state store: opened read-only", dir_);
   MDB_env* env = static_cast<MDB_env*>(env_);
@@ -451,8 +514,6 @@ uint64_t StateStore::StageRelation(const std::string& name, const RowPull& chang
   std::string_view key;       // its key: the encoding itself (copied nowhere) or long_key
   int64_t weight = 0;
   bool have_change = false;
-  std::string old_next;  // the stored row to go on from in the next transaction
-  bool old_done = false, first = true;
   uint64_t hash = 0;
   std::string value;
   auto take_change = [&] {
@@ -470,63 +531,37 @@ uint64_t StateStore::StageRelation(const std::string& name, const RowPull& chang
   staged_.erase(name);  // a staging that fails part way leaves nothing to publish
   take_change();
   GuardSigbus(dir_, [&] {
-    while (first || have_change || !old_done) {
-      MDB_txn* t = nullptr;
-      int rc = mdb_txn_begin(env, nullptr, 0, &t);
-      if (rc) LmdbFail("begin write transaction", rc, dir_);
-      TxnAbort guard{t};
-      if (first) {
+    auto dbis = [&](MDB_txn* t) {
+      if (target.empty()) {
         source = RelationDb(t, name);
         target = source == "rel:" + name ? "rel1:" + name : "rel:" + name;
       }
-      MDB_dbi out_dbi = Dbi(t, target, true);
-      if (first && (rc = mdb_drop(t, out_dbi, 0))) LmdbFail("clear " + target, rc, dir_);
-      first = false;
-      // Cursors close before their transaction commits.
-      std::optional<Cursor> out, in;  // `in` only reads the stored rows
-      out.emplace(t, out_dbi, dir_);
-      MDB_dbi in_dbi = old_done ? UINT32_MAX : Dbi(t, source, false);
-      MDB_val ok{}, ov{};
-      bool have_old = false;
-      if (in_dbi != UINT32_MAX) {
-        in.emplace(t, in_dbi, dir_);
-        if (old_next.empty()) {
-          rc = mdb_cursor_get(in->c, &ok, &ov, MDB_FIRST);
-        } else {
-          ok = Val(old_next);
-          rc = mdb_cursor_get(in->c, &ok, &ov, MDB_SET_RANGE);
-        }
-        if (rc != 0 && rc != MDB_NOTFOUND) LmdbFail("read " + name, rc, dir_);
-        have_old = rc == 0;
-      }
+      return std::pair<unsigned, unsigned>(Dbi(t, target, true), Dbi(t, source, false));
+    };
+    MergeTransactions(env, dir_, have_change, dbis, [&](MergeCursors& m) {
       // Puts (key, w [, long row]) into the target: appended when in order, else added to what
       // the target holds under the key (a long row out of order).
       auto emit = [&](std::string_view k, int64_t w, std::string_view long_row) -> size_t {
         RowValue(w, long_row, &value);
         MDB_val mk{k.size(), const_cast<char*>(k.data())}, mv = Val(value);
-        const int rc2 = mdb_cursor_put(out->c, &mk, &mv, MDB_APPEND);
+        const int rc2 = mdb_cursor_put(m.out, &mk, &mv, MDB_APPEND);
         if (rc2 == MDB_KEYEXIST)
-          AddRowWeight(out->c, k, w, long_row, &value, dir_, name);
+          AddRowWeight(m.out, k, w, long_row, &value, dir_, name);
         else if (rc2 != 0)
           LmdbFail("write " + target, rc2, dir_);
         return k.size() + 8 + long_row.size();
       };
-      auto next_old = [&] {
-        int rc2 = mdb_cursor_get(in->c, &ok, &ov, MDB_NEXT);
-        if (rc2 != 0 && rc2 != MDB_NOTFOUND) LmdbFail("read " + name, rc2, dir_);
-        have_old = rc2 == 0;
-      };
       size_t bytes = 0;
-      while ((have_change || have_old) && bytes < txn_bytes) {
+      while ((have_change || m.have) && bytes < txn_bytes) {
         std::string_view old_key, old_value;
-        if (have_old) {
-          old_key = {static_cast<const char*>(ok.mv_data), ok.mv_size};
-          old_value = {static_cast<const char*>(ov.mv_data), ov.mv_size};
+        if (m.have) {
+          old_key = m.Key();
+          old_value = m.Value();
           if (old_value.size() < 8)
             Fail(ErrorKind::kCorruption, "{}: state store: a stored row of {} is malformed (the file is damaged)", dir_,
                  name);
         }
-        const int c = !have_old ? -1 : !have_change ? 1 : key.compare(old_key);
+        const int c = !m.have ? -1 : !have_change ? 1 : key.compare(old_key);
         const std::string_view long_row = enc.size() >= max_key ? std::string_view(enc) : std::string_view();
         if (c < 0) {
           bytes += emit(key, weight, long_row);
@@ -535,7 +570,7 @@ uint64_t StateStore::StageRelation(const std::string& name, const RowPull& chang
           int64_t w;
           std::memcpy(&w, old_value.data(), 8);
           bytes += emit(old_key, w, old_value.substr(8));
-          next_old();
+          m.Next();
         } else {
           if (old_value.substr(8) != long_row) HashCollision(dir_, name);
           int64_t w;
@@ -543,16 +578,11 @@ uint64_t StateStore::StageRelation(const std::string& name, const RowPull& chang
           w += weight;
           if (w != 0) bytes += emit(key, w, long_row);
           take_change();
-          next_old();
+          m.Next();
         }
       }
-      old_done = !have_old;
-      if (have_old) old_next.assign(static_cast<const char*>(ok.mv_data), ok.mv_size);
-      in.reset();
-      out.reset();
-      guard.t = nullptr;  // a failed commit frees the transaction too
-      if ((rc = mdb_txn_commit(t))) LmdbFail("commit", rc, dir_);
-    }
+      return have_change;
+    });
   });
   staged_[name] = target;
   return hash;
@@ -789,76 +819,49 @@ uint64_t StateStore::StageState(std::vector<std::pair<int, StateDelta>>* deltas,
       changes.emplace(static_cast<uint32_t>(node), delta, max_key);
     }
   };
-  std::string old_next;  // the stored entry to go on from in the next transaction
-  bool old_done = replace, first = true;
   uint64_t hash = 0;
   std::string value;
   staged_state_ = -1;  // a staging that fails part way leaves nothing to publish
   take_change();
   GuardSigbus(dir_, [&] {
-    while (first || have_change || !old_done) {
-      MDB_txn* t = nullptr;
-      int rc = mdb_txn_begin(env, nullptr, 0, &t);
-      if (rc) LmdbFail("begin write transaction", rc, dir_);
-      TxnAbort guard{t};
-      if (first && (rc = mdb_drop(t, state_dbi_[target], 0)))
-        LmdbFail(std::string("clear ") + kStateDb[target], rc, dir_);
-      first = false;
-      // Cursors close before their transaction commits.
-      std::optional<Cursor> out, in;  // `in` only reads the stored entries
-      out.emplace(t, state_dbi_[target], dir_);
-      MDB_val ok{}, ov{};
-      bool have_old = false;
-      if (!old_done) {
-        in.emplace(t, state_dbi_[source], dir_);
-        if (old_next.empty()) {
-          rc = mdb_cursor_get(in->c, &ok, &ov, MDB_FIRST);
-        } else {
-          ok = Val(old_next);
-          rc = mdb_cursor_get(in->c, &ok, &ov, MDB_SET_RANGE);
-        }
-        if (rc != 0 && rc != MDB_NOTFOUND) LmdbFail("read operator state", rc, dir_);
-        have_old = rc == 0;
-      }
+    auto dbis = [&](MDB_txn*) {
+      return std::pair<unsigned, unsigned>(state_dbi_[target], replace ? UINT32_MAX : state_dbi_[source]);
+    };
+    MergeTransactions(env, dir_, have_change, dbis, [&](MergeCursors& m) {
       // Appends (key, stored value) to the target: the merge gives keys in increasing order, so
       // LMDB refuses one only when two entries have the same stored key.
       auto emit = [&](std::string_view k, std::string_view v) -> size_t {
         MDB_val mk{k.size(), const_cast<char*>(k.data())}, mv{v.size(), const_cast<char*>(v.data())};
-        const int rc2 = mdb_cursor_put(out->c, &mk, &mv, MDB_APPEND);
-        if (rc2 == MDB_KEYEXIST)
+        const int rc = mdb_cursor_put(m.out, &mk, &mv, MDB_APPEND);
+        if (rc == MDB_KEYEXIST)
           Fail(ErrorKind::kIo, "{}: state store: two operator entries have the same key (a 64-bit hash collision)",
                dir_);
-        if (rc2) LmdbFail("write operator state", rc2, dir_);
+        if (rc) LmdbFail("write operator state", rc, dir_);
         return k.size() + v.size();
       };
-      auto next_old = [&] {
-        int rc2 = mdb_cursor_get(in->c, &ok, &ov, MDB_NEXT);
-        if (rc2 != 0 && rc2 != MDB_NOTFOUND) LmdbFail("read operator state", rc2, dir_);
-        have_old = rc2 == 0;
-      };
       size_t bytes = 0;
-      while ((have_change || have_old) && bytes < txn_bytes) {
+      while ((have_change || m.have) && bytes < txn_bytes) {
         std::string_view old_key, old_full, old_value;
-        if (have_old) {
-          old_key = old_full = {static_cast<const char*>(ok.mv_data), ok.mv_size};
-          if (!SplitStateValue({static_cast<const char*>(ov.mv_data), ov.mv_size}, &old_full, &old_value))
+        if (m.have) {
+          old_key = old_full = m.Key();
+          if (!SplitStateValue(m.Value(), &old_full, &old_value))
             Fail(ErrorKind::kCorruption,
                  "{}: state store: a stored operator entry is malformed (the file is damaged); refusing to use it "
                  "(nothing was deleted; `fld run --reset` starts over)",
                  dir_);
         }
-        const int c = !have_old ? -1 : !have_change ? 1 : changes->key().compare(old_key);
+        const int c = !m.have ? -1 : !have_change ? 1 : changes->key().compare(old_key);
         if (c > 0) {
-          bytes += emit(old_key, {static_cast<const char*>(ov.mv_data), ov.mv_size});
+          bytes += emit(old_key, m.Value());
           hash += EntryHash(old_full, old_value);
-          next_old();
+          m.Next();
           continue;
         }
         if (c == 0) {
           if (old_full != changes->full())
             Fail(ErrorKind::kIo, "{}: state store: two operator entries have the same key (a 64-bit hash collision)",
                  dir_);
-          next_old();  // replaced or erased
+          m.Next();  // replaced or erased
         }
         if (changes->change().put) {
           changes->Encode(&value);
@@ -867,13 +870,8 @@ uint64_t StateStore::StageState(std::vector<std::pair<int, StateDelta>>* deltas,
         }
         take_change();
       }
-      old_done = !have_old;
-      if (have_old) old_next.assign(static_cast<const char*>(ok.mv_data), ok.mv_size);
-      in.reset();
-      out.reset();
-      guard.t = nullptr;  // a failed commit frees the transaction too
-      if ((rc = mdb_txn_commit(t))) LmdbFail("commit", rc, dir_);
-    }
+      return have_change;
+    });
   });
   staged_state_ = target;
   return hash;
