@@ -24,12 +24,13 @@
 //   "rel_slot"      relation name -> "1" while "rel1:<name>" holds the relation (absent: "rel:").
 // Writes happen in one write transaction (Commit), so a reader (fld query, fld status) always
 // sees a whole step: LMDB readers never block the writer and never see a half transaction.
-// A staged relation is the one exception to "one transaction": its rows go into the unused slot
-// over several transactions of bounded size (LMDB keeps a transaction's dirty pages in memory
-// until it commits), and the transaction that switches the slot is the checkpoint's, so readers
-// and a resume still see the relation change at the checkpoint and nowhere else; a crash before
-// the switch leaves rows in the unused slot, which the next Open for writing (or the next
-// staging) clears. A write to the relation in place makes what was staged unpublishable.
+// A staged relation or keyed state is the one exception to "one transaction": its rows or
+// entries go into the unused slot over several transactions of bounded size (LMDB keeps a
+// transaction's dirty pages in memory until it commits), and the transaction that switches the
+// slot is the checkpoint's, so readers and a resume still see the change at the checkpoint and
+// nowhere else; a crash before the switch leaves rows in the unused slot, which the next Open
+// for writing (or the next staging) clears. A write in place makes what was staged
+// unpublishable.
 // Durability: LMDB's default synchronous commit (never MDB_NOSYNC / MDB_NOMETASYNC); a failed
 // commit is an I/O error and the store must not be written again by this process.
 #pragma once
@@ -73,8 +74,8 @@ class StateStore : public StateSource {
     // MDB_APPEND; any order is accepted.
     uint64_t ApplyDelta(const std::string& name, const RowPull& rows);
     // Applies the changes (puts; erases, of keys that may be absent) to the keyed state of
-    // operator `node`, in key order (so pages fill in order; an erase stays before a later put of
-    // its key). Returns the change of the state's content hash (see ForEachStateEntry).
+    // operator `node`, in the order of their stored keys (so pages fill in order; an erase stays
+    // before a later put of its key). Returns the change of the state's content hash (see ForEachStateEntry).
     // When nothing is stored for this node or a later one (nodes applied in increasing order,
     // a first checkpoint or after DropState), the puts are appended (no B-tree search).
     uint64_t ApplyState(uint32_t node, const StateDelta& changes);
