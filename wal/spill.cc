@@ -129,6 +129,7 @@ RowPull ConsolidatedPull(std::span<const Batch> parts, const ConsolidatedRows& r
 }
 
 RowPull MergeSorted(std::vector<RowPull> sources) {
+  if (sources.empty()) return [](std::string*, int64_t*) { return false; };
   if (sources.size() == 1) return std::move(sources[0]);
   // A tree of losers: each inner node holds the source that lost the match there, node 0 the
   // overall winner. When the winner moves on, only the matches on its path are replayed: one

@@ -131,6 +131,7 @@ TEST_CASE("spill: merging orders short encodings and zero bytes as memcmp does",
       if (w != 0) want.emplace_back(enc, w);
     REQUIRE(Drain(MergeSorted(std::move(sources))) == want);
   }
+  REQUIRE(Drain(MergeSorted({})).empty());  // no sources: no rows
 }
 
 TEST_CASE("spill: an empty run, and a run whose file was changed", "[wal]") {
