@@ -80,6 +80,17 @@ void RowKey(std::string_view row, size_t max_key, std::string* key) {
   Fail(ErrorKind::kIo, "{}: state store: two rows of {} have the same key (a 64-bit hash collision)", dir, name);
 }
 
+// The same for two operator entries, and an operator entry whose stored bytes do not parse.
+[[noreturn]] void StateKeyCollision(const std::string& dir) {
+  Fail(ErrorKind::kIo, "{}: state store: two operator entries have the same key (a 64-bit hash collision)", dir);
+}
+[[noreturn]] void MalformedStateEntry(const std::string& dir) {
+  Fail(ErrorKind::kCorruption,
+       "{}: state store: a stored operator entry is malformed (the file is damaged); refusing to use it (nothing "
+       "was deleted; `fld run --reset` starts over)",
+       dir);
+}
+
 // A stored row's value: its weight, then the row's encoding when it is a long row (keyed by
 // RowKey's prefix and hash), else nothing.
 void RowValue(int64_t w, std::string_view long_row, std::string* value) {
@@ -422,17 +433,22 @@ void StateStore::ClearUnusedSlots(void* txn) {
   }
 }
 
-uint64_t StateStore::RelationRows(const std::string& name) const {
+template <typename DbOf>
+uint64_t StateStore::Entries(DbOf db_of) const {
   return GuardSigbus(dir_, [&]() -> uint64_t {
     MDB_txn* t = nullptr;
     int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
     if (rc) LmdbFail("begin read transaction", rc, dir_);
     TxnAbort guard{t};
-    MDB_dbi dbi = Dbi(t, RelationDb(t, name), false);
+    const unsigned dbi = db_of(t);
     MDB_stat st;
     if (dbi == UINT32_MAX || mdb_stat(t, dbi, &st) != 0) return 0;
     return st.ms_entries;
   });
+}
+
+uint64_t StateStore::RelationRows(const std::string& name) const {
+  return Entries([&](MDB_txn* t) { return Dbi(t, RelationDb(t, name), false); });
 }
 
 uint64_t StateStore::StageRelation(const std::string& name, const Batch& delta, size_t txn_bytes) {
@@ -749,10 +765,8 @@ uint64_t StateStore::Txn::ApplyState(uint32_t node, const StateDelta& delta) {
     if (found) {
       std::string_view old_key = full, old_value;
       if (!SplitStateValue({static_cast<const char*>(v.mv_data), v.mv_size}, &old_key, &old_value))
-        Fail(ErrorKind::kCorruption, "{}: state store: a stored operator entry is malformed", store_->dir_);
-      if (old_key != full)
-        Fail(ErrorKind::kIo, "{}: state store: two operator entries have the same key (a 64-bit hash collision)",
-             store_->dir_);
+        MalformedStateEntry(store_->dir_);
+      if (old_key != full) StateKeyCollision(store_->dir_);
       hash -= EntryHash(full, old_value);
     } else if (rc != MDB_NOTFOUND) {
       LmdbFail("read operator state", rc, store_->dir_);
@@ -777,16 +791,7 @@ void StateStore::Txn::DropState() {
 }
 
 uint64_t StateStore::StateEntries() const {
-  return GuardSigbus(dir_, [&]() -> uint64_t {
-    MDB_txn* t = nullptr;
-    int rc = mdb_txn_begin(static_cast<MDB_env*>(env_), nullptr, MDB_RDONLY, &t);
-    if (rc) LmdbFail("begin read transaction", rc, dir_);
-    TxnAbort guard{t};
-    MDB_dbi dbi = StateDbi(t);
-    MDB_stat st;
-    if (dbi == UINT32_MAX || mdb_stat(t, dbi, &st) != 0) return 0;
-    return st.ms_entries;
-  });
+  return Entries([&](MDB_txn* t) { return StateDbi(t); });
 }
 
 uint64_t StateStore::StageState(std::vector<std::pair<int, StateDelta>>* deltas, bool replace, size_t txn_bytes) {
@@ -833,9 +838,7 @@ uint64_t StateStore::StageState(std::vector<std::pair<int, StateDelta>>* deltas,
       auto emit = [&](std::string_view k, std::string_view v) -> size_t {
         MDB_val mk{k.size(), const_cast<char*>(k.data())}, mv{v.size(), const_cast<char*>(v.data())};
         const int rc = mdb_cursor_put(m.out, &mk, &mv, MDB_APPEND);
-        if (rc == MDB_KEYEXIST)
-          Fail(ErrorKind::kIo, "{}: state store: two operator entries have the same key (a 64-bit hash collision)",
-               dir_);
+        if (rc == MDB_KEYEXIST) StateKeyCollision(dir_);
         if (rc) LmdbFail("write operator state", rc, dir_);
         return k.size() + v.size();
       };
@@ -844,11 +847,7 @@ uint64_t StateStore::StageState(std::vector<std::pair<int, StateDelta>>* deltas,
         std::string_view old_key, old_full, old_value;
         if (m.have) {
           old_key = old_full = m.Key();
-          if (!SplitStateValue(m.Value(), &old_full, &old_value))
-            Fail(ErrorKind::kCorruption,
-                 "{}: state store: a stored operator entry is malformed (the file is damaged); refusing to use it "
-                 "(nothing was deleted; `fld run --reset` starts over)",
-                 dir_);
+          if (!SplitStateValue(m.Value(), &old_full, &old_value)) MalformedStateEntry(dir_);
         }
         const int c = !m.have ? -1 : !have_change ? 1 : changes->key().compare(old_key);
         if (c > 0) {
@@ -858,9 +857,7 @@ uint64_t StateStore::StageState(std::vector<std::pair<int, StateDelta>>* deltas,
           continue;
         }
         if (c == 0) {
-          if (old_full != changes->full())
-            Fail(ErrorKind::kIo, "{}: state store: two operator entries have the same key (a 64-bit hash collision)",
-                 dir_);
+          if (old_full != changes->full()) StateKeyCollision(dir_);
           m.Next();  // replaced or erased
         }
         if (changes->change().put) {
@@ -929,11 +926,7 @@ uint64_t StateStore::ForEachStateEntryUnguarded(
       RowKey(full, max_key, &rebuilt);
       ok = rebuilt == key && full.substr(0, 4) == prefix;
     }
-    if (!ok)
-      Fail(ErrorKind::kCorruption,
-           "{}: state store: a stored operator entry is malformed (the file is damaged); refusing to use it (nothing "
-           "was deleted; `fld run --reset` starts over)",
-           dir_);
+    if (!ok) MalformedStateEntry(dir_);
     hash += EntryHash(full, value);
     f(full.substr(4), value);
   }
@@ -992,10 +985,7 @@ class StoreLookup : public StateLookup {
       if (rc) LmdbFail("read operator state", rc, dir_);
       std::string_view stored_full = full_, v;
       if (!SplitStateValue({static_cast<const char*>(mv.mv_data), mv.mv_size}, &stored_full, &v))
-        Fail(ErrorKind::kCorruption,
-             "{}: state store: a stored operator entry is malformed (the file is damaged); refusing to use it "
-             "(nothing was deleted; `fld run --reset` starts over)",
-             dir_);
+        MalformedStateEntry(dir_);
       if (stored_full != full_) return false;  // another key with the same long-key hash: ours is not stored
       value->assign(v);
       return true;

@@ -157,6 +157,9 @@ class StateStore : public StateSource {
   // (UINT32_MAX when a read-only store has none).
   int StateSlot(void* txn) const;
   unsigned StateDbi(void* txn) const;
+  // Entries in the database db_of(read transaction) names (0 when it is UINT32_MAX).
+  template <typename DbOf>
+  uint64_t Entries(DbOf db_of) const;
   // Empties the unused slots that hold rows: a staging the process did not live to publish.
   void ClearUnusedSlots(void* txn);
   std::optional<std::string> GetMetaUnguarded(const std::string& key) const;

@@ -178,7 +178,7 @@ class FileInputConnector : public InputConnector {
   CsvParser csv_;
   JsonParser json_;
   // ReadParallel: one parser per slice (parsers keep scratch state), of the input's format.
-  std::vector<CsvParser> slice_parsers_;
+  std::vector<CsvParser> csv_slice_parsers_;
   std::vector<JsonParser> json_slice_parsers_;
   uint64_t parallel_reads_ = 0, parallel_rejects_ = 0;
   LineReader reader_;
