@@ -2259,7 +2259,8 @@ Scenario UpsertScenario(std::vector<int> key_cols) {
   sc.out_types = TypesOf(sc.inputs[0]);
   Types types = sc.out_types;
   sc.make = [=] { return std::make_unique<UpsertOp>(types, key_cols); };
-  sc.consolidated = sc.unit_weights = true;
+  sc.make_pooled = [=](ThreadPool* pool) { return std::make_unique<UpsertOp>(types, key_cols, pool); };
+  sc.unit_weights = true;
   auto key_of = [key_cols](const Row& r) {
     Row k;
     for (int c : key_cols) k.push_back(r[c]);
@@ -2295,6 +2296,76 @@ Scenario UpsertScenario(std::vector<int> key_cols) {
 TEST_CASE("upsert: I(output) is the table with the last write per key", "[operators]") {
   CheckAll(UpsertScenario({0}), 9000);
   CheckAll(UpsertScenario({0, 2}), 9100);
+}
+
+TEST_CASE("upsert: sharded, and backed by the store", "[operators]") {
+  uint64_t seed = 9200;
+  for (const auto& keys : {std::vector<int>{0}, std::vector<int>{0, 2}}) {
+    CheckSharded(UpsertScenario(keys), seed++);
+    CheckBacked(UpsertScenario(keys), seed++);
+  }
+}
+
+TEST_CASE("upsert: a checkpoint holding the whole state in its header restores, and is stored keyed next",
+          "[operators]") {
+  // The form of checkpoints before the state was keyed: the count, then per key in order its
+  // key and row, both in the row encoding.
+  const Types types = {PhysType::kI64, PhysType::kStr};
+  std::string header;
+  {
+    StateWriter w(&header);
+    w.U64(2);
+    for (int64_t k : {3, 7}) {
+      Batch b = MakeBatch(types, {{{Value::Int(k), Value::String("v" + std::to_string(k))}, 1}});
+      std::string key, row;
+      EncodeRow(&key, b, 0, std::vector<int>{0});
+      EncodeRow(&row, b, 0);
+      w.Str(key);
+      w.Str(row);
+    }
+  }
+  ThreadPool two(2);
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &two}) {
+    UpsertOp op(types, {0}, pool);
+    op.TrackChanges();
+    StateReader r(header);
+    op.BeginRestore(r);
+    op.EndRestore();
+    // Both keys are there: replacing one retracts its old row, deleting the other retracts it.
+    Batch in = MakeBatch(types, {{{Value::Int(3), Value::String("new")}, 1}, {{Value::Int(7), Value::Null()}, -1}});
+    const Batch* p = &in;
+    const ZSet out = ToZSet(op.Step({&p, 1}));
+    ZSet want;
+    AddInto(&want, Row{Value::Int(3), Value::String("v3")}, -1);
+    AddInto(&want, Row{Value::Int(3), Value::String("new")}, 1);
+    AddInto(&want, Row{Value::Int(7), Value::String("v7")}, -1);
+    CHECK(Diff(out, want) == "");
+    // The next checkpoint stores the whole state keyed, with an empty header.
+    std::map<std::string, std::string> stored;
+    std::string hdr;
+    SaveChangesInto(op, &stored, &hdr);
+    CHECK(hdr.empty());
+    REQUIRE(stored.size() == 1);
+    CHECK(DecodeRow(stored.begin()->second) == Row{Value::Int(3), Value::String("new")});
+  }
+}
+
+TEST_CASE("upsert: a stored row that does not fit the columns is a corruption error", "[operators]") {
+  const Types types = {PhysType::kI64, PhysType::kStr};
+  UpsertOp op(types, {0});
+  StateReader r("");
+  op.BeginRestore(r);
+  std::string key;
+  EncodeValue(&key, Value::Int(1));
+  key = CompactRow(key);
+  CHECK_THROWS_AS(op.RestoreEntry(key, std::string("\x01", 1)), Error);  // a truncated integer
+  std::string wrong;
+  EncodeValue(&wrong, Value::Int(1));
+  EncodeValue(&wrong, Value::Int(2));  // an integer where the column holds strings
+  CHECK_THROWS_AS(op.RestoreEntry(key, wrong), Error);
+  std::string narrow;
+  EncodeValue(&narrow, Value::Int(1));
+  CHECK_THROWS_AS(op.RestoreEntry(key, narrow), Error);
 }
 
 TEST_CASE("upsert: a row of weight 0 is no change", "[operators]") {

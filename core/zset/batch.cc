@@ -348,6 +348,31 @@ bool RowEncodingValid(std::string_view in) {
   return true;
 }
 
+bool RowEncodingFits(std::string_view in, std::span<const PhysType> types) {
+  if (!RowEncodingValid(in)) return false;
+  size_t pos = 0, c = 0;
+  for (; pos < in.size(); ++c) {
+    if (c == types.size()) return false;
+    const uint8_t tag = static_cast<uint8_t>(in[pos]);
+    const bool is_int = IsCompactInt(tag) || tag == 1;
+    if (tag != 0 && is_int != (types[c] == PhysType::kI64)) return false;
+    if (tag == 2 && types[c] != PhysType::kF64) return false;
+    if (tag == 3 && types[c] != PhysType::kStr) return false;
+    if (IsCompactInt(tag)) {
+      pos += 1 + (tag - kCompactInt);
+    } else if (tag == 0) {
+      pos += 1;
+    } else if (tag == 3) {
+      uint32_t n;
+      std::memcpy(&n, in.data() + pos + 1, 4);
+      pos += 5 + size_t{n};
+    } else {
+      pos += 9;
+    }
+  }
+  return c == types.size();
+}
+
 std::vector<Value> DecodeRow(std::string_view in) {
   std::vector<Value> row;
   size_t pos = 0;

@@ -117,6 +117,8 @@ std::vector<Value> DecodeRow(std::string_view in);
 // Whether `in` is a whole row in either encoding (known tags, every value within the bytes): the
 // decoders above trust their input, so a row read back from storage is checked first.
 bool RowEncodingValid(std::string_view in);
+// The same, and the row has one value per column of `types`, each NULL or of its column's type.
+bool RowEncodingFits(std::string_view in, std::span<const PhysType> types);
 // Decodes an encoded row and appends its values to the builder's columns starting at `first_col`.
 void DecodeRowInto(std::string_view in, BatchBuilder* b, size_t first_col);
 // Decodes the value at *pos (either encoding), appends it to col and advances *pos.

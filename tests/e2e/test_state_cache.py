@@ -1,6 +1,6 @@
 """State beyond memory (storage.cache_mib, man/fld-storage.5): an aggregate over many more
 groups than a 1 MiB cache holds, a join whose traces are as large, a DISTINCT as large, a join of two aggregates
-(which reads their groups rather than keeping traces), a top-2 per key (ROW_NUMBER), a LAG window
+(which reads their groups rather than keeping traces), a table with a PRIMARY KEY over as many keys, a top-2 per key (ROW_NUMBER), a LAG window
 per key and a LEFT ASOF JOIN per key (whose partitions are stored one by one), evict their checkpointed
 entries and read them back from the store on demand. Its output file is byte-identical to the same pipeline's with the whole state in
 memory and to a recomputation in Python; under kill -9 it resumes (lazily: no group is loaded at
@@ -72,8 +72,12 @@ CREATE VIEW j AS SELECT d.name, SUM(t.v) AS s FROM t JOIN d ON t.k = d.k GROUP B
 CREATE VIEW u AS SELECT DISTINCT k % 50000 AS b, v FROM t;
 CREATE VIEW h AS SELECT k, MAX(v) AS m FROM t GROUP BY k;
 CREATE VIEW bal AS SELECT g.k, g.s - h.m AS x FROM g JOIN h ON g.k = h.k;
+CREATE TABLE pk (k BIGINT NOT NULL PRIMARY KEY, v INT NOT NULL) WITH ('connectors' = '[{
+  "transport": {"name": "file_input", "config": {"path": "in.csv"}}, "format": {"name": "csv"}}]');
+CREATE VIEW lastv AS SELECT k % 1000 AS b, SUM(v) AS s, COUNT(*) AS n FROM pk GROUP BY k % 1000;
 """ + PART_VIEWS
 PARTITIONED = ("tk.csv", "lg.csv", "a.csv")
+FILES = ("g.csv", "j.csv", "u.csv", "bal.csv", "lastv.csv") + PARTITIONED
 
 
 def cached_spec(d, name, sql, files, model="exactly_once", cache=None, workers=None):
@@ -90,7 +94,7 @@ def cached_spec(d, name, sql, files, model="exactly_once", cache=None, workers=N
 
 
 def pipeline(d, model="exactly_once", cache=None, workers=1):
-    return cached_spec(d, "c", SQL, ("g.csv", "j.csv", "u.csv", "bal.csv") + PARTITIONED, model, cache, workers)
+    return cached_spec(d, "c", SQL, FILES, model, cache, workers)
 
 
 def answer(d):
@@ -119,6 +123,22 @@ def expected_bal(rows):
 
 def answer_bal(d):
     return sorted(integrate_csv(os.path.join(d, "bal.csv"), [int, int]))
+
+
+def expected_last(rows):
+    """lastv recomputed: the primary key table holds each key's last value."""
+    last = {}
+    for k, v in rows:
+        last[k] = v
+    s, n = collections.Counter(), collections.Counter()
+    for k, v in last.items():
+        s[k % 1000] += v
+        n[k % 1000] += 1
+    return sorted((b, s[b], n[b]) for b in n)
+
+
+def answer_last(d):
+    return sorted(integrate_csv(os.path.join(d, "lastv.csv"), [int, int, int]))
 
 
 def expected_partitioned(rows):
@@ -154,12 +174,13 @@ def check_answers(d, rows):
     assert answer_join(d) == expected_join(rows)
     assert answer_distinct(d) == expected_distinct(rows)
     assert answer_bal(d) == expected_bal(rows)
+    assert answer_last(d) == expected_last(rows)
     for name, got, want in zip(PARTITIONED, answer_partitioned(d), expected_partitioned(rows)):
         assert got == want, (name, len(got), len(want), [x for x in got if x not in want][:5])
 
 
 def same_files(d):
-    for name in ("g.csv", "j.csv", "u.csv", "bal.csv") + PARTITIONED:
+    for name in FILES:
         assert filecmp.cmp(os.path.join(full_dir, name), os.path.join(d, name), shallow=False), name
 
 
