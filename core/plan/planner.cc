@@ -192,8 +192,7 @@ int Planner::AddTable(const sql::Statement& stmt) {
       lateness.push_back({static_cast<int>(i), ct.columns[i].lateness, ct.columns[i].lateness_pos});
   if (!lateness.empty()) r.node = AddLateness(r.node, r.schema, lateness);
   if (!r.primary_key.empty())
-    r.node =
-        circuit_->AddNode(std::make_unique<UpsertOp>(types, r.primary_key, circuit_->pool()), {r.input_node}, types);
+    r.node = circuit_->AddNode(std::make_unique<UpsertOp>(types, r.primary_key, circuit_->pool()), {r.node}, types);
   r.materialized = materialized;
   if (materialized) r.integrate_node = Materialize(r.node, types);
   return circuit_->AddRelation(std::move(r));
