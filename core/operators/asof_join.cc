@@ -3,70 +3,103 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 
 namespace fld {
 
 namespace {
 
-// A key's rows: U64 times, then per time its encoding, U64 rows and per row its encoding and weight.
-void EncodeTimes(const std::map<std::string, std::map<std::string, int64_t>>& times, StateWriter& w) {
-  w.U64(times.size());
-  for (const auto& [t, rows] : times) {
-    w.Str(t);
-    w.U64(rows.size());
-    for (const auto& [row, wt] : rows) {
-      w.Str(row);
-      w.I64(wt);
-    }
-  }
-}
+// A B-tree entry (an InlineKey and the weight) with the tree's slack, about.
+constexpr size_t kTreeEntryBytes = 48;
 
-// Decodes one key's rows into *times; returns the number of rows.
-size_t DecodeTimes(StateReader& r, std::map<std::string, std::map<std::string, int64_t>>* times) {
-  size_t n = 0;
-  const uint64_t nt = r.U64();
-  for (uint64_t j = 0; j < nt; ++j) {
-    auto& rows = (*times)[r.Str()];
-    const uint64_t nr = r.U64();
-    for (uint64_t k = 0; k < nr; ++k) {
-      std::string row = r.Str();
-      rows[row] = r.I64();
-    }
-    n += nr;
-  }
-  return n;
+// Heap bytes an InlineKey of n bytes holds: none inline, else malloc's chunk.
+size_t KeyHeapBytes(size_t n) {
+  return n <= 23 ? 0 : (n + 8 + 15) & ~size_t{15};
 }
 
 }  // namespace
 
-AsofJoinOp::Side::Side(const char* prefix)
-    : trace(Partitions<Keyed>::Codec{
-                [] { return Keyed{}; },
-                [](const Keyed& k, std::string* out) {
-                  StateWriter w(out);
-                  EncodeTimes(k.times, w);
-                },
-                [](std::string_view value, Keyed* k) {
-                  StateReader r(value);
-                  k->rows = DecodeTimes(r, &k->times);
-                  if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "an as-of join's stored key has bytes after its rows");
-                },
-                [](const Keyed& k) { return k.times.empty(); },
-                // A map node per time and per row (about 48 bytes each), their strings and weights.
-                [](const Keyed& k) { return k.times.size() * 96 + k.rows * 120; }},
+AsofJoinOp::Side::Side(const char* prefix, AsofJoinOp* op)
+    : trace(Partitions<Keyed>::Codec{[] { return Keyed{}; },
+                                     [this, op](const Keyed& k, std::string* out) {
+                                       StateWriter w(out);
+                                       op->EncodeKeyed(*this, k, w);
+                                     },
+                                     [this, op](std::string_view value, Keyed* k) {
+                                       StateReader r(value);
+                                       op->DecodeKeyed(*this, r, k);
+                                       if (!r.AtEnd())
+                                         Fail(ErrorKind::kCorruption,
+                                              "an as-of join's stored key has bytes after its rows");
+                                     },
+                                     [](const Keyed& k) { return k.rows.empty(); },
+                                     [](const Keyed& k) { return k.rows.size() * kTreeEntryBytes + k.heap; }},
             prefix) {}
 
 AsofJoinOp::AsofJoinOp(std::vector<SqlType> left_types, std::vector<SqlType> right_types, std::vector<int> left_keys,
                        std::vector<int> right_keys, int left_ts, int right_ts, bool strict, bool pad_left)
-    : left_("L"), right_("R"), strict_(strict), pad_left_(pad_left) {
+    : left_("L", this), right_("R", this), strict_(strict), pad_left_(pad_left) {
   left_.types = std::move(left_types);
   right_.types = std::move(right_types);
   left_.keys = std::move(left_keys);
   right_.keys = std::move(right_keys);
   left_.ts = left_ts;
   right_.ts = right_ts;
+  for (Side* side : {&left_, &right_}) {
+    for (const SqlType& t : side->types) side->phys.push_back(t.phys());
+    side->order = {SortKey{side->ts, false, true}};
+  }
+}
+
+void AsofJoinOp::EncodeKeyed(const Side& side, const Keyed& k, StateWriter& w) const {
+  // Rows grouped by time: count the times first.
+  uint64_t times = 0;
+  std::string_view prev;
+  for (const auto& [okey, w] : k.rows) {
+    const std::string_view t = side.TimeOf(okey.view());
+    if (times == 0 || t != prev) ++times;
+    prev = t;
+  }
+  w.U64(times);
+  for (auto it = k.rows.begin(); it != k.rows.end();) {
+    const std::string_view t = side.TimeOf(it->first.view());
+    auto end = it;
+    uint64_t n = 0;
+    for (; end != k.rows.end() && side.TimeOf(end->first.view()) == t; ++end) ++n;
+    const std::vector<Value> first = RowOfOrderKey(it->first.view(), side.order, side.phys);
+    w.Str(EncodeRowValue({first[side.ts]}, {side.types[side.ts]}));
+    w.U64(n);
+    for (; it != end; ++it) {
+      w.Str(EncodeRowValue(RowOfOrderKey(it->first.view(), side.order, side.phys), side.types));
+      w.I64(it->second);
+    }
+  }
+}
+
+void AsofJoinOp::DecodeKeyed(const Side& side, StateReader& r, Keyed* k) const {
+  const uint64_t times = r.U64();
+  std::string okey;
+  for (uint64_t i = 0; i < times; ++i) {
+    const std::string t = r.Str();
+    const uint64_t n = r.U64();
+    for (uint64_t j = 0; j < n; ++j) {
+      const std::string row = r.Str();
+      const int64_t w = r.I64();
+      const std::vector<Value> values = DecodeRowValue(row, side.types);
+      // (re-encoding checks the bytes: a malformed row or one with bytes after it differs)
+      if (EncodeRowValue(values, side.types) != row || EncodeRowValue({values[side.ts]}, {side.types[side.ts]}) != t ||
+          w == 0)
+        Fail(ErrorKind::kCorruption, "an as-of join's stored row is malformed");
+      okey.clear();
+      AppendOrderKey(side.order, values, &okey);
+      auto [it, fresh] = k->rows.try_emplace(InlineKey(okey), 0);
+      if (fresh) k->heap += KeyHeapBytes(okey.size());
+      it->second += w;
+    }
+  }
 }
 
 std::string AsofJoinOp::Describe() const {
@@ -88,19 +121,28 @@ bool KeyOf(const Batch& b, size_t r, const std::vector<int>& keys, std::string* 
   return true;
 }
 
-std::vector<Value> RowValues(const Batch& b, size_t r) {
-  std::vector<Value> v;
-  v.reserve(b.width());
-  for (size_t c = 0; c < b.width(); ++c) v.push_back(b.Get(c, r));
-  return v;
+// The least byte string after every string that begins with t (empty: none, t is all 0xff).
+std::string After(std::string_view t) {
+  std::string s(t);
+  while (!s.empty() && static_cast<unsigned char>(s.back()) == 0xff) s.pop_back();
+  if (!s.empty()) s.back() = static_cast<char>(static_cast<unsigned char>(s.back()) + 1);
+  return s;
 }
 
-std::string TimeEncoding(const Value& v, const SqlType& type) {
-  return EncodeRowValue({v}, {type});
+template <typename Rows>
+auto FirstAt(const Rows& rows, std::string_view t) {
+  return rows.lower_bound(t);
+}
+
+// The first row whose time is after t.
+template <typename Rows>
+auto FirstAfter(const Rows& rows, std::string_view t) {
+  const std::string a = After(t);
+  return a.empty() ? rows.end() : rows.lower_bound(std::string_view(a));
 }
 
 // A range of left times affected by a step: [lo, hi) when !strict, (lo, hi] when strict; hi
-// unset: unbounded.
+// unset: unbounded. Times are the match values' order keys.
 struct Range {
   std::string lo;
   std::optional<std::string> hi;
@@ -109,40 +151,36 @@ struct Range {
 
 }  // namespace
 
-void AsofJoinOp::Add(Side* side, const std::string& key, const std::string& t, const std::string& row, int64_t w) {
+void AsofJoinOp::Add(Side* side, const std::string& key, const std::string& okey, int64_t w) {
   Keyed& k = side->trace.Touch(key);
-  auto& rows = k.times[t];
-  auto [it, fresh] = rows.try_emplace(row, 0);
-  k.rows += fresh;
+  auto [it, fresh] = k.rows.try_emplace(InlineKey(okey), 0);
+  if (fresh) k.heap += KeyHeapBytes(okey.size());
   it->second += w;
-  if (it->second == 0) {
-    rows.erase(it);
-    --k.rows;
-  }
-  if (rows.empty()) k.times.erase(t);  // an empty key is erased at the end of the step
+  if (it->second != 0) return;
+  k.heap -= KeyHeapBytes(okey.size());
+  k.rows.erase(it);  // an empty key is erased at the end of the step
 }
 
-const AsofJoinOp::Rows* AsofJoinOp::Match(const Keyed* keyed, const std::string& t) const {
-  if (!keyed) return nullptr;
-  const Times* times = &keyed->times;
-  auto it = strict_ ? times->lower_bound(t) : times->upper_bound(t);
-  if (it == times->begin()) return nullptr;
+AsofJoinOp::Match AsofJoinOp::MatchOf(const Keyed* right, std::string_view t) const {
+  if (!right) return std::nullopt;
+  // The last row at a time before t (strict) or at or before it; the last of its time's rows,
+  // the one a tie goes to.
+  auto it = strict_ ? FirstAt(right->rows, t) : FirstAfter(right->rows, t);
+  if (it == right->rows.begin()) return std::nullopt;
   --it;
-  return &it->second;
+  return std::make_pair(it->first.view(), it->second);
 }
 
-void AsofJoinOp::Emit(const std::string& lrow, int64_t lw, const Rows* match, int64_t sign, BatchBuilder* out) const {
+void AsofJoinOp::Emit(std::string_view lkey, int64_t lw, const Match& match, int64_t sign, BatchBuilder* out) const {
   if (!match && !pad_left_) return;
   const size_t nl = left_.types.size(), nr = right_.types.size();
-  std::vector<Value> lv = DecodeRowValue(lrow, left_.types);
+  const std::vector<Value> lv = RowOfOrderKey(lkey, left_.order, left_.phys);
   for (size_t c = 0; c < nl; ++c) out->col(c).Append(lv[c]);
   int64_t w = lw;
   if (match) {
-    // Ties on the match value: the right row that sorts last.
-    const auto& [rrow, rw] = *match->rbegin();
-    std::vector<Value> rv = DecodeRowValue(rrow, right_.types);
+    const std::vector<Value> rv = RowOfOrderKey(match->first, right_.order, right_.phys);
     for (size_t c = 0; c < nr; ++c) out->col(nl + c).Append(rv[c]);
-    w *= rw;
+    w *= match->second;
   } else {
     for (size_t c = 0; c < nr; ++c) out->col(nl + c).AppendNull();
   }
@@ -152,24 +190,29 @@ void AsofJoinOp::Emit(const std::string& lrow, int64_t lw, const Rows* match, in
 Batch AsofJoinOp::Step(std::span<const Batch* const> inputs) {
   const Batch& dl = *inputs[0];
   const Batch& dr = *inputs[1];
-  std::vector<PhysType> types;
-  for (const auto& t : left_.types) types.push_back(t.phys());
-  for (const auto& t : right_.types) types.push_back(t.phys());
+  std::vector<PhysType> types = left_.phys;
+  types.insert(types.end(), right_.phys.begin(), right_.phys.end());
   BatchBuilder out(types);
   if (dl.empty() && dr.empty()) {
     EndStep();
     return out.Finish();
   }
-  const SqlType& ts_type = left_.types[left_.ts];
   const size_t nl = left_.types.size(), nr = right_.types.size();
 
-  // Changes, encoded; left rows that can never match (NULL key or time) go straight out.
+  // Changes, encoded (the row's order key, its time a prefix of it); left rows that can never
+  // match (NULL key or time) go straight out.
   struct Change {
-    std::string key, t, row;
+    std::string key, okey;
+    std::string_view t;
     int64_t w;
   };
   std::vector<Change> lchanges, rchanges;
   std::string key;
+  auto change = [&](const Side& side, const Batch& b, size_t r, std::vector<Change>* to) {
+    Change c{key, {}, {}, b.weights[r]};
+    AppendOrderKey(side.order, b, r, &c.okey);
+    to->push_back(std::move(c));
+  };
   for (size_t r = 0; r < dl.size(); ++r) {
     if (!KeyOf(dl, r, left_.keys, &key) || dl.cols[left_.ts]->IsNull(r)) {
       if (pad_left_) {
@@ -179,61 +222,67 @@ Batch AsofJoinOp::Step(std::span<const Batch* const> inputs) {
       }
       continue;
     }
-    lchanges.push_back({key, TimeEncoding(dl.Get(left_.ts, r), ts_type), EncodeRowValue(RowValues(dl, r), left_.types),
-                        dl.weights[r]});
+    change(left_, dl, r, &lchanges);
   }
   for (size_t r = 0; r < dr.size(); ++r) {
     if (!KeyOf(dr, r, right_.keys, &key) || dr.cols[right_.ts]->IsNull(r)) continue;  // matches nothing
-    rchanges.push_back({key, TimeEncoding(dr.Get(right_.ts, r), ts_type),
-                        EncodeRowValue(RowValues(dr, r), right_.types), dr.weights[r]});
+    change(right_, dr, r, &rchanges);
   }
+  for (Change& c : lchanges) c.t = left_.TimeOf(c.okey);
+  for (Change& c : rchanges) c.t = right_.TimeOf(c.okey);
 
   // Per key, the left times whose match may change.
-  std::map<std::string, std::set<std::string>> right_times;  // key -> changed right times
+  std::map<std::string, std::set<std::string_view>> right_times;  // key -> changed right times
   for (const auto& c : rchanges) right_times[c.key].insert(c.t);
   std::map<std::string, std::vector<Range>> affected;
-  for (const auto& c : lchanges) affected[c.key].push_back({c.t, std::nullopt, true});
+  for (const auto& c : lchanges) affected[c.key].push_back({std::string(c.t), std::nullopt, true});
   for (const auto& [k, ts] : right_times) {
-    const Keyed* keyed = right_.trace.Find(k);
-    const Times* old = keyed ? &keyed->times : nullptr;
-    for (const auto& t : ts) {
+    const Keyed* old = right_.trace.Find(k);
+    for (const std::string_view t : ts) {
       // The next right time after t, before or after the step.
       std::optional<std::string> next;
-      if (auto n = ts.upper_bound(t); n != ts.end()) next = *n;
+      if (auto n = ts.upper_bound(t); n != ts.end()) next = std::string(*n);
       if (old) {
-        auto n = old->upper_bound(t);
-        if (n != old->end() && (!next || n->first < *next)) next = n->first;
+        auto n = FirstAfter(old->rows, t);
+        if (n != old->rows.end()) {
+          const std::string_view nt = right_.TimeOf(n->first.view());
+          if (!next || nt < *next) next = std::string(nt);
+        }
       }
-      affected[k].push_back({t, next, false});
+      affected[k].push_back({std::string(t), next, false});
     }
   }
-  // The affected left times present in `times` (before or after the step).
-  auto collect = [&](const std::vector<Range>& ranges, const Times& times, std::set<std::string>* out_times) {
+  // The affected left times present in `rows` (before or after the step).
+  auto collect = [&](const std::vector<Range>& ranges, const Keyed& left, std::set<std::string_view>* out_times) {
     for (const auto& rg : ranges) {
       if (rg.point) {
-        if (times.contains(rg.lo)) out_times->insert(rg.lo);
+        auto it = FirstAt(left.rows, rg.lo);
+        if (it != left.rows.end() && left_.TimeOf(it->first.view()) == rg.lo) out_times->insert(rg.lo);
         continue;
       }
-      auto b = strict_ ? times.upper_bound(rg.lo) : times.lower_bound(rg.lo);
-      auto e = !rg.hi ? times.end() : strict_ ? times.upper_bound(*rg.hi) : times.lower_bound(*rg.hi);
-      for (auto i = b; i != e; ++i) out_times->insert(i->first);
+      auto b = strict_ ? FirstAfter(left.rows, rg.lo) : FirstAt(left.rows, rg.lo);
+      auto e = !rg.hi ? left.rows.end() : strict_ ? FirstAfter(left.rows, *rg.hi) : FirstAt(left.rows, *rg.hi);
+      // (b and e begin times' rows: b steps from time to time, not row to row, onto e)
+      for (; b != e; b = FirstAfter(left.rows, left_.TimeOf(b->first.view())))
+        out_times->insert(left_.TimeOf(b->first.view()));
     }
   };
   auto emit_key = [&](const std::string& k, const std::vector<Range>& ranges, int64_t sign) {
     const Keyed* left = left_.trace.Find(k);
     if (!left) return;
-    std::set<std::string> times;
-    collect(ranges, left->times, &times);
+    std::set<std::string_view> times;
+    collect(ranges, *left, &times);
     const Keyed* right = right_.trace.Find(k);
-    for (const auto& t : times) {
-      const Rows* match = Match(right, t);
-      for (const auto& [lrow, lw] : left->times.at(t)) Emit(lrow, lw, match, sign, &out);
+    for (const std::string_view t : times) {
+      const Match match = MatchOf(right, t);
+      for (auto it = FirstAt(left->rows, t), e = FirstAfter(left->rows, t); it != e; ++it)
+        Emit(it->first.view(), it->second, match, sign, &out);
     }
   };
 
   for (const auto& [k, ranges] : affected) emit_key(k, ranges, -1);
-  for (const auto& c : lchanges) Add(&left_, c.key, c.t, c.row, c.w);
-  for (const auto& c : rchanges) Add(&right_, c.key, c.t, c.row, c.w);
+  for (const auto& c : lchanges) Add(&left_, c.key, c.okey, c.w);
+  for (const auto& c : rchanges) Add(&right_, c.key, c.okey, c.w);
   for (const auto& [k, ranges] : affected) emit_key(k, ranges, +1);
   EndStep();
   return Consolidate(out.Finish());
@@ -245,18 +294,27 @@ void AsofJoinOp::EndStep() {
     wl = left_waterline_.Current();
     wr = right_waterline_.Current();
   }
-  std::string bound = wl && wr ? TimeEncoding(std::min(*wl, *wr), left_.types[left_.ts]) : std::string();
+  std::string bound;
+  if (wl && wr) {
+    std::vector<Value> row(left_.types.size(), Value::Null());
+    row[left_.ts] = std::min(*wl, *wr);
+    AppendOrderKey(left_.order, row, &bound);
+    bound = std::string(left_.TimeOf(bound));
+  }
   // Discards what is new to discard, among the keys in memory (a key read back from the store is
   // cleaned at the next move of the waterlines).
+  auto erase = [](Keyed& k, Rows::iterator end) {
+    for (auto it = k.rows.begin(); it != end; ++it) k.heap -= KeyHeapBytes(it->first.view().size());
+    k.rows.erase(k.rows.begin(), end);
+  };
   if (wl && wr && bound != gc_bound_) {
     gc_bound_ = bound;
     auto& left = left_.trace.resident();
     for (auto it = left.begin(); it != left.end(); ++it) {
       Keyed& k = it->second.part;
-      auto end = k.times.lower_bound(bound);
-      if (end == k.times.begin()) continue;
-      for (auto t = k.times.begin(); t != end; ++t) k.rows -= t->second.size();
-      k.times.erase(k.times.begin(), end);
+      auto end = k.rows.lower_bound(std::string_view(bound));
+      if (end == k.rows.begin()) continue;
+      erase(k, end);
       left_.trace.Changed(it);
     }
     // Right rows below it never change again, and only the last time below it can still be a
@@ -264,11 +322,12 @@ void AsofJoinOp::EndStep() {
     auto& right = right_.trace.resident();
     for (auto it = right.begin(); it != right.end(); ++it) {
       Keyed& k = it->second.part;
-      auto last = k.times.lower_bound(bound);
-      if (last == k.times.begin() || std::prev(last) == k.times.begin()) continue;
-      --last;
-      for (auto t = k.times.begin(); t != last; ++t) k.rows -= t->second.size();
-      k.times.erase(k.times.begin(), last);
+      auto below = k.rows.lower_bound(std::string_view(bound));
+      if (below == k.rows.begin()) continue;
+      const std::string last_time(right_.TimeOf(std::prev(below)->first.view()));
+      auto keep = k.rows.lower_bound(std::string_view(last_time));
+      if (keep == k.rows.begin()) continue;
+      erase(k, keep);
       right_.trace.Changed(it);
     }
   }
@@ -285,7 +344,7 @@ void AsofJoinOp::SaveState(StateWriter& w) const {
     w.U64(side->trace.resident().size());
     for (const auto& [key, e] : side->trace.resident()) {
       w.Str(key);
-      EncodeTimes(e.part.times, w);
+      EncodeKeyed(*side, e.part, w);
     }
   }
 }
@@ -294,7 +353,7 @@ void AsofJoinOp::RestoreSide(StateReader& r, Side* side) {
   const uint64_t nk = r.U64();
   for (uint64_t i = 0; i < nk; ++i) {
     Keyed& k = side->trace.Touch(r.Str());
-    k.rows += DecodeTimes(r, &k.times);
+    DecodeKeyed(*side, r, &k);
   }
   side->trace.EndStep();
 }

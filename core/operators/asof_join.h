@@ -16,7 +16,10 @@
 // right change at time R the left rows of that key whose time lies between R and the next right
 // time of the key (before or after the step). Their old output is retracted and their new
 // output inserted, so the result is the change of the as-of join.
-// State: both sides integrated, per key, ordered by the match column (then by the row). With
+// State: both sides integrated, per key, ordered by the match column (then by the row): per key
+// a B-tree of order keys (core/zset/order_key.h) whose sort part is the match value, so a key's
+// rows of one time are consecutive and the last of them is the one a tie goes to; a row of a few
+// small columns is inline in the tree's node (no heap node per row or per time). With
 // waterlines on both match columns, left rows below the smaller one are discarded, as Feldera
 // does: no future left change has such a time, and no future right change can become their
 // match (it would need a right time at or below theirs). Right rows below it are discarded too,
@@ -27,13 +30,16 @@
 // sees the keys in memory).
 #pragma once
 
-#include <map>
+#include <absl/container/btree_map.h>
+
 #include <memory>
+#include <optional>
 
 #include "core/circuit/operator.h"
 #include "core/circuit/partitions.h"
 #include "core/circuit/waterline.h"
 #include "core/types/types.h"
+#include "core/zset/order_key.h"
 
 namespace fld {
 
@@ -66,27 +72,41 @@ class AsofJoinOp : public Operator {
   }
 
  private:
-  using Rows = std::map<std::string, int64_t>;  // EncodeRowValue(row) -> weight
-  using Times = std::map<std::string, Rows>;    // EncodeRowValue(match value) -> rows
-  // One key's rows on one side.
+  // A key's rows on one side: order key (the match value, then the row's other columns) ->
+  // weight (never 0).
+  using Rows = absl::btree_map<InlineKey, int64_t, InlineKeyLess>;
   struct Keyed {
-    Times times;
-    size_t rows = 0;  // entries over all times
+    Rows rows;
+    size_t heap = 0;  // bytes the keys too long to be inline hold
   };
+  // A row matched on the right: its order key and weight.
+  using Match = std::optional<std::pair<std::string_view, int64_t>>;
   struct Side {
-    Side(const char* prefix);
+    Side(const char* prefix, AsofJoinOp* op);
     std::vector<SqlType> types;
+    std::vector<PhysType> phys;
     std::vector<int> keys;
     int ts = -1;
-    Partitions<Keyed> trace;  // key encoding -> rows by time
+    std::vector<SortKey> order;  // the match column, ascending, NULL first
+    Partitions<Keyed> trace;     // key encoding -> rows
+    // The match value's part of an order key of this side.
+    std::string_view TimeOf(std::string_view okey) const {
+      return okey.substr(0, OrderKeySortBytes(okey, order, phys));
+    }
   };
-  // Adds w to the row at time t of the key's rows (dropping entries that reach zero).
-  static void Add(Side* side, const std::string& key, const std::string& t, const std::string& row, int64_t w);
+  // Adds w to the row whose order key is okey among the key's rows.
+  static void Add(Side* side, const std::string& key, const std::string& okey, int64_t w);
+  // A side's stored form of a key's rows (the form of checkpoints before rows were order keys):
+  // U64 times, then per time its EncodeRowValue, U64 rows and per row its EncodeRowValue and
+  // weight. And back (a corruption error when malformed).
+  void EncodeKeyed(const Side& side, const Keyed& k, StateWriter& w) const;
+  void DecodeKeyed(const Side& side, StateReader& r, Keyed* k) const;
   // Reads a side as SaveState writes it (the keys all changed).
-  static void RestoreSide(StateReader& r, Side* side);
-  // The right rows the left rows of time `t` match in `times` (null: none).
-  const Rows* Match(const Keyed* times, const std::string& t) const;
-  void Emit(const std::string& lrow, int64_t lw, const Rows* match, int64_t sign, BatchBuilder* out) const;
+  void RestoreSide(StateReader& r, Side* side);
+  // The right row the left rows of time `t` (a match value's order key) match in `right` (null
+  // when none).
+  Match MatchOf(const Keyed* right, std::string_view t) const;
+  void Emit(std::string_view lkey, int64_t lw, const Match& match, int64_t sign, BatchBuilder* out) const;
   // Discards what the waterlines allow, then ends the step on both sides' partitions.
   void EndStep();
 
