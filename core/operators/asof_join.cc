@@ -129,16 +129,18 @@ std::string After(std::string_view t) {
   return s;
 }
 
+// The first row whose time is t or after. (Looked up as an InlineKey: compared in registers,
+// InlineKey::Compare.)
 template <typename Rows>
 auto FirstAt(const Rows& rows, std::string_view t) {
-  return rows.lower_bound(t);
+  return rows.lower_bound(InlineKey(t));
 }
 
 // The first row whose time is after t.
 template <typename Rows>
 auto FirstAfter(const Rows& rows, std::string_view t) {
   const std::string a = After(t);
-  return a.empty() ? rows.end() : rows.lower_bound(std::string_view(a));
+  return a.empty() ? rows.end() : rows.lower_bound(InlineKey(a));
 }
 
 // A range of left times affected by a step: [lo, hi) when !strict, (lo, hi] when strict; hi
@@ -312,7 +314,7 @@ void AsofJoinOp::EndStep() {
     auto& left = left_.trace.resident();
     for (auto it = left.begin(); it != left.end(); ++it) {
       Keyed& k = it->second.part;
-      auto end = k.rows.lower_bound(std::string_view(bound));
+      auto end = k.rows.lower_bound(InlineKey(bound));
       if (end == k.rows.begin()) continue;
       erase(k, end);
       left_.trace.Changed(it);
@@ -322,10 +324,10 @@ void AsofJoinOp::EndStep() {
     auto& right = right_.trace.resident();
     for (auto it = right.begin(); it != right.end(); ++it) {
       Keyed& k = it->second.part;
-      auto below = k.rows.lower_bound(std::string_view(bound));
+      auto below = k.rows.lower_bound(InlineKey(bound));
       if (below == k.rows.begin()) continue;
       const std::string last_time(right_.TimeOf(std::prev(below)->first.view()));
-      auto keep = k.rows.lower_bound(std::string_view(last_time));
+      auto keep = k.rows.lower_bound(InlineKey(last_time));
       if (keep == k.rows.begin()) continue;
       erase(k, keep);
       right_.trace.Changed(it);
