@@ -52,7 +52,9 @@ struct SortedRowLess {
   }
 };
 
-// A partition's rows sorted by the keys then the whole row, with their weights (top-K, windows).
+// A partition's rows sorted by the keys then the whole row, with their weights: the order and the
+// stored form of top-K's and window functions' partitions (which keep order keys in memory; tests
+// check those against this map).
 using SortedRows = std::map<std::vector<Value>, int64_t, SortedRowLess>;
 // The stored form of one partition's rows: U64 count, then per row in order its values' encoding
 // (EncodeValue) and weight. SaveRow writes one row's part.

@@ -1,8 +1,10 @@
 #include "core/operators/window.h"
 
+#include <absl/container/flat_hash_map.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <optional>
 #include <unordered_map>
 
@@ -14,6 +16,14 @@
 namespace fld {
 
 namespace {
+
+// A B-tree entry (an InlineKey and the weight) with the tree's slack, about.
+constexpr size_t kTreeEntryBytes = 48;
+
+// Heap bytes an InlineKey of n bytes holds: none inline, else malloc's chunk.
+size_t KeyHeapBytes(size_t n) {
+  return n <= 23 ? 0 : (n + 8 + 15) & ~size_t{15};
+}
 
 const char* FnName(const WindowFn& f) {
   switch (f.kind) {
@@ -233,31 +243,38 @@ struct FrameValues {
 
 WindowOp::WindowOp(std::vector<PhysType> in_types, std::vector<int> partition, std::vector<SortKey> order,
                    std::vector<WindowFn> fns)
-    : PartitionedOperator(Partitions<Part>::Codec{[this] { return Part(&order_); },
-                                                  [](const Part& p, std::string* out) {
-                                                    // The rows, then the discarded counts.
-                                                    StateWriter w(out);
-                                                    SaveSortedRows(p.rows, w);
-                                                    w.I64(p.dropped_rows);
-                                                    w.I64(p.dropped_groups);
-                                                  },
-                                                  [this](std::string_view value, Part* p) {
-                                                    StateReader r(value);
-                                                    LoadSortedRows(r, in_types_.size(), "window", &p->rows);
-                                                    p->dropped_rows = r.I64();
-                                                    p->dropped_groups = r.I64();
-                                                    if (!r.AtEnd())
-                                                      Fail(ErrorKind::kCorruption,
-                                                           "a window's stored partition has bytes after its counts");
-                                                  },
-                                                  [](const Part& p) { return p.rows.empty() && p.dropped_rows == 0; },
-                                                  [this](const Part& p) { return p.rows.size() * row_bytes_; }}),
+    : PartitionedOperator(Partitions<Part>::Codec{
+          [] { return Part{}; },
+          [this](const Part& p, std::string* out) {
+            // The rows (SaveSortedRows' form: the count, then per row its encoding and weight, in
+            // order), then the discarded counts.
+            StateWriter w(out);
+            w.U64(p.rows.size());
+            for (const auto& [okey, weight] : p.rows) SaveRow(RowOfOrderKey(okey.view(), order_, in_types_), weight, w);
+            w.I64(p.dropped_rows);
+            w.I64(p.dropped_groups);
+          },
+          [this](std::string_view value, Part* p) {
+            StateReader r(value);
+            const uint64_t n = r.U64();
+            std::string okey;
+            for (uint64_t i = 0; i < n; ++i) {
+              StoredRowKey(r.View(), &okey);
+              const int64_t weight = r.I64();
+              if (weight == 0) Fail(ErrorKind::kCorruption, "a window's stored row has weight 0");
+              AddRow(p, okey, weight);
+            }
+            p->dropped_rows = r.I64();
+            p->dropped_groups = r.I64();
+            if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "a window's stored partition has bytes after its counts");
+          },
+          [](const Part& p) { return p.rows.empty() && p.dropped_rows == 0; },
+          [](const Part& p) { return p.rows.size() * kTreeEntryBytes + p.heap; }}),
       in_types_(std::move(in_types)),
       partition_(std::move(partition)),
       order_(std::move(order)),
-      fns_(std::move(fns)) {
-  // A map node (about 48 bytes), the weight, the row's vector and its values.
-  row_bytes_ = 48 + 8 + sizeof(Row) + in_types_.size() * sizeof(Value);
+      fns_(std::move(fns)),
+      cache_(std::make_unique<RowCache>()) {
   out_types_ = in_types_;
   for (const WindowFn& f : fns_) {
     out_types_.push_back(f.result);
@@ -778,16 +795,64 @@ struct Walker {
   }
 };
 
+// The rows of one partition's tree decoded as walks reach them, each once, at a stable address
+// (the tree must not change meanwhile): the walks and Compute read rows as vectors of Values,
+// the tree holds only their order keys. Reset before each partition: the rows' buffers stay
+// for the next one.
+class WindowOp::RowCache {
+ public:
+  void Reset(const WindowOp* op) {
+    op_ = op;
+    used_ = 0;
+    index_.clear();
+  }
+  const Row& operator()(Contents::const_iterator it) {
+    auto [e, fresh] = index_.try_emplace(&it->first, nullptr);
+    if (fresh) {
+      if (used_ == rows_.size()) rows_.emplace_back();
+      Row* row = &rows_[used_++];
+      RowOfOrderKeyInto(it->first.view(), op_->order_, op_->in_types_, row);
+      e->second = row;
+    }
+    return *e->second;
+  }
+
+ private:
+  const WindowOp* op_ = nullptr;
+  std::deque<Row> rows_;  // [0, used_) in use
+  size_t used_ = 0;
+  absl::flat_hash_map<const InlineKey*, const Row*> index_;
+};
+
+WindowOp::~WindowOp() = default;
+
+WindowOp::Contents::iterator WindowOp::AddRow(Part* p, std::string_view okey, int64_t w) {
+  auto [it, fresh] = p->rows.try_emplace(InlineKey(okey), 0);
+  if (fresh) p->heap += KeyHeapBytes(okey.size());
+  it->second += w;
+  return it;
+}
+
+void WindowOp::StoredRowKey(std::string_view enc, std::string* okey) const {
+  if (!RowEncodingFits(enc, in_types_))
+    Fail(ErrorKind::kCorruption, "a window's stored row is malformed or does not fit the columns");
+  okey->clear();
+  AppendOrderKey(order_, DecodeRow(enc), okey);
+}
+
 Batch WindowOp::Step(std::span<const Batch* const> inputs) {
   const Batch& in = *inputs[0];
   BatchBuilder out(out_types_);
-  // The change, split by partition (in key order, so the output order is deterministic).
-  std::map<std::string, std::vector<std::pair<Row, int64_t>>> changes;
+  // The change, split by partition (in key order, so the output order is deterministic): each
+  // row's order key and weight.
+  std::map<std::string, std::vector<std::pair<std::string, int64_t>>> changes;
+  std::string pkey;
   for (size_t r = 0; r < in.size(); ++r) {
-    Row row(in.width());
-    for (size_t c = 0; c < in.width(); ++c) row[c] = in.Get(c, r);
-    std::string key = PartitionKey(row);
-    changes[key].emplace_back(std::move(row), in.weights[r]);
+    pkey.clear();
+    for (int c : partition_) EncodeValue(&pkey, *in.cols[c], r);
+    std::string okey;
+    AppendOrderKey(order_, in, r, &okey);
+    changes[pkey].emplace_back(std::move(okey), in.weights[r]);
   }
   SortedRowLess less{&order_};
   Row buf;
@@ -800,23 +865,35 @@ Batch WindowOp::Step(std::span<const Batch* const> inputs) {
     Part& part = parts_.Touch(key);
     Contents& c = part.rows;
     // Fold the change in, remembering the old weights. Rows whose weight drops to 0 stay
-    // (uncounted) until both results are computed, so their pointers stay valid.
-    std::unordered_map<const Row*, int64_t> old_w;
-    std::vector<Contents::iterator> changed;
-    for (auto& [row, w] : rows) {
-      auto [it, fresh] = c.try_emplace(std::move(row), 0);
-      if (old_w.emplace(&it->first, it->second).second) changed.push_back(it);
-      it->second += w;
+    // (uncounted) until both results are computed. From then on the tree does not change until
+    // those are erased, so its iterators and the decoded rows stay valid.
+    std::vector<std::pair<std::string_view, int64_t>> folded;  // each changed row once: key, old weight
+    {
+      absl::flat_hash_map<std::string_view, size_t> seen;
+      for (const auto& [okey, w] : rows) {
+        const int64_t before = AddRow(&part, okey, w)->second - w;
+        if (seen.try_emplace(okey, folded.size()).second) folded.emplace_back(okey, before);
+      }
     }
+    std::vector<Contents::iterator> changed;
+    absl::flat_hash_map<const InlineKey*, int64_t> old_w;
+    for (const auto& [okey, before] : folded) {
+      auto it = c.find(InlineKey(okey));
+      changed.push_back(it);
+      old_w.emplace(&it->first, before);
+    }
+    RowCache& row = *cache_;
+    row.Reset(this);
     auto old_weight = [&](Contents::const_iterator it) {
       auto o = old_w.find(&it->first);
       return o == old_w.end() ? it->second : o->second;
     };
     auto min_weight = [&](Contents::const_iterator it) { return std::min(it->second, old_weight(it)); };
+    InlineKeyLess key_less;
     auto first =
-        *std::min_element(changed.begin(), changed.end(), [&](auto x, auto y) { return less(x->first, y->first); });
+        *std::min_element(changed.begin(), changed.end(), [&](auto x, auto y) { return key_less(x->first, y->first); });
     auto last =
-        *std::max_element(changed.begin(), changed.end(), [&](auto x, auto y) { return less(x->first, y->first); });
+        *std::max_element(changed.begin(), changed.end(), [&](auto x, auto y) { return key_less(x->first, y->first); });
     // src relative to of; `moving`: the one the walk moves.
     auto rel = [&](const Walker& wk, const Row& of, const Row& src, bool after, const Row& moving) {
       Rel r;
@@ -831,22 +908,21 @@ Batch WindowOp::Step(std::span<const Batch* const> inputs) {
     Contents::iterator a_lo = first, a_hi = last;
     {
       Walker wk{&order_};
-      wk.rep = &first->first;
+      wk.rep = &row(first);
       for (auto it = first; it != c.begin();) {
         auto prev = std::prev(it);
-        if (!Depends(Key(prev->first), Key(first->first), rel(wk, prev->first, first->first, true, prev->first), false))
-          break;
+        if (!Depends(Key(row(prev)), Key(row(first)), rel(wk, row(prev), row(first), true, row(prev)), false)) break;
         it = a_lo = prev;
-        wk.Pass(prev->first, min_weight(prev));
+        wk.Pass(row(prev), min_weight(prev));
       }
     }
     {
       Walker wk{&order_};
-      wk.rep = &last->first;
+      wk.rep = &row(last);
       for (auto it = std::next(last); it != c.end(); ++it) {
-        if (!Depends(Key(it->first), Key(last->first), rel(wk, it->first, last->first, false, it->first), false)) break;
+        if (!Depends(Key(row(it)), Key(row(last)), rel(wk, row(it), row(last), false, row(it)), false)) break;
         a_hi = it;
-        wk.Pass(it->first, min_weight(it));
+        wk.Pass(row(it), min_weight(it));
       }
     }
     // The rows they read: back from the first of them, forward from the last, then back to the
@@ -854,34 +930,37 @@ Batch WindowOp::Step(std::span<const Batch* const> inputs) {
     Contents::iterator c_lo = a_lo, c_hi = a_hi;
     {
       Walker wk{&order_};
-      wk.rep = &a_lo->first;
+      wk.rep = &row(a_lo);
       for (auto it = a_lo; it != c.begin();) {
         auto prev = std::prev(it);
-        if (!Depends(Key(a_lo->first), Key(prev->first), rel(wk, a_lo->first, prev->first, false, prev->first), true))
-          break;
+        if (!Depends(Key(row(a_lo)), Key(row(prev)), rel(wk, row(a_lo), row(prev), false, row(prev)), true)) break;
         it = c_lo = prev;
-        wk.Pass(prev->first, min_weight(prev));
+        wk.Pass(row(prev), min_weight(prev));
       }
-      while (c_lo != c.begin() && CompareByKeys(order_, std::prev(c_lo)->first, c_lo->first) == 0) --c_lo;
+      while (c_lo != c.begin() && SortPart(std::prev(c_lo)->first) == SortPart(c_lo->first)) --c_lo;
     }
     {
       Walker wk{&order_};
-      wk.rep = &a_hi->first;
+      wk.rep = &row(a_hi);
       for (auto it = std::next(a_hi); it != c.end(); ++it) {
-        if (!Depends(Key(a_hi->first), Key(it->first), rel(wk, a_hi->first, it->first, true, it->first), true)) break;
+        if (!Depends(Key(row(a_hi)), Key(row(it)), rel(wk, row(a_hi), row(it), true, row(it)), true)) break;
         c_hi = it;
-        wk.Pass(it->first, min_weight(it));
+        wk.Pass(row(it), min_weight(it));
       }
     }
-    // The rows and peer groups before the slice (the same before and after the step).
+    // The rows and peer groups before the slice (the same before and after the step), counted
+    // on the order keys (peers share their sort part), nothing decoded.
     int64_t base = part.dropped_rows, base_groups = part.dropped_groups;
     if (need_base_) {
-      const Row* prev = nullptr;
+      std::string_view prev;
+      bool has_prev = false;
       for (auto it = c.begin(); it != c_lo; ++it) {
         if (it->second <= 0) continue;
         base += it->second;
-        if (!prev || CompareByKeys(order_, *prev, it->first) != 0) ++base_groups;
-        prev = &it->first;
+        const std::string_view sort = SortPart(it->first);
+        if (!has_prev || sort != prev) ++base_groups;
+        prev = sort;
+        has_prev = true;
       }
     }
     // The slice before and after, and the results of the rows [a_lo, a_hi] in each.
@@ -889,7 +968,10 @@ Batch WindowOp::Step(std::span<const Batch* const> inputs) {
       for (auto it = c_lo;; ++it) {
         if (it == a_lo) *lo = v->size();
         const int64_t w = after ? it->second : old_weight(it);
-        for (int64_t k = 0; k < w; ++k) v->push_back(&it->first);
+        if (w > 0) {
+          const Row* r = &row(it);
+          for (int64_t k = 0; k < w; ++k) v->push_back(r);
+        }
         if (it == a_hi) *hi = v->size();
         if (it == c_hi) break;
       }
@@ -917,8 +999,13 @@ Batch WindowOp::Step(std::span<const Batch* const> inputs) {
         ++j;
       }
     }
-    for (auto it : changed)
-      if (it->second == 0) c.erase(it);
+    // (erased by key: erasing from a B-tree moves its other entries)
+    for (const auto& [okey, before] : folded) {
+      auto it = c.find(InlineKey(okey));
+      if (it->second != 0) continue;
+      part.heap -= KeyHeapBytes(okey.size());
+      c.erase(it);
+    }
     Collect(part);
   }
   // A few untouched partitions in memory, in turn, so that idle ones shrink too (one read back
@@ -945,12 +1032,14 @@ bool WindowOp::Collect(Part& p) const {
   if (!w || w->IsNull()) return false;
   const int key = order_[0].column;
   Contents& c = p.rows;
+  RowCache& row = *cache_;
+  row.Reset(this);
   // The non-NULL keys, ascending; g: the first at or after the waterline.
   auto begin = c.begin();
   if (order_[0].nulls_first)
-    while (begin != c.end() && begin->first[key].IsNull()) ++begin;
+    while (begin != c.end() && row(begin)[key].IsNull()) ++begin;
   auto g = begin;
-  while (g != c.end() && !g->first[key].IsNull() && g->first[key] < *w) ++g;
+  while (g != c.end() && !row(g)[key].IsNull() && row(g)[key] < *w) ++g;
   if (g == begin) return false;
   // Every future change sorts at or after g with a key >= W. The rows it may still change: back
   // from g while a row of key W there reaches them.
@@ -962,38 +1051,44 @@ bool WindowOp::Collect(Part& p) const {
       Rel r;
       r.after = true;
       r.dist = wk.dist;
-      r.gdist = wk.GDist(prev->first);
-      if (!Depends(prev->first[key], *w, r, false)) break;
+      r.gdist = wk.GDist(row(prev));
+      if (!Depends(row(prev)[key], *w, r, false)) break;
       it = nonfinal = prev;
-      wk.Pass(prev->first, prev->second);
+      wk.Pass(row(prev), prev->second);
     }
   }
   // What those rows (or a future row at g) read: back from the first of them.
   auto keep = nonfinal;
   {
-    const Value of = nonfinal == g ? *w : nonfinal->first[key];
+    const Value of = nonfinal == g ? *w : row(nonfinal)[key];
     Walker wk{&order_};
-    if (nonfinal != g) wk.rep = &nonfinal->first;
+    if (nonfinal != g) wk.rep = &row(nonfinal);
     for (auto it = nonfinal; it != begin;) {
       auto prev = std::prev(it);
       Rel r;
       r.after = false;
-      r.peer = nonfinal != g && CompareByKeys(order_, nonfinal->first, prev->first) == 0;
+      r.peer = nonfinal != g && SortPart(nonfinal->first) == SortPart(prev->first);
       r.dist = wk.dist;
-      r.gdist = r.peer ? 0 : wk.GDist(prev->first);
-      if (!Depends(of, prev->first[key], r, true)) break;
+      r.gdist = r.peer ? 0 : wk.GDist(row(prev));
+      if (!Depends(of, row(prev)[key], r, true)) break;
       it = keep = prev;
-      wk.Pass(prev->first, prev->second);
+      wk.Pass(row(prev), prev->second);
     }
   }
-  while (keep != begin && keep != c.end() && CompareByKeys(order_, std::prev(keep)->first, keep->first) == 0) --keep;
+  while (keep != begin && keep != c.end() && SortPart(std::prev(keep)->first) == SortPart(keep->first)) --keep;
   // Discard [begin, keep): final, and read by no row that may still change. Only the ranking
   // functions need their counts.
-  const Row* prev = nullptr;
-  for (auto it = begin; need_base_ && it != keep; ++it) {
-    p.dropped_rows += it->second;
-    if (!prev || CompareByKeys(order_, *prev, it->first) != 0) ++p.dropped_groups;
-    prev = &it->first;
+  std::string_view prev;
+  bool has_prev = false;
+  for (auto it = begin; it != keep; ++it) {
+    if (need_base_) {
+      p.dropped_rows += it->second;
+      const std::string_view sort = SortPart(it->first);
+      if (!has_prev || sort != prev) ++p.dropped_groups;
+      prev = sort;
+      has_prev = true;
+    }
+    p.heap -= KeyHeapBytes(it->first.view().size());
   }
   if (keep == begin) return false;
   c.erase(begin, keep);
@@ -1010,7 +1105,7 @@ void WindowOp::SaveState(StateWriter& w) const {
   for (const auto& [key, e] : resident) n += e.part.rows.size();
   w.U64(n);
   for (const auto& [key, e] : resident)
-    for (const auto& [row, weight] : e.part.rows) SaveRow(row, weight, w);
+    for (const auto& [okey, weight] : e.part.rows) SaveRow(RowOfOrderKey(okey.view(), order_, in_types_), weight, w);
   uint64_t d = 0;
   for (const auto& [key, e] : resident) d += e.part.dropped_rows != 0;
   w.U64(d);
@@ -1029,11 +1124,18 @@ void WindowOp::RestoreState(StateReader& r) {
 
 void WindowOp::RestoreWhole(StateReader& r) {
   uint64_t n = r.U64();
+  std::string okey;
   for (uint64_t i = 0; i < n; ++i) {
-    std::string enc = r.Str();
-    Row row = DecodeRow(enc);
+    const std::string_view enc = r.View();
+    StoredRowKey(enc, &okey);
     const int64_t weight = r.I64();
-    parts_.Touch(PartitionKey(row)).rows[std::move(row)] = weight;
+    Part& part = parts_.Touch(PartitionKey(DecodeRow(enc)));
+    // (a row listed twice: the last weight, as the map this replaced kept it)
+    if (auto it = part.rows.find(InlineKey(okey)); it != part.rows.end()) {
+      part.heap -= KeyHeapBytes(okey.size());
+      part.rows.erase(it);
+    }
+    if (weight != 0) AddRow(&part, okey, weight);
   }
   if (!r.AtEnd()) {  // else saved before rows were discarded
     uint64_t d = r.U64();

@@ -56,14 +56,20 @@
 // anywhere else); it is off with NTILE, PERCENT_RANK and CUME_DIST. Each partition remembers how
 // many rows and peer groups it discarded (ROW_NUMBER, RANK and DENSE_RANK count them). Touched
 // partitions are cleaned after each step, and a few untouched ones per step in turn.
-// State: the integrated input per partition, kept sorted (row -> weight), and the discarded
-// counts; each partition is one keyed entry (core/circuit/partitions.h): a checkpoint saves the
-// partitions a step changed, and memory may hold only those in use, the others read back from the
+// State: the integrated input per partition, kept sorted: a B-tree of order keys
+// (core/zset/order_key.h: the ORDER BY keys, then the rest of the row, as bytes that memcmp orders
+// as the ORDER BY then the whole row does) -> weight, a row of a few small columns inline in the
+// tree's node, no heap node or vector of Values per row; a step decodes only the rows its walks
+// reach (once each). And the discarded counts; each partition is one keyed entry (core/circuit/partitions.h): a
+// checkpoint saves the partitions a step changed, and memory may hold only those in use, the others read back from the
 // store when a change reaches them (the sweep that cleans untouched partitions sees those in
 // memory).
 #pragma once
 
+#include <absl/container/btree_map.h>
+
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -115,11 +121,11 @@ struct WindowFn {
   PhysType result = PhysType::kI64;
 };
 
-// One partition of a window operator: its rows, sorted, and what was discarded behind the
-// waterline.
+// One partition of a window operator: its rows, sorted (order key -> weight, never 0), and what
+// was discarded behind the waterline.
 struct WindowPartition {
-  explicit WindowPartition(const std::vector<SortKey>* order) : rows(SortedRowLess{order}) {}
-  SortedRows rows;
+  absl::btree_map<InlineKey, int64_t, InlineKeyLess> rows;
+  size_t heap = 0;  // bytes the keys too long to be inline hold
   int64_t dropped_rows = 0, dropped_groups = 0;
 };
 
@@ -127,6 +133,7 @@ class WindowOp : public PartitionedOperator<WindowPartition> {
  public:
   WindowOp(std::vector<PhysType> in_types, std::vector<int> partition, std::vector<SortKey> order,
            std::vector<WindowFn> fns);
+  ~WindowOp() override;
   Batch Step(std::span<const Batch* const> inputs) override;
   std::string Name() const override { return "window"; }
   std::string Describe() const override;
@@ -147,8 +154,9 @@ class WindowOp : public PartitionedOperator<WindowPartition> {
 
  private:
   using Row = std::vector<Value>;
-  using Contents = SortedRows;
+  using Contents = decltype(WindowPartition::rows);
   using Part = WindowPartition;
+  class RowCache;
   // One output row: an input row (one copy) and the values of the functions.
   struct Out {
     const Row* row;
@@ -172,6 +180,15 @@ class WindowOp : public PartitionedOperator<WindowPartition> {
   bool Depends(const Value& of, const Value& src_key, const Rel& rel, bool context) const;
   // Discards the rows of p behind the waterline that nothing still reads; returns whether it did.
   bool Collect(Part& p) const;
+  // The sort part of a row's order key (the ORDER BY values: peers share it).
+  std::string_view SortPart(const InlineKey& okey) const {
+    const std::string_view v = okey.view();
+    return v.substr(0, OrderKeySortBytes(v, order_, in_types_));
+  }
+  // Adds w to the row whose order key is okey (keeping an entry of weight 0: the caller erases it).
+  static Contents::iterator AddRow(Part* p, std::string_view okey, int64_t w);
+  // Reads a stored row (the row encoding) as an order key, checked against the columns.
+  void StoredRowKey(std::string_view enc, std::string* okey) const;
   std::string PartitionKey(const Row& row) const;
   // Reads the whole state as SaveState writes it (the partitions all changed).
   void RestoreWhole(StateReader& r);
@@ -186,7 +203,8 @@ class WindowOp : public PartitionedOperator<WindowPartition> {
   bool gc_ = false;
   WaterlineRef waterline_;
   std::string sweep_next_;  // the next untouched partition to clean
-  size_t row_bytes_ = 0;    // memory per row held, roughly
+  // The rows a step's walks decode (RowCache in window.cc), kept for their buffers.
+  std::unique_ptr<RowCache> cache_;
   // (parts_: partition key encoding -> sorted rows)
 };
 

@@ -124,38 +124,63 @@ void PutValue(const Value& v, char null_tag, bool desc, std::string* out) {
   }
 }
 
+// Sets *v to a value of kind k (fields as Value's factories leave them), keeping its string's
+// buffer for reuse.
+void Reset(Value* v, Value::Kind k) {
+  v->kind = k;
+  v->i = 0;
+  v->d = 0;
+  v->s.clear();
+}
+
 // Reads one value of physical type t at *pos (advancing it); into *v when v is not null.
 void GetValue(std::string_view key, size_t* pos, PhysType t, bool desc, Value* v) {
   const char tag = key[(*pos)++];
   if (tag == kNullFirst || tag == kNullLast) {
-    if (v) *v = Value::Null();
+    if (v) Reset(v, Value::Kind::kNull);
     return;
   }
   if (t == PhysType::kI64) {
     int64_t i;
     *pos += GetInt(static_cast<unsigned char>(tag), key.data() + *pos, desc, &i);
-    if (v) *v = Value::Int(i);
+    if (v) {
+      Reset(v, Value::Kind::kInt);
+      v->i = i;
+    }
     return;
   }
   if (t == PhysType::kF64) {
     const uint64_t bits = GetBigEndian(key.data() + *pos, desc);
     *pos += 8;
-    if (v) *v = Value::Double(BitsDouble(bits));
+    if (v) {
+      Reset(v, Value::Kind::kDouble);
+      v->d = BitsDouble(bits);
+    }
     return;
   }
+  // Into v's string (its buffer reused), a run of bytes up to the next 0x00 (0xff for DESC) at
+  // a time.
   const char x = desc ? static_cast<char>(0xff) : 0;
-  std::string s;
-  for (;;) {
-    const char c = key[(*pos)++];
-    if (c != x) {
-      if (v) s.push_back(static_cast<char>(c ^ x));
-      continue;
-    }
-    const char next = key[(*pos)++];
-    if (next == x) break;   // the end
-    if (v) s.push_back(0);  // an escaped 0x00
+  std::string* s = nullptr;
+  if (v) {
+    Reset(v, Value::Kind::kString);
+    s = &v->s;
   }
-  if (v) *v = Value::String(std::move(s));
+  for (;;) {
+    const char* from = key.data() + *pos;
+    const char* end = static_cast<const char*>(std::memchr(from, x, key.size() - *pos));
+    const size_t n = static_cast<size_t>(end - from);
+    if (s) {
+      const size_t at = s->size();
+      s->append(from, n);
+      if (desc)
+        for (size_t i = at; i < s->size(); ++i) (*s)[i] = static_cast<char>(~(*s)[i]);
+    }
+    *pos += n + 1;
+    const char next = key[(*pos)++];
+    if (next == x) break;    // the end
+    if (s) s->push_back(0);  // an escaped 0x00
+  }
 }
 
 // Whether column c is one of the sort keys' (its value is then in the sort part only).
@@ -186,12 +211,18 @@ size_t OrderKeySortBytes(std::string_view key, std::span<const SortKey> keys, st
 }
 
 std::vector<Value> RowOfOrderKey(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types) {
-  size_t pos = 0;
-  std::vector<Value> row(types.size());
-  for (const SortKey& k : keys) GetValue(key, &pos, types[k.column], k.desc, &row[k.column]);
-  for (size_t c = 0; c < types.size(); ++c)
-    if (!SortColumn(keys, c)) GetValue(key, &pos, types[c], false, &row[c]);
+  std::vector<Value> row;
+  RowOfOrderKeyInto(key, keys, types, &row);
   return row;
+}
+
+void RowOfOrderKeyInto(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types,
+                       std::vector<Value>* row) {
+  size_t pos = 0;
+  row->resize(types.size());
+  for (const SortKey& k : keys) GetValue(key, &pos, types[k.column], k.desc, &(*row)[k.column]);
+  for (size_t c = 0; c < types.size(); ++c)
+    if (!SortColumn(keys, c)) GetValue(key, &pos, types[c], false, &(*row)[c]);
 }
 
 InlineKey::InlineKey(std::string_view s) {

@@ -53,6 +53,9 @@ void AppendOrderKey(std::span<const SortKey> keys, const std::vector<Value>& row
 size_t OrderKeySortBytes(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types);
 // The row an order key holds.
 std::vector<Value> RowOfOrderKey(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types);
+// The same into *row (resized to the columns; its strings' buffers are reused).
+void RowOfOrderKeyInto(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types,
+                       std::vector<Value>* row);
 
 // A byte string for the keys of B-trees of order keys: up to 23 bytes inline (24 bytes in all,
 // a tree slot and its comparisons touching no other memory), longer ones on the heap.
