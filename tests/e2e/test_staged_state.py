@@ -176,7 +176,10 @@ def _():
     print(f"     kills: {kills} of {len(points)} points ({syncs} fdatasyncs, {state_syncs} of the state store; "
           f"{len(store_writes[::step])} of {len(store_writes)} store writes)", flush=True)
     assert not fails, "\n".join(fails[:10])
-    assert kills >= len(points) - 2, kills
+    # Most points are reached: a run on a busy machine may take fewer steps than the reference run
+    # (its input arrives in larger batches), hence fewer syncs of the journal, and end before the
+    # last ones.
+    assert kills >= 0.75 * len(points), (kills, len(points))
 
 
 finish()
