@@ -101,76 +101,108 @@ CREATE MATERIALIZED VIEW n AS SELECT COUNT(*) AS c, SUM(v) AS s FROM t;)");
 }  // namespace
 
 TEST_CASE("temporal filters follow NOW() over random steps, across save and restore", "[now]") {
-  const std::string program = R"(CREATE TABLE t(k INT, ts TIMESTAMP);
+  // Restored from the whole state, and from incremental checkpoints (keyed state: each saved
+  // change applied to a map standing for the store).
+  for (bool keyed : {false, true}) {
+    INFO((keyed ? "incremental checkpoints" : "whole state"));
+    const std::string program = R"(CREATE TABLE t(k INT, ts TIMESTAMP);
 CREATE MATERIALIZED VIEW recent AS SELECT * FROM t WHERE ts >= NOW() - INTERVAL 10 SECONDS;
 CREATE MATERIALIZED VIEW soon AS SELECT k, ts FROM t WHERE ts <= NOW() + INTERVAL 3 SECONDS AND k > 0;
 CREATE MATERIALIZED VIEW flipped AS SELECT k FROM t WHERE NOW() - INTERVAL 5 SECONDS < ts;
 CREATE MATERIALIZED VIEW band AS SELECT k, COUNT(*) AS n FROM t
   WHERE ts BETWEEN NOW() - INTERVAL 20 SECONDS AND NOW() GROUP BY k;)";
-  auto circuit = Compile(program);
-  REQUIRE(circuit->UsesNow());
-  const int table = circuit->FindRelation("t");
-  std::mt19937 rng(11);
-  ZSet live;  // (k, ts)
-  int64_t now = 1000 * kSec, clock = 0;
-  bool restored = false;
-  for (int step = 0; step < 80; ++step) {
-    BatchBuilder b(circuit->relations()[table].schema.PhysTypes());
-    const int n = step % 7 == 3 ? 0 : static_cast<int>(rng() % 6);  // some steps only move the clock
-    for (int i = 0; i < n; ++i) {
-      if (!live.empty() && rng() % 3 == 0) {
-        auto it = live.begin();
-        std::advance(it, rng() % live.size());
-        Row r = it->first;
-        b.AppendRow(r, -1);
-        AddInto(&live, r, -1);
-      } else {
-        Value k = rng() % 9 == 0 ? Value::Null() : Value::Int(static_cast<int64_t>(rng() % 4));
-        Value ts = rng() % 13 == 0 ? Value::Null() : Value::Int(now + (static_cast<int64_t>(rng() % 40) - 25) * kSec);
-        Row r{k, ts};
-        b.AppendRow(r, 1);
-        AddInto(&live, r, 1);
+    auto circuit = Compile(program);
+    REQUIRE(circuit->UsesNow());
+    const int table = circuit->FindRelation("t");
+    std::mt19937 rng(11);
+    std::map<int, std::map<std::string, std::string>> store;
+    std::string header;
+    auto checkpoint = [&] {
+      std::vector<std::pair<int, StateDelta>> deltas;
+      header.clear();
+      circuit->SaveChanges(&header, &deltas);
+      for (const auto& [node, d] : deltas)
+        d.ForEach([&, node = node](std::string_view k, std::string_view v, bool put) {
+          if (put)
+            store[node][std::string(k)] = std::string(v);
+          else
+            store[node].erase(std::string(k));
+        });
+    };
+    if (keyed) circuit->TrackChanges();
+    ZSet live;  // (k, ts)
+    int64_t now = 1000 * kSec, clock = 0;
+    bool restored = false;
+    for (int step = 0; step < 80; ++step) {
+      BatchBuilder b(circuit->relations()[table].schema.PhysTypes());
+      const int n = step % 7 == 3 ? 0 : static_cast<int>(rng() % 6);  // some steps only move the clock
+      for (int i = 0; i < n; ++i) {
+        if (!live.empty() && rng() % 3 == 0) {
+          auto it = live.begin();
+          std::advance(it, rng() % live.size());
+          Row r = it->first;
+          b.AppendRow(r, -1);
+          AddInto(&live, r, -1);
+        } else {
+          Value k = rng() % 9 == 0 ? Value::Null() : Value::Int(static_cast<int64_t>(rng() % 4));
+          Value ts = rng() % 13 == 0 ? Value::Null() : Value::Int(now + (static_cast<int64_t>(rng() % 40) - 25) * kSec);
+          Row r{k, ts};
+          b.AppendRow(r, 1);
+          AddInto(&live, r, 1);
+        }
+      }
+      circuit->Push(table, b.Finish());
+      if (rng() % 5 != 0) now += static_cast<int64_t>(rng() % 4) * kSec;
+      const int64_t set = rng() % 10 == 0 ? now - 50 * kSec : now;  // a clock going back is held
+      clock = std::max(clock, set);
+      circuit->SetNow(set);
+      circuit->Step();
+      REQUIRE(circuit->Now() == clock);
+      ZSet recent, soon, flipped, band;
+      std::map<Value, int64_t> counts;
+      const int64_t at = clock;
+      for (const auto& [r, w] : live) {
+        if (r[1].IsNull()) continue;
+        const int64_t ts = r[1].i;
+        if (ts >= at - 10 * kSec) AddInto(&recent, r, w);
+        if (ts <= at + 3 * kSec && !r[0].IsNull() && r[0].i > 0) AddInto(&soon, r, w);
+        if (at - 5 * kSec < ts) AddInto(&flipped, Row{r[0]}, w);
+        if (ts >= at - 20 * kSec && ts <= at) counts[r[0]] += w;
+      }
+      for (const auto& [k, c] : counts)
+        if (c != 0) AddInto(&band, Row{k, Value::Int(c)}, 1);
+      INFO("step " << step);
+      CHECK(Show(Contents(*circuit, "recent")) == Show(recent));
+      CHECK(Show(Contents(*circuit, "soon")) == Show(soon));
+      CHECK(Show(Contents(*circuit, "flipped")) == Show(flipped));
+      CHECK(Show(Contents(*circuit, "band")) == Show(band));
+      if (keyed && rng() % 3 == 0) checkpoint();
+      if (step == 40) {
+        // Continue in a fresh circuit from the saved state and the materialized contents.
+        auto fresh = Compile(program);
+        if (keyed) {
+          checkpoint();
+          fresh->TrackChanges();
+          fresh->RestoreKeyed(
+              header,
+              [&](int node, const Circuit::EntrySink& sink) {
+                for (const auto& [k, v] : store[node]) sink(k, v);
+              },
+              nullptr);
+        } else {
+          std::string state;
+          circuit->SaveState(&state);
+          fresh->RestoreState(state);
+        }
+        for (size_t r = 0; r < circuit->relations().size(); ++r)
+          if (circuit->relations()[r].materialized)
+            fresh->LoadContents(static_cast<int>(r), circuit->Contents(static_cast<int>(r)));
+        circuit = std::move(fresh);
+        restored = true;
       }
     }
-    circuit->Push(table, b.Finish());
-    if (rng() % 5 != 0) now += static_cast<int64_t>(rng() % 4) * kSec;
-    const int64_t set = rng() % 10 == 0 ? now - 50 * kSec : now;  // a clock going back is held
-    clock = std::max(clock, set);
-    circuit->SetNow(set);
-    circuit->Step();
-    REQUIRE(circuit->Now() == clock);
-    ZSet recent, soon, flipped, band;
-    std::map<Value, int64_t> counts;
-    const int64_t at = clock;
-    for (const auto& [r, w] : live) {
-      if (r[1].IsNull()) continue;
-      const int64_t ts = r[1].i;
-      if (ts >= at - 10 * kSec) AddInto(&recent, r, w);
-      if (ts <= at + 3 * kSec && !r[0].IsNull() && r[0].i > 0) AddInto(&soon, r, w);
-      if (at - 5 * kSec < ts) AddInto(&flipped, Row{r[0]}, w);
-      if (ts >= at - 20 * kSec && ts <= at) counts[r[0]] += w;
-    }
-    for (const auto& [k, c] : counts)
-      if (c != 0) AddInto(&band, Row{k, Value::Int(c)}, 1);
-    INFO("step " << step);
-    CHECK(Show(Contents(*circuit, "recent")) == Show(recent));
-    CHECK(Show(Contents(*circuit, "soon")) == Show(soon));
-    CHECK(Show(Contents(*circuit, "flipped")) == Show(flipped));
-    CHECK(Show(Contents(*circuit, "band")) == Show(band));
-    if (step == 40) {
-      // Continue in a fresh circuit from the saved state and the materialized contents.
-      std::string state;
-      circuit->SaveState(&state);
-      auto fresh = Compile(program);
-      fresh->RestoreState(state);
-      for (size_t r = 0; r < circuit->relations().size(); ++r)
-        if (circuit->relations()[r].materialized)
-          fresh->LoadContents(static_cast<int>(r), circuit->Contents(static_cast<int>(r)));
-      circuit = std::move(fresh);
-      restored = true;
-    }
+    CHECK(restored);
   }
-  CHECK(restored);
 }
 
 TEST_CASE("a lower temporal bound keeps only the rows still inside it", "[now]") {
