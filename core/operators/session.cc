@@ -3,12 +3,82 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
+
+#include "core/common/byte_order.h"
+#include "core/common/error.h"
 
 namespace fld {
 
+namespace {
+
+// A B-tree entry (an InlineKey and the weight) with the tree's slack, about.
+constexpr size_t kTreeEntryBytes = 48;
+
+// Heap bytes an InlineKey of n bytes holds: none inline, else malloc's chunk.
+size_t KeyHeapBytes(size_t n) {
+  return n <= 23 ? 0 : (n + 8 + 15) & ~size_t{15};
+}
+
+constexpr uint64_t kSign = uint64_t{1} << 63;
+
+// A timestamp as the first 8 bytes of a row's key: big-endian with the sign bit flipped, so the
+// bytes order as the times do.
+std::string TimeKey(int64_t t) {
+  const uint64_t be = ByteOrder64(static_cast<uint64_t>(t) ^ kSign);
+  return std::string(reinterpret_cast<const char*>(&be), 8);
+}
+
+int64_t TimeOf(const InlineKey& k) {
+  uint64_t be;
+  std::memcpy(&be, k.view().data(), 8);
+  return static_cast<int64_t>(ByteOrder64(be) ^ kSign);
+}
+
+std::string_view RowOf(const InlineKey& k) {
+  return k.view().substr(8);
+}
+
+// The first row at time t or later, and after t.
+template <typename Rows>
+auto FirstAt(const Rows& rows, int64_t t) {
+  return rows.lower_bound(InlineKey(TimeKey(t)));
+}
+template <typename Rows>
+auto FirstAfter(const Rows& rows, int64_t t) {
+  return t == INT64_MAX ? rows.end() : FirstAt(rows, t + 1);
+}
+
+void Add(SessionKey* k, std::string_view key, int64_t w) {
+  auto [it, fresh] = k->rows.try_emplace(InlineKey(key), 0);
+  if (fresh) k->heap += KeyHeapBytes(key.size());
+  it->second += w;
+  if (it->second != 0) return;
+  k->heap -= KeyHeapBytes(key.size());
+  k->rows.erase(it);
+}
+
+}  // namespace
+
 SessionOp::SessionOp(std::vector<PhysType> input, int ts_column, std::vector<int> keys, int64_t gap)
-    : input_(std::move(input)), ts_(ts_column), keys_(std::move(keys)), gap_(gap) {}
+    : PartitionedOperator(Partitions<SessionKey>::Codec{
+          [] { return SessionKey{}; },
+          [this](const SessionKey& k, std::string* out) {
+            StateWriter w(out);
+            EncodeKey(k, w);
+          },
+          [this](std::string_view value, SessionKey* k) {
+            StateReader r(value);
+            DecodeKey(r, k);
+            if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "a session window's stored key has bytes after its rows");
+          },
+          [](const SessionKey& k) { return k.rows.empty(); },
+          [](const SessionKey& k) { return k.rows.size() * kTreeEntryBytes + k.heap; }}),
+      input_(std::move(input)),
+      ts_(ts_column),
+      keys_(std::move(keys)),
+      gap_(gap) {}
 
 std::string SessionOp::Describe() const {
   std::string s = fmt::format("session ${} gap {}us", ts_, gap_);
@@ -17,21 +87,55 @@ std::string SessionOp::Describe() const {
   return s;
 }
 
-void SessionOp::EmitRange(const Times& times, int64_t lo, int64_t hi, int64_t sign, BatchBuilder* out) const {
+void SessionOp::EncodeKey(const SessionKey& k, StateWriter& w) const {
+  uint64_t times = 0;
+  for (auto it = k.rows.begin(); it != k.rows.end(); it = FirstAfter(k.rows, TimeOf(it->first))) ++times;
+  w.U64(times);
+  for (auto it = k.rows.begin(); it != k.rows.end();) {
+    const int64_t t = TimeOf(it->first);
+    const auto end = FirstAfter(k.rows, t);
+    w.I64(t);
+    w.U64(static_cast<uint64_t>(std::distance(it, end)));
+    for (; it != end; ++it) {
+      w.Str(RowOf(it->first));
+      w.I64(it->second);
+    }
+  }
+}
+
+void SessionOp::DecodeKey(StateReader& r, SessionKey* k) const {
+  const uint64_t times = r.U64();
+  std::string key;
+  for (uint64_t i = 0; i < times; ++i) {
+    const int64_t t = r.I64();
+    const uint64_t n = r.U64();
+    for (uint64_t j = 0; j < n; ++j) {
+      const std::string_view row = r.View();
+      const int64_t w = r.I64();
+      // (a checkpoint before rows were compact holds them in the row encoding)
+      if (!RowEncodingFits(row, input_) || w == 0)
+        Fail(ErrorKind::kCorruption, "a session window's stored row is malformed or does not fit the columns");
+      key = TimeKey(t);
+      AppendCompactRow(row, &key);
+      Add(k, key, w);
+    }
+  }
+}
+
+void SessionOp::EmitRange(const Rows& rows, int64_t lo, int64_t hi, int64_t sign, BatchBuilder* out) const {
   const size_t n = input_.size();
-  auto b = times.lower_bound(lo), e = times.upper_bound(hi);
+  auto b = FirstAt(rows, lo), e = FirstAfter(rows, hi);
   while (b != e) {
-    // One session: [b, last].
+    // One session: [b, last] (rows of one time are consecutive, 0 apart).
     auto last = b;
-    for (auto next = std::next(last); next != e && next->first - last->first < gap_; ++next) last = next;
-    const int64_t start = b->first, end = last->first + gap_;
+    for (auto next = std::next(last); next != e && TimeOf(next->first) - TimeOf(last->first) < gap_; ++next)
+      last = next;
+    const int64_t start = TimeOf(b->first), end = TimeOf(last->first) + gap_;
     for (auto it = b;; ++it) {
-      for (const auto& [row, w] : it->second) {
-        DecodeRowInto(row, out, 0);
-        out->col(n).Append(Value::Int(start));
-        out->col(n + 1).Append(Value::Int(end));
-        out->AddWeight(sign * w);
-      }
+      DecodeRowInto(RowOf(it->first), out, 0);
+      out->col(n).Append(Value::Int(start));
+      out->col(n + 1).Append(Value::Int(end));
+      out->AddWeight(sign * it->second);
       if (it == last) break;
     }
     b = std::next(last);
@@ -44,35 +148,36 @@ Batch SessionOp::Step(std::span<const Batch* const> inputs) {
   types.push_back(PhysType::kI64);
   types.push_back(PhysType::kI64);
   BatchBuilder out(types);
-  // The changes, per key and time.
+  // The changes, per key: each row's key in the tree (time, then row) and weight.
   struct Change {
     int64_t t;
-    std::string row;
+    std::string key;
     int64_t w;
   };
   std::map<std::string, std::vector<Change>> changes;
   const Column& ts = *in.cols[ts_];
   for (size_t r = 0; r < in.size(); ++r) {
     if (ts.IsNull(r)) continue;
-    std::string key, row;
+    std::string key, row = TimeKey(ts.i64[r]);
     EncodeRow(&key, in, r, keys_);
-    EncodeRow(&row, in, r);
+    for (const auto& c : in.cols) EncodeCompactValue(&row, *c, r);
     changes[key].push_back({ts.i64[r], std::move(row), in.weights[r]});
   }
   for (auto& [key, cs] : changes) {
-    Times& times = trace_[key];
+    SessionKey& k = parts_.Touch(key);
+    const Rows& rows = k.rows;
     std::set<int64_t> changed;
     for (const auto& c : cs) changed.insert(c.t);
     // The sessions of old times ∪ changed times that hold a changed time: [lo, hi] ranges.
     auto prev_of = [&](int64_t t) -> std::optional<int64_t> {  // the largest union time < t
       std::optional<int64_t> p;
-      if (auto it = times.lower_bound(t); it != times.begin()) p = std::prev(it)->first;
+      if (auto it = FirstAt(rows, t); it != rows.begin()) p = TimeOf(std::prev(it)->first);
       if (auto it = changed.lower_bound(t); it != changed.begin() && (!p || *std::prev(it) > *p)) p = *std::prev(it);
       return p;
     };
     auto next_of = [&](int64_t t) -> std::optional<int64_t> {  // the smallest union time > t
       std::optional<int64_t> n;
-      if (auto it = times.upper_bound(t); it != times.end()) n = it->first;
+      if (auto it = FirstAfter(rows, t); it != rows.end()) n = TimeOf(it->first);
       if (auto it = changed.upper_bound(t); it != changed.end() && (!n || *it < *n)) n = *it;
       return n;
     };
@@ -84,18 +189,12 @@ Batch SessionOp::Step(std::span<const Batch* const> inputs) {
       for (auto n = next_of(hi); n && *n - hi < gap_; n = next_of(hi)) hi = *n;
       ranges.push_back({lo, hi});
     }
-    for (const auto& [lo, hi] : ranges) EmitRange(times, lo, hi, -1, &out);
-    for (auto& c : cs) {
-      Rows& rows = times[c.t];
-      auto it = rows.try_emplace(std::move(c.row), 0).first;
-      it->second += c.w;
-      if (it->second == 0) rows.erase(it);
-      if (rows.empty()) times.erase(c.t);
-    }
-    for (const auto& [lo, hi] : ranges) EmitRange(times, lo, hi, +1, &out);
-    if (times.empty()) trace_.erase(key);
+    for (const auto& [lo, hi] : ranges) EmitRange(rows, lo, hi, -1, &out);
+    for (const auto& c : cs) Add(&k, c.key, c.w);
+    for (const auto& [lo, hi] : ranges) EmitRange(rows, lo, hi, +1, &out);
   }
   CollectGarbage();
+  parts_.EndStep();
   return Consolidate(out.Finish());
 }
 
@@ -106,50 +205,56 @@ void SessionOp::CollectGarbage() {
   if (gc_bound_ && *gc_bound_ == w->i) return;  // nothing new to discard
   gc_bound_ = w->i;
   // Sessions whose last time is at most W - gap: their rows are all below that bound, and the
-  // first time at or above it starts a later session (or is more than gap after them).
+  // first time at or above it starts a later session (or is more than gap after them). Among the
+  // keys in memory (one read back from the store is cleaned at the next move of the waterline).
   const int64_t bound = w->i - gap_;
-  for (auto it = trace_.begin(); it != trace_.end();) {
-    Times& times = it->second;
-    // The first time above the bound, then back to the start of its session.
-    auto keep = times.upper_bound(bound);
-    while (keep != times.begin() && keep != times.end() && keep->first - std::prev(keep)->first < gap_) --keep;
-    times.erase(times.begin(), keep);
-    it = times.empty() ? trace_.erase(it) : std::next(it);
+  auto& resident = parts_.resident();
+  for (auto it = resident.begin(); it != resident.end(); ++it) {
+    SessionKey& k = it->second.part;
+    // The first row after the bound, then back to the start of its session.
+    auto keep = FirstAfter(k.rows, bound);
+    while (keep != k.rows.begin() && keep != k.rows.end() &&
+           TimeOf(keep->first) - TimeOf(std::prev(keep)->first) < gap_)
+      --keep;
+    if (keep == k.rows.begin()) continue;
+    for (auto e = k.rows.begin(); e != keep; ++e) k.heap -= KeyHeapBytes(e->first.view().size());
+    k.rows.erase(k.rows.begin(), keep);
+    parts_.Changed(it);
   }
 }
 
+// The whole state (the format of checkpoints before keys were stored one by one, and of recursive
+// circuits' copies): U64 keys, then per key in order its encoding and its rows.
 void SessionOp::SaveState(StateWriter& w) const {
-  auto keys = SortedByKey(trace_);
-  w.U64(keys.size());
-  for (const auto* k : keys) {
-    w.Str(k->first);
-    w.U64(k->second.size());
-    for (const auto& [t, rows] : k->second) {
-      w.I64(t);
-      w.U64(rows.size());
-      for (const auto& [row, wt] : rows) {
-        w.Str(row);
-        w.I64(wt);
-      }
-    }
+  if (parts_.backed()) Fail(ErrorKind::kRuntime, "session: the whole state of a store-backed session is in the store");
+  w.U64(parts_.resident().size());
+  for (const auto& [key, e] : parts_.resident()) {
+    w.Str(key);
+    EncodeKey(e.part, w);
   }
+}
+
+void SessionOp::RestoreWhole(StateReader& r) {
+  const uint64_t nk = r.U64();
+  for (uint64_t i = 0; i < nk; ++i) {
+    SessionKey& k = parts_.Touch(r.Str());
+    DecodeKey(r, &k);
+  }
+  parts_.EndStep();
 }
 
 void SessionOp::RestoreState(StateReader& r) {
-  trace_.clear();
-  uint64_t nk = r.U64();
-  for (uint64_t i = 0; i < nk; ++i) {
-    Times& times = trace_[r.Str()];
-    uint64_t nt = r.U64();
-    for (uint64_t j = 0; j < nt; ++j) {
-      Rows& rows = times[r.I64()];
-      uint64_t nr = r.U64();
-      for (uint64_t k = 0; k < nr; ++k) {
-        std::string row = r.Str();
-        rows[row] = r.I64();
-      }
-    }
-  }
+  parts_.BeginRestore();
+  gc_bound_.reset();
+  RestoreWhole(r);
+}
+
+// Keyed state: no header; one entry per key. A checkpoint written before that holds the whole
+// state in the header.
+void SessionOp::BeginRestore(StateReader& r) {
+  parts_.BeginRestore();
+  gc_bound_.reset();
+  if (!r.AtEnd()) RestoreWhole(r);
 }
 
 }  // namespace fld

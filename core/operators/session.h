@@ -14,7 +14,13 @@
 // merges sessions, so each such union session is made of whole sessions before the step and
 // whole sessions after it. It retracts the old output of the union sessions holding a changed
 // time, folds the changes in, and emits their new output; other sessions do not change.
-// State: the input integrated, per key, ordered by timestamp. With a waterline W on the
+// State: the input integrated, per key, ordered by timestamp: per key a B-tree of the timestamp
+// (8 bytes, big-endian, sign flipped: bytes order as the times) followed by the row (compact
+// encoding, core/zset/batch.h) -> weight, inline in the tree's node up to 23 bytes, no heap node
+// per time or row. Each key is one keyed entry (core/circuit/partitions.h): a checkpoint saves the
+// keys a step changed, and memory may hold only those in use, the others read back from the
+// store when a change reaches them (discarding behind the waterline sees the keys in memory).
+// With a waterline W on the
 // timestamp column (core/circuit/waterline.h), a session whose last timestamp is at most W - gap
 // can no longer change (a future row at t >= W merges only with rows after t - gap), so it is
 // discarded. Every later change of the output, retractions included, is of a session that ends
@@ -23,19 +29,27 @@
 // columns have none (an extended session retracts rows of any age).
 #pragma once
 
-#include <map>
+#include <absl/container/btree_map.h>
+
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/circuit/operator.h"
+#include "core/circuit/partitions.h"
 #include "core/circuit/waterline.h"
 #include "core/types/types.h"
+#include "core/zset/order_key.h"
 
 namespace fld {
 
-class SessionOp : public Operator {
+// A key's rows: timestamp (8 bytes) then row -> weight (never 0).
+struct SessionKey {
+  absl::btree_map<InlineKey, int64_t, InlineKeyLess> rows;
+  size_t heap = 0;  // bytes the keys too long to be inline hold
+};
+
+class SessionOp : public PartitionedOperator<SessionKey> {
  public:
   // `input`: the input's column types; `ts_column`: a TIMESTAMP column; `keys`: the key columns;
   // `gap` in microseconds (> 0).
@@ -43,26 +57,31 @@ class SessionOp : public Operator {
   Batch Step(std::span<const Batch* const> inputs) override;
   std::string Name() const override { return "session"; }
   std::string Describe() const override;
-  bool HasState() const override { return true; }
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
+  void BeginRestore(StateReader& r) override;
   int ts_column() const { return ts_; }
   void SetWaterline(WaterlineRef w) { waterline_ = std::move(w); }
 
  private:
-  using Rows = std::map<std::string, int64_t>;  // EncodeRow(row) -> weight
-  using Times = std::map<int64_t, Rows>;        // timestamp -> rows
-  // Emits the rows of `times` in [lo, hi] with their sessions' bounds, times `sign`.
-  void EmitRange(const Times& times, int64_t lo, int64_t hi, int64_t sign, BatchBuilder* out) const;
+  using Rows = decltype(SessionKey::rows);
+  // Emits the rows of `rows` at times in [lo, hi] with their sessions' bounds, times `sign`.
+  void EmitRange(const Rows& rows, int64_t lo, int64_t hi, int64_t sign, BatchBuilder* out) const;
   void CollectGarbage();
+  // A key's stored form (U64 times, then per time the I64 time, U64 rows and per row its
+  // encoding and weight) and back (a corruption error when malformed).
+  void EncodeKey(const SessionKey& k, StateWriter& w) const;
+  void DecodeKey(StateReader& r, SessionKey* k) const;
+  // Reads SaveState's form (the keys all changed).
+  void RestoreWhole(StateReader& r);
 
   std::vector<PhysType> input_;
   int ts_;
   std::vector<int> keys_;
   int64_t gap_;
-  std::unordered_map<std::string, Times> trace_;  // key encoding -> rows by time
   WaterlineRef waterline_;
   std::optional<int64_t> gc_bound_;  // the waterline of the last discarding
+  // (parts_: key encoding -> rows by time)
 };
 
 }  // namespace fld

@@ -71,6 +71,22 @@ TEST_CASE("SESSION matches a from-scratch sessionization under random inserts an
                                          keyed ? std::vector<int>{0} : std::vector<int>{}, gap);
     };
     auto op = make();
+    op->TrackChanges();
+    // Incremental checkpoints at random steps, applied to a map standing for the store.
+    std::map<std::string, std::string> store;
+    std::string header;
+    auto checkpoint = [&] {
+      header.clear();
+      StateWriter hw(&header);
+      StateDelta d;
+      op->SaveChanges(hw, d);
+      d.ForEach([&](std::string_view k, std::string_view v, bool put) {
+        if (put)
+          store[std::string(k)] = std::string(v);
+        else
+          store.erase(std::string(k));
+      });
+    };
     ZSet input, integrated;
     auto rnd = [&](int n) { return static_cast<int>(rng() % n); };
     auto value = [&](int n, int null_pct) { return rnd(100) < null_pct ? Value::Null() : Value::Int(rnd(n)); };
@@ -108,6 +124,20 @@ TEST_CASE("SESSION matches a from-scratch sessionization under random inserts an
         StateReader rd(blob);
         op->RestoreState(rd);
         REQUIRE(rd.AtEnd());
+        op->TrackChanges();
+        store.clear();
+        checkpoint();  // (the restored state is all changed: stored whole)
+      }
+      if (step > 200 && rnd(4) == 0) checkpoint();
+      if (step == 300) {  // continue in a copy restored from the incremental checkpoints
+        checkpoint();
+        op = make();
+        op->TrackChanges();
+        StateReader hr(header);
+        op->BeginRestore(hr);
+        for (const auto& [k, v] : store) op->RestoreEntry(k, v);
+        op->EndRestore();
+        REQUIRE(!store.empty());
       }
     }
   }
