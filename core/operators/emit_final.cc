@@ -7,7 +7,11 @@
 namespace fld {
 
 EmitFinalOp::EmitFinalOp(std::vector<PhysType> types, int col, std::string col_name, WaterlineRef w)
-    : types_(std::move(types)), col_(col), col_name_(std::move(col_name)), w_(std::move(w)) {}
+    : types_(types),
+      col_(col),
+      col_name_(std::move(col_name)),
+      w_(std::move(w)),
+      held_(types_[static_cast<size_t>(col)], std::move(types), "an emit_final view") {}
 
 std::string EmitFinalOp::Describe() const {
   return fmt::format("emit final ${} ({}) below {}", col_, col_name_, w_.ToString());
@@ -15,44 +19,36 @@ std::string EmitFinalOp::Describe() const {
 
 Batch EmitFinalOp::Step(std::span<const Batch* const> inputs) {
   const Batch& in = *inputs[0];
-  std::string enc;
-  for (size_t r = 0; r < in.size(); ++r) {
-    if (in.cols[col_]->IsNull(r)) continue;
-    enc.clear();
-    EncodeRow(&enc, in, r);
-    auto key = std::make_pair(in.Get(col_, r), enc);
-    int64_t& w = held_[key];
-    w += in.weights[r];
-    if (w == 0) held_.erase(key);
-  }
+  for (size_t r = 0; r < in.size(); ++r)
+    if (!in.cols[col_]->IsNull(r)) held_.Add(in.Get(col_, r), in, r, in.weights[r]);
   BatchBuilder out(types_);
   std::optional<Value> wl = w_.Current();
   if (!wl || wl->IsNull()) return out.Finish();
-  for (auto it = held_.begin(); it != held_.end() && it->first.first < *wl;) {
-    DecodeRowInto(it->first.second, &out, 0);
-    out.AddWeight(it->second);
-    it = held_.erase(it);
-  }
+  held_.ReleaseWhile([&](const Value& v) { return !(v < *wl); },
+                     [&](std::string_view row, int64_t w) {
+                       DecodeRowInto(row, &out, 0);
+                       out.AddWeight(w);
+                     });
   return out.Finish();
 }
 
+// The whole state: the held rows (OrderedRows::SaveWhole). A checkpoint before that held the
+// count, then per row its encoding and weight.
 void EmitFinalOp::SaveState(StateWriter& w) const {
-  w.U64(held_.size());
-  for (const auto& [k, weight] : held_) {
-    w.Str(k.second);
-    w.I64(weight);
-  }
+  held_.SaveWhole(w);
 }
 
 void EmitFinalOp::RestoreState(StateReader& r) {
-  held_.clear();
-  uint64_t n = r.U64();
-  for (uint64_t i = 0; i < n; ++i) {
-    std::string row = r.Str();
-    std::vector<Value> vals = DecodeRow(row);
-    if (col_ >= static_cast<int>(vals.size())) Fail(ErrorKind::kCorruption, "saved emit_final row is too short");
-    held_[{vals[col_], std::move(row)}] = r.I64();
-  }
+  held_.Clear();
+  held_.RestoreWhole(r, false);
+}
+
+// Keyed state: no header; one entry per held row. An older checkpoint holds its rows (the count,
+// then per row its encoding and weight) in the header.
+void EmitFinalOp::BeginRestore(StateReader& r) {
+  held_.Clear();
+  held_.Restored();
+  if (!r.AtEnd()) held_.RestoreRows(r, col_, true);
 }
 
 }  // namespace fld

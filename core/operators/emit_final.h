@@ -7,15 +7,17 @@
 // emitted and forgotten, so the state is the rows not final yet and releasing costs in
 // proportion to what is released. A row whose `col` is NULL is never final. Its output is the
 // full view's contents restricted to `col` below the waterline, whatever the steps.
-// State: the held rows.
+// State: the held rows, ordered by `col` (core/circuit/ordered_rows.h), as keyed state: one entry
+// per row, no header; a checkpoint writes the rows held or released since the last one. (A
+// checkpoint written before that holds the rows in the header: they are read and written out as
+// entries at the next checkpoint.)
 #pragma once
 
-#include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "core/circuit/operator.h"
+#include "core/circuit/ordered_rows.h"
 #include "core/circuit/waterline.h"
 
 namespace fld {
@@ -29,6 +31,11 @@ class EmitFinalOp : public Operator {
   bool HasState() const override { return true; }
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
+  bool HasKeyedState() const override { return true; }
+  void TrackChanges() override { held_.Track(); }
+  void SaveChanges(StateWriter& w, StateDelta& d) override { held_.SaveChanges(d); }
+  void BeginRestore(StateReader& r) override;
+  void RestoreEntry(std::string_view key, std::string_view value) override { held_.RestoreEntry(key, value); }
   size_t held_rows() const { return held_.size(); }
 
  private:
@@ -36,7 +43,7 @@ class EmitFinalOp : public Operator {
   int col_;
   std::string col_name_;
   WaterlineRef w_;
-  std::map<std::pair<Value, std::string>, int64_t> held_;  // (col, row encoding) -> weight
+  OrderedRows held_;  // by the value of `col`
 };
 
 }  // namespace fld

@@ -1,8 +1,5 @@
 #include "core/operators/temporal_filter.h"
 
-#include <algorithm>
-#include <cstring>
-
 #include "core/circuit/waterline.h"
 #include "core/common/error.h"
 
@@ -105,15 +102,8 @@ void ClockOp::RestoreState(StateReader& r) {
 
 // ---- TemporalFilterOp ----
 
-namespace {
-
-// The compared value's part of a kept row's key: one ascending sort key (never NULL there).
-constexpr SortKey kX{0, false, true};
-
-}  // namespace
-
 TemporalFilterOp::TemporalFilterOp(std::vector<PhysType> types, TemporalBound bound)
-    : types_(std::move(types)), x_type_(bound.row->type.phys()), b_(std::move(bound)) {}
+    : types_(types), b_(std::move(bound)), kept_(b_.row->type.phys(), std::move(types), "a temporal filter") {}
 
 bool TemporalFilterOp::Passes(const Value& x) const {
   if (x.IsNull()) return false;
@@ -131,44 +121,6 @@ bool TemporalFilterOp::Passes(const Value& x) const {
   }
 }
 
-size_t TemporalFilterOp::XBytes(std::string_view key) const {
-  return OrderKeySortBytes(key, {&kX, 1}, {&x_type_, 1});
-}
-
-Value TemporalFilterOp::XOf(std::string_view key) const {
-  return RowOfOrderKey(key.substr(0, XBytes(key)), {&kX, 1}, {&x_type_, 1})[0];
-}
-
-std::string TemporalFilterOp::StoredKey(std::string_view key) const {
-  std::string s;
-  EncodeValue(&s, XOf(key));
-  s.append(key.substr(XBytes(key)));
-  return s;
-}
-
-std::string TemporalFilterOp::KeptKey(std::string_view stored) const {
-  static constexpr Value::Kind kKind[] = {Value::Kind::kInt, Value::Kind::kDouble, Value::Kind::kString};
-  size_t pos = 0;
-  if (!RowEncodingValid(stored) || stored.empty())  // (then its first value decodes safely)
-    Fail(ErrorKind::kCorruption, "a temporal filter's stored row is malformed");
-  const Value x = DecodeValue(stored, &pos);
-  const std::string_view row = stored.substr(pos);
-  if (x.IsNull() || x.kind != kKind[static_cast<int>(x_type_)] || !RowEncodingFits(row, types_))
-    Fail(ErrorKind::kCorruption, "a temporal filter's stored row is malformed or does not fit the columns");
-  std::string key;
-  AppendOrderKey({&kX, 1}, std::vector<Value>{x}, &key);
-  AppendCompactRow(row, &key);
-  return key;
-}
-
-void TemporalFilterOp::Add(std::string_view key, int64_t w) {
-  if (w == 0) return;
-  if (track_ && !all_changed_) changed_.emplace_back(key);
-  auto [it, fresh] = kept_.try_emplace(InlineKey(key), 0);
-  it->second += w;
-  if (it->second == 0) kept_.erase(it);
-}
-
 Batch TemporalFilterOp::Step(std::span<const Batch* const> inputs) {
   const Batch& in = *inputs[0];
   const Batch& clock = *inputs[1];
@@ -179,28 +131,21 @@ Batch TemporalFilterOp::Step(std::span<const Batch* const> inputs) {
     if (clock.weights[r] <= 0) continue;
     Batch now = Gather(clock, std::vector<uint32_t>{static_cast<uint32_t>(r)});
     bound_ = Evaluate(*b_.bound, now)->Get(0);
-    for (auto it = kept_.begin(); it != kept_.end() && Passes(XOf(it->first.view())) != lower();) {
-      const std::string_view key = it->first.view();
-      DecodeRowInto(key.substr(XBytes(key)), &out, 0);
-      out.AddWeight(lower() ? -it->second : it->second);
-      if (track_ && !all_changed_) changed_.emplace_back(key);
-      it = kept_.erase(it);
-    }
+    kept_.ReleaseWhile([&](const Value& x) { return Passes(x) == lower(); },
+                       [&](std::string_view row, int64_t w) {
+                         DecodeRowInto(row, &out, 0);
+                         out.AddWeight(lower() ? -w : w);
+                       });
   }
   if (in.empty()) return out.Finish();
   ColumnPtr x = Evaluate(*b_.row, in);
-  std::string key;
-  std::vector<Value> one(1);
   for (size_t r = 0; r < in.size(); ++r) {
     if (x->IsNull(r)) continue;
-    one[0] = x->Get(r);
-    const bool pass = Passes(one[0]);
+    const Value v = x->Get(r);
+    const bool pass = Passes(v);
     if (pass) out.AppendFrom(in, r, in.weights[r]);
     if (pass != lower()) continue;  // passes an upper bound for good, or never passes a lower one again
-    key.clear();
-    AppendOrderKey({&kX, 1}, one, &key);
-    for (const auto& c : in.cols) EncodeCompactValue(&key, *c, r);
-    Add(key, in.weights[r]);
+    kept_.Add(v, in, r, in.weights[r]);
   }
   return out.Finish();
 }
@@ -212,90 +157,45 @@ void TemporalFilterOp::SaveBound(StateWriter& w) const {
   w.Str(enc);
 }
 
-// The whole state: the bound, then the kept rows (their stored keys split in two: the compared
-// value's encoding, the row) and weights.
-void TemporalFilterOp::SaveState(StateWriter& w) const {
-  SaveBound(w);
-  w.U64(kept_.size());
-  for (const auto& [k, weight] : kept_) {
-    const std::string stored = StoredKey(k.view());
-    size_t pos = 0;
-    DecodeValue(stored, &pos);
-    w.Str(std::string_view(stored).substr(0, pos));
-    w.Str(std::string_view(stored).substr(pos));
-    w.I64(weight);
-  }
-}
-
-void TemporalFilterOp::RestoreState(StateReader& r) {
-  kept_.clear();
-  changed_.clear();
-  all_changed_ = true;
-  RestoreWhole(r);
-}
-
-void TemporalFilterOp::RestoreWhole(StateReader& r) {
+void TemporalFilterOp::RestoreBound(StateReader& r) {
   const bool known = r.U64() != 0;
   const std::string enc = r.Str();
   bound_.reset();
-  if (known) {
-    if (!RowEncodingValid(enc) || enc.empty())
-      Fail(ErrorKind::kCorruption, "a temporal filter's saved bound is malformed");
-    size_t pos = 0;
-    bound_ = DecodeValue(enc, &pos);
-    if (pos != enc.size()) Fail(ErrorKind::kCorruption, "a temporal filter's saved bound is malformed");
-  }
-  const uint64_t n = r.U64();
-  for (uint64_t i = 0; i < n; ++i) {
-    std::string stored = r.Str();
-    stored.append(r.View());
-    const int64_t weight = r.I64();
-    const std::string key = KeptKey(stored);
-    // (rows of an older checkpoint's header: entries from the next checkpoint on)
-    if (!all_changed_) changed_.push_back(key);
-    kept_[InlineKey(key)] += weight;
-  }
+  if (!known) return;
+  size_t pos = 0;
+  if (enc.empty() || !RowEncodingValid(enc) || (bound_ = DecodeValue(enc, &pos), pos != enc.size()))
+    Fail(ErrorKind::kCorruption, "a temporal filter's saved bound is malformed");
+}
+
+// The whole state: the bound, then the kept rows (OrderedRows::SaveWhole).
+void TemporalFilterOp::SaveState(StateWriter& w) const {
+  SaveBound(w);
+  kept_.SaveWhole(w);
+}
+
+void TemporalFilterOp::RestoreState(StateReader& r) {
+  kept_.Clear();
+  RestoreBound(r);
+  kept_.RestoreWhole(r, false);
 }
 
 // Keyed state: the header is SaveState's form with no rows (the bound); each kept row is an
-// entry, its stored key -> its 8-byte weight.
+// entry (OrderedRows).
 void TemporalFilterOp::SaveChanges(StateWriter& w, StateDelta& d) {
   SaveBound(w);
   w.U64(0);
-  auto put = [&](std::string_view key, int64_t weight) {
-    d.Put(StoredKey(key), std::string_view(reinterpret_cast<const char*>(&weight), 8));
-  };
-  if (all_changed_) {
-    for (const auto& [k, weight] : kept_) put(k.view(), weight);
-  } else {
-    std::sort(changed_.begin(), changed_.end());
-    changed_.erase(std::unique(changed_.begin(), changed_.end()), changed_.end());
-    for (const std::string& k : changed_) {
-      auto it = kept_.find(InlineKey(k));
-      if (it == kept_.end())
-        d.Erase(StoredKey(k));
-      else
-        put(k, it->second);
-    }
-  }
-  std::vector<std::string>().swap(changed_);
-  all_changed_ = false;
+  kept_.SaveChanges(d);
 }
 
 void TemporalFilterOp::BeginRestore(StateReader& r) {
-  kept_.clear();
-  changed_.clear();
-  all_changed_ = false;
-  RestoreWhole(r);
+  kept_.Clear();
+  kept_.Restored();
+  RestoreBound(r);
+  kept_.RestoreWhole(r, true);  // (none but in an older checkpoint's header)
 }
 
 void TemporalFilterOp::RestoreEntry(std::string_view key, std::string_view value) {
-  if (value.size() != 8) Fail(ErrorKind::kCorruption, "a temporal filter's stored weight has {} bytes", value.size());
-  int64_t weight;
-  std::memcpy(&weight, value.data(), 8);
-  if (weight == 0) Fail(ErrorKind::kCorruption, "a temporal filter's stored row has weight 0");
-  auto [it, fresh] = kept_.try_emplace(InlineKey(KeptKey(key)), weight);
-  if (!fresh) Fail(ErrorKind::kCorruption, "a temporal filter's stored state holds a row twice");
+  kept_.RestoreEntry(key, value);
 }
 
 }  // namespace fld

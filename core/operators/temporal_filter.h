@@ -16,17 +16,12 @@
 // below a lower bound, nothing passes an upper one). Several temporal conditions AND-ed are
 // several filters in a row. NOW() anywhere else (a select list, OR-ed or non-monotone conditions)
 // is planned as a join of the rows with the clock's relation (core/plan, Planner::AddMap).
-// State: the clock's time (ClockOp); the bound and the kept rows (TemporalFilterOp). The kept
-// rows are a B-tree of byte strings, the compared value's order key (core/zset/order_key.h) then
-// the row in the compact row encoding (core/zset/batch.h), to weights: inline in the tree's node
-// up to 23 bytes, no heap node per row. They are keyed state (core/circuit/operator.h): the
-// header holds the bound, each kept row is one entry (EncodeValue of the compared value, then the
-// row -> 8-byte weight), and a checkpoint writes the rows kept or forgotten since the last one.
-// (A checkpoint written before that holds the rows in the header, in the same form as the
-// entries: they are read and written out as entries at the next checkpoint.)
+// State: the clock's time (ClockOp); the bound and the kept rows (TemporalFilterOp), the rows
+// ordered by the compared value (core/circuit/ordered_rows.h). Keyed state: the header holds the
+// bound, each kept row is an entry, and a checkpoint writes the rows kept or forgotten since the
+// last one. (A checkpoint written before that holds the rows in the header, after the bound:
+// they are read and written out as entries at the next checkpoint.)
 #pragma once
-
-#include <absl/container/btree_map.h>
 
 #include <optional>
 #include <string>
@@ -34,8 +29,8 @@
 #include <vector>
 
 #include "core/circuit/operator.h"
+#include "core/circuit/ordered_rows.h"
 #include "core/expr/expr.h"
-#include "core/zset/order_key.h"
 
 namespace fld {
 
@@ -87,7 +82,7 @@ class TemporalFilterOp : public Operator {
   void SaveState(StateWriter& w) const override;
   void RestoreState(StateReader& r) override;
   bool HasKeyedState() const override { return true; }
-  void TrackChanges() override { track_ = true; }
+  void TrackChanges() override { kept_.Track(); }
   void SaveChanges(StateWriter& w, StateDelta& d) override;
   void BeginRestore(StateReader& r) override;
   void RestoreEntry(std::string_view key, std::string_view value) override;
@@ -96,30 +91,15 @@ class TemporalFilterOp : public Operator {
  private:
   bool Passes(const Value& x) const;
   bool lower() const { return b_.cmp == ExprOp::kGt || b_.cmp == ExprOp::kGe; }
-  // The compared value of a kept key, and the length of its part of the key.
-  Value XOf(std::string_view key) const;
-  size_t XBytes(std::string_view key) const;
-  // A kept key's stored form (EncodeValue of the compared value, then the row) and back (a
-  // corruption error when malformed).
-  std::string StoredKey(std::string_view key) const;
-  std::string KeptKey(std::string_view stored) const;
-  // Adds w to a kept row (forgetting it at 0), remembering the change for the next checkpoint.
-  void Add(std::string_view key, int64_t w);
-  // The bound, the header of the keyed state and the start of SaveState's form.
+  // The bound: the header of the keyed state and the start of SaveState's form.
   void SaveBound(StateWriter& w) const;
-  // Reads SaveState's form (the bound, then rows: those in a header are changed since).
-  void RestoreWhole(StateReader& r);
+  void RestoreBound(StateReader& r);
 
   std::vector<PhysType> types_;
-  PhysType x_type_;
   TemporalBound b_;
   std::optional<Value> bound_;  // unset: -infinity
-  // The rows passing a lower bound, or not yet passing an upper one: the compared value's order
-  // key, then the row (compact encoding) -> weight (never 0). In the value's order.
-  absl::btree_map<InlineKey, int64_t, InlineKeyLess> kept_;
-  bool track_ = false;
-  bool all_changed_ = true;           // nothing saved yet: the next checkpoint writes every row
-  std::vector<std::string> changed_;  // keys changed since the last checkpoint (when tracking)
+  // The rows passing a lower bound, or not yet passing an upper one, by the compared value.
+  OrderedRows kept_;
 };
 
 }  // namespace fld

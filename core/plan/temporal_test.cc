@@ -428,53 +428,84 @@ TEST_CASE("NOW() where it cannot be evaluated is refused by name", "[now]") {
 // emit_final: the view's contents are those of the same view without it restricted to the rows
 // whose column lies below the waterline; nothing emitted is ever retracted.
 TEST_CASE("emit_final emits exactly the rows below the waterline, once", "[emit_final]") {
-  const std::string program = R"(CREATE TABLE purchase(ts TIMESTAMP NOT NULL LATENESS INTERVAL 1 HOUR, amount BIGINT);
+  // Restored from the whole state, and from incremental checkpoints (keyed state).
+  for (bool keyed : {false, true}) {
+    INFO((keyed ? "incremental checkpoints" : "whole state"));
+    const std::string program = R"(CREATE TABLE purchase(ts TIMESTAMP NOT NULL LATENESS INTERVAL 1 HOUR, amount BIGINT);
 CREATE MATERIALIZED VIEW daily AS SELECT TIMESTAMP_TRUNC(ts, DAY) AS d, SUM(amount) AS total
   FROM purchase GROUP BY TIMESTAMP_TRUNC(ts, DAY);
 CREATE MATERIALIZED VIEW daily_final WITH ('emit_final' = 'd') AS SELECT TIMESTAMP_TRUNC(ts, DAY) AS d,
   SUM(amount) AS total FROM purchase GROUP BY TIMESTAMP_TRUNC(ts, DAY);)";
-  auto circuit = Compile(program);
-  const int table = circuit->FindRelation("purchase");
-  const int final_rel = circuit->FindRelation("daily_final");
-  std::mt19937 rng(5);
-  const int64_t kHour = 3600 * kSec, kDay = 24 * kHour;
-  int64_t max_ts = 0;
-  bool seen = false;
-  for (int step = 0; step < 60; ++step) {
-    BatchBuilder b(circuit->relations()[table].schema.PhysTypes());
-    const int n = static_cast<int>(rng() % 5);
-    for (int i = 0; i < n; ++i) {
-      // Within the lateness of the largest time so far (never dropped), drifting forward.
-      int64_t ts = seen ? max_ts - kHour + static_cast<int64_t>(rng() % (6 * 3600)) * kSec : 0;
-      b.AppendRow(Row{Value::Int(ts), Value::Int(static_cast<int64_t>(rng() % 100))}, 1);
-      max_ts = seen ? std::max(max_ts, ts) : ts;
-      seen = true;
+    auto circuit = Compile(program);
+    std::map<int, std::map<std::string, std::string>> store;
+    std::string header;
+    auto checkpoint = [&] {
+      std::vector<std::pair<int, StateDelta>> deltas;
+      header.clear();
+      circuit->SaveChanges(&header, &deltas);
+      for (const auto& [node, d] : deltas)
+        d.ForEach([&, node = node](std::string_view k, std::string_view v, bool put) {
+          if (put)
+            store[node][std::string(k)] = std::string(v);
+          else
+            store[node].erase(std::string(k));
+        });
+    };
+    if (keyed) circuit->TrackChanges();
+    const int table = circuit->FindRelation("purchase");
+    const int final_rel = circuit->FindRelation("daily_final");
+    std::mt19937 rng(5);
+    const int64_t kHour = 3600 * kSec, kDay = 24 * kHour;
+    int64_t max_ts = 0;
+    bool seen = false;
+    for (int step = 0; step < 60; ++step) {
+      BatchBuilder b(circuit->relations()[table].schema.PhysTypes());
+      const int n = static_cast<int>(rng() % 5);
+      for (int i = 0; i < n; ++i) {
+        // Within the lateness of the largest time so far (never dropped), drifting forward.
+        int64_t ts = seen ? max_ts - kHour + static_cast<int64_t>(rng() % (6 * 3600)) * kSec : 0;
+        b.AppendRow(Row{Value::Int(ts), Value::Int(static_cast<int64_t>(rng() % 100))}, 1);
+        max_ts = seen ? std::max(max_ts, ts) : ts;
+        seen = true;
+      }
+      circuit->Push(table, b.Finish());
+      circuit->Step();
+      for (size_t i = 0; i < circuit->Delta(final_rel).size(); ++i)
+        CHECK(circuit->Delta(final_rel).weights[i] == 1);  // only insertions, never a retraction
+      ZSet want;
+      if (seen) {
+        const int64_t w = max_ts - kHour;
+        const int64_t wd = w - ((w % kDay) + kDay) % kDay;  // TIMESTAMP_TRUNC(waterline, DAY)
+        for (const auto& [r, c] : Contents(*circuit, "daily"))
+          if (r[0].i < wd) AddInto(&want, r, c);
+      }
+      INFO("step " << step);
+      CHECK(Show(Contents(*circuit, "daily_final")) == Show(want));
+      if (keyed && rng() % 3 == 0) checkpoint();
+      if (step == 30) {
+        auto fresh = Compile(program);
+        if (keyed) {
+          checkpoint();
+          fresh->TrackChanges();
+          fresh->RestoreKeyed(
+              header,
+              [&](int node, const Circuit::EntrySink& sink) {
+                for (const auto& [k, v] : store[node]) sink(k, v);
+              },
+              nullptr);
+        } else {
+          std::string state;
+          circuit->SaveState(&state);
+          fresh->RestoreState(state);
+        }
+        for (size_t r = 0; r < circuit->relations().size(); ++r)
+          if (circuit->relations()[r].materialized)
+            fresh->LoadContents(static_cast<int>(r), circuit->Contents(static_cast<int>(r)));
+        circuit = std::move(fresh);
+      }
     }
-    circuit->Push(table, b.Finish());
-    circuit->Step();
-    for (size_t i = 0; i < circuit->Delta(final_rel).size(); ++i)
-      CHECK(circuit->Delta(final_rel).weights[i] == 1);  // only insertions, never a retraction
-    ZSet want;
-    if (seen) {
-      const int64_t w = max_ts - kHour;
-      const int64_t wd = w - ((w % kDay) + kDay) % kDay;  // TIMESTAMP_TRUNC(waterline, DAY)
-      for (const auto& [r, c] : Contents(*circuit, "daily"))
-        if (r[0].i < wd) AddInto(&want, r, c);
-    }
-    INFO("step " << step);
-    CHECK(Show(Contents(*circuit, "daily_final")) == Show(want));
-    if (step == 30) {
-      std::string state;
-      circuit->SaveState(&state);
-      auto fresh = Compile(program);
-      fresh->RestoreState(state);
-      for (size_t r = 0; r < circuit->relations().size(); ++r)
-        if (circuit->relations()[r].materialized)
-          fresh->LoadContents(static_cast<int>(r), circuit->Contents(static_cast<int>(r)));
-      circuit = std::move(fresh);
-    }
+    CHECK(Contents(*circuit, "daily_final").size() >= 10);
   }
-  CHECK(Contents(*circuit, "daily_final").size() >= 10);
 }
 
 TEST_CASE("emit_final errors name what is wrong", "[emit_final]") {
