@@ -10,18 +10,6 @@
 
 namespace fld {
 
-namespace {
-
-// A B-tree entry (an InlineKey and the weight) with the tree's slack, about.
-constexpr size_t kTreeEntryBytes = 48;
-
-// Heap bytes an InlineKey of n bytes holds: none inline, else malloc's chunk.
-size_t KeyHeapBytes(size_t n) {
-  return n <= 23 ? 0 : (n + 8 + 15) & ~size_t{15};
-}
-
-}  // namespace
-
 AsofJoinOp::Side::Side(const char* prefix, AsofJoinOp* op)
     : trace(Partitions<Keyed>::Codec{[] { return Keyed{}; },
                                      [this, op](const Keyed& k, std::string* out) {
@@ -36,7 +24,7 @@ AsofJoinOp::Side::Side(const char* prefix, AsofJoinOp* op)
                                               "an as-of join's stored key has bytes after its rows");
                                      },
                                      [](const Keyed& k) { return k.rows.empty(); },
-                                     [](const Keyed& k) { return k.rows.size() * kTreeEntryBytes + k.heap; }},
+                                     [](const Keyed& k) { return k.rows.size() * kInlineKeyEntryBytes + k.heap; }},
             prefix) {}
 
 AsofJoinOp::AsofJoinOp(std::vector<SqlType> left_types, std::vector<SqlType> right_types, std::vector<int> left_keys,
@@ -96,7 +84,7 @@ void AsofJoinOp::DecodeKeyed(const Side& side, StateReader& r, Keyed* k) const {
       okey.clear();
       AppendOrderKey(side.order, values, &okey);
       auto [it, fresh] = k->rows.try_emplace(InlineKey(okey), 0);
-      if (fresh) k->heap += KeyHeapBytes(okey.size());
+      if (fresh) k->heap += InlineKeyHeapBytes(okey.size());
       it->second += w;
     }
   }
@@ -156,10 +144,10 @@ struct Range {
 void AsofJoinOp::Add(Side* side, const std::string& key, const std::string& okey, int64_t w) {
   Keyed& k = side->trace.Touch(key);
   auto [it, fresh] = k.rows.try_emplace(InlineKey(okey), 0);
-  if (fresh) k.heap += KeyHeapBytes(okey.size());
+  if (fresh) k.heap += InlineKeyHeapBytes(okey.size());
   it->second += w;
   if (it->second != 0) return;
-  k.heap -= KeyHeapBytes(okey.size());
+  k.heap -= InlineKeyHeapBytes(okey.size());
   k.rows.erase(it);  // an empty key is erased at the end of the step
 }
 
@@ -306,7 +294,7 @@ void AsofJoinOp::EndStep() {
   // Discards what is new to discard, among the keys in memory (a key read back from the store is
   // cleaned at the next move of the waterlines).
   auto erase = [](Keyed& k, Rows::iterator end) {
-    for (auto it = k.rows.begin(); it != end; ++it) k.heap -= KeyHeapBytes(it->first.view().size());
+    for (auto it = k.rows.begin(); it != end; ++it) k.heap -= InlineKeyHeapBytes(it->first.view().size());
     k.rows.erase(k.rows.begin(), end);
   };
   if (wl && wr && bound != gc_bound_) {

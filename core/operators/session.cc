@@ -13,14 +13,6 @@ namespace fld {
 
 namespace {
 
-// A B-tree entry (an InlineKey and the weight) with the tree's slack, about.
-constexpr size_t kTreeEntryBytes = 48;
-
-// Heap bytes an InlineKey of n bytes holds: none inline, else malloc's chunk.
-size_t KeyHeapBytes(size_t n) {
-  return n <= 23 ? 0 : (n + 8 + 15) & ~size_t{15};
-}
-
 constexpr uint64_t kSign = uint64_t{1} << 63;
 
 // A timestamp as the first 8 bytes of a row's key: big-endian with the sign bit flipped, so the
@@ -52,10 +44,10 @@ auto FirstAfter(const Rows& rows, int64_t t) {
 
 void Add(SessionKey* k, std::string_view key, int64_t w) {
   auto [it, fresh] = k->rows.try_emplace(InlineKey(key), 0);
-  if (fresh) k->heap += KeyHeapBytes(key.size());
+  if (fresh) k->heap += InlineKeyHeapBytes(key.size());
   it->second += w;
   if (it->second != 0) return;
-  k->heap -= KeyHeapBytes(key.size());
+  k->heap -= InlineKeyHeapBytes(key.size());
   k->rows.erase(it);
 }
 
@@ -74,7 +66,7 @@ SessionOp::SessionOp(std::vector<PhysType> input, int ts_column, std::vector<int
             if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "a session window's stored key has bytes after its rows");
           },
           [](const SessionKey& k) { return k.rows.empty(); },
-          [](const SessionKey& k) { return k.rows.size() * kTreeEntryBytes + k.heap; }}),
+          [](const SessionKey& k) { return k.rows.size() * kInlineKeyEntryBytes + k.heap; }}),
       input_(std::move(input)),
       ts_(ts_column),
       keys_(std::move(keys)),
@@ -217,7 +209,7 @@ void SessionOp::CollectGarbage() {
            TimeOf(keep->first) - TimeOf(std::prev(keep)->first) < gap_)
       --keep;
     if (keep == k.rows.begin()) continue;
-    for (auto e = k.rows.begin(); e != keep; ++e) k.heap -= KeyHeapBytes(e->first.view().size());
+    for (auto e = k.rows.begin(); e != keep; ++e) k.heap -= InlineKeyHeapBytes(e->first.view().size());
     k.rows.erase(k.rows.begin(), keep);
     parts_.Changed(it);
   }

@@ -48,18 +48,6 @@ void LoadSortedRows(StateReader& r, size_t width, const char* what, SortedRows* 
   }
 }
 
-namespace {
-
-// A B-tree entry (an InlineKey and the weight) with the tree's slack, about.
-constexpr size_t kTreeEntryBytes = 48;
-
-// Heap bytes an InlineKey of n bytes holds: none inline, else malloc's chunk.
-size_t KeyHeapBytes(size_t n) {
-  return n <= 23 ? 0 : (n + 8 + 15) & ~size_t{15};
-}
-
-}  // namespace
-
 TopKOp::TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t limit, int64_t offset,
                std::vector<int> partition, RankKind rank, ThreadPool* pool)
     : types_(std::move(types)),
@@ -78,7 +66,7 @@ TopKOp::TopKOp(std::vector<PhysType> types, std::vector<SortKey> keys, int64_t l
                      [this](std::string_view value, Part* p) { DecodePart(value, p); },
                      [](const Part& p) { return p.contents.empty() && p.pending.empty(); },
                      [](const Part& p) {
-                       return p.contents.size() * kTreeEntryBytes + p.pending.capacity() * sizeof(p.pending[0]) +
+                       return p.contents.size() * kInlineKeyEntryBytes + p.pending.capacity() * sizeof(p.pending[0]) +
                               p.heap_bytes + p.edge.HeapBytes();
                      }}));
 }
@@ -93,7 +81,7 @@ void TopKOp::FlushPending(Part* part) {
   if (part->pending.empty()) return;
   SortPending(*part);  // each insert's path through the tree is then mostly the last one's
   for (const InlineKey& key : part->pending) {
-    part->heap_bytes -= KeyHeapBytes(key.view().size());
+    part->heap_bytes -= InlineKeyHeapBytes(key.view().size());
     AddRow(part, key.view(), 1);
   }
   std::vector<InlineKey>().swap(part->pending);
@@ -129,11 +117,11 @@ void TopKOp::AddRow(Part* part, std::string_view key, int64_t w) {
   auto it = part->contents.find(k);
   if (it == part->contents.end()) {
     it = part->contents.emplace(std::move(k), 0).first;
-    part->heap_bytes += KeyHeapBytes(key.size());
+    part->heap_bytes += InlineKeyHeapBytes(key.size());
   }
   it->second += w;
   if (it->second != 0) return;
-  part->heap_bytes -= KeyHeapBytes(key.size());
+  part->heap_bytes -= InlineKeyHeapBytes(key.size());
   part->contents.erase(it);
 }
 
@@ -365,7 +353,7 @@ void TopKOp::StepRows(Shard& shard, const Batch& in, const std::vector<std::stri
           continue;
         }
         part.pending.emplace_back(key_of(k));
-        part.heap_bytes += KeyHeapBytes(key_of(k).size());
+        part.heap_bytes += InlineKeyHeapBytes(key_of(k).size());
       }
       continue;
     }

@@ -17,14 +17,6 @@ namespace fld {
 
 namespace {
 
-// A B-tree entry (an InlineKey and the weight) with the tree's slack, about.
-constexpr size_t kTreeEntryBytes = 48;
-
-// Heap bytes an InlineKey of n bytes holds: none inline, else malloc's chunk.
-size_t KeyHeapBytes(size_t n) {
-  return n <= 23 ? 0 : (n + 8 + 15) & ~size_t{15};
-}
-
 const char* FnName(const WindowFn& f) {
   switch (f.kind) {
     case WindowFnKind::kRowNumber:
@@ -269,7 +261,7 @@ WindowOp::WindowOp(std::vector<PhysType> in_types, std::vector<int> partition, s
             if (!r.AtEnd()) Fail(ErrorKind::kCorruption, "a window's stored partition has bytes after its counts");
           },
           [](const Part& p) { return p.rows.empty() && p.dropped_rows == 0; },
-          [](const Part& p) { return p.rows.size() * kTreeEntryBytes + p.heap; }}),
+          [](const Part& p) { return p.rows.size() * kInlineKeyEntryBytes + p.heap; }}),
       in_types_(std::move(in_types)),
       partition_(std::move(partition)),
       order_(std::move(order)),
@@ -828,7 +820,7 @@ WindowOp::~WindowOp() = default;
 
 WindowOp::Contents::iterator WindowOp::AddRow(Part* p, std::string_view okey, int64_t w) {
   auto [it, fresh] = p->rows.try_emplace(InlineKey(okey), 0);
-  if (fresh) p->heap += KeyHeapBytes(okey.size());
+  if (fresh) p->heap += InlineKeyHeapBytes(okey.size());
   it->second += w;
   return it;
 }
@@ -1003,7 +995,7 @@ Batch WindowOp::Step(std::span<const Batch* const> inputs) {
     for (const auto& [okey, before] : folded) {
       auto it = c.find(InlineKey(okey));
       if (it->second != 0) continue;
-      part.heap -= KeyHeapBytes(okey.size());
+      part.heap -= InlineKeyHeapBytes(okey.size());
       c.erase(it);
     }
     Collect(part);
@@ -1088,7 +1080,7 @@ bool WindowOp::Collect(Part& p) const {
       prev = sort;
       has_prev = true;
     }
-    p.heap -= KeyHeapBytes(it->first.view().size());
+    p.heap -= InlineKeyHeapBytes(it->first.view().size());
   }
   if (keep == begin) return false;
   c.erase(begin, keep);
@@ -1132,7 +1124,7 @@ void WindowOp::RestoreWhole(StateReader& r) {
     Part& part = parts_.Touch(PartitionKey(DecodeRow(enc)));
     // (a row listed twice: the last weight, as the map this replaced kept it)
     if (auto it = part.rows.find(InlineKey(okey)); it != part.rows.end()) {
-      part.heap -= KeyHeapBytes(okey.size());
+      part.heap -= InlineKeyHeapBytes(okey.size());
       part.rows.erase(it);
     }
     if (weight != 0) AddRow(&part, okey, weight);

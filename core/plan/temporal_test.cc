@@ -47,6 +47,34 @@ void AddInto(ZSet* z, const Row& r, int64_t w) {
   if (x == 0) z->erase(r);
 }
 
+// A map standing for the checkpoint store: Checkpoint applies a circuit's incremental save (each
+// node's erases and puts) and keeps its header; Restore reads them into a fresh circuit.
+struct KeyedStore {
+  std::map<int, std::map<std::string, std::string>> entries;
+  std::string header;
+  void Checkpoint(Circuit& c) {
+    std::vector<std::pair<int, StateDelta>> deltas;
+    header.clear();
+    c.SaveChanges(&header, &deltas);
+    for (const auto& [node, d] : deltas)
+      d.ForEach([&, node = node](std::string_view k, std::string_view v, bool put) {
+        if (put)
+          entries[node][std::string(k)] = std::string(v);
+        else
+          entries[node].erase(std::string(k));
+      });
+  }
+  void Restore(Circuit& fresh) {
+    fresh.TrackChanges();
+    fresh.RestoreKeyed(
+        header,
+        [&](int node, const Circuit::EntrySink& sink) {
+          for (const auto& [k, v] : entries[node]) sink(k, v);
+        },
+        nullptr);
+  }
+};
+
 ZSet Contents(const Circuit& c, const char* view) {
   Batch b = c.Contents(c.FindRelation(view));
   ZSet out;
@@ -115,20 +143,8 @@ CREATE MATERIALIZED VIEW band AS SELECT k, COUNT(*) AS n FROM t
     REQUIRE(circuit->UsesNow());
     const int table = circuit->FindRelation("t");
     std::mt19937 rng(11);
-    std::map<int, std::map<std::string, std::string>> store;
-    std::string header;
-    auto checkpoint = [&] {
-      std::vector<std::pair<int, StateDelta>> deltas;
-      header.clear();
-      circuit->SaveChanges(&header, &deltas);
-      for (const auto& [node, d] : deltas)
-        d.ForEach([&, node = node](std::string_view k, std::string_view v, bool put) {
-          if (put)
-            store[node][std::string(k)] = std::string(v);
-          else
-            store[node].erase(std::string(k));
-        });
-    };
+    KeyedStore store;
+    auto checkpoint = [&] { store.Checkpoint(*circuit); };
     if (keyed) circuit->TrackChanges();
     ZSet live;  // (k, ts)
     int64_t now = 1000 * kSec, clock = 0;
@@ -182,13 +198,7 @@ CREATE MATERIALIZED VIEW band AS SELECT k, COUNT(*) AS n FROM t
         auto fresh = Compile(program);
         if (keyed) {
           checkpoint();
-          fresh->TrackChanges();
-          fresh->RestoreKeyed(
-              header,
-              [&](int node, const Circuit::EntrySink& sink) {
-                for (const auto& [k, v] : store[node]) sink(k, v);
-              },
-              nullptr);
+          store.Restore(*fresh);
         } else {
           std::string state;
           circuit->SaveState(&state);
@@ -437,20 +447,8 @@ CREATE MATERIALIZED VIEW daily AS SELECT TIMESTAMP_TRUNC(ts, DAY) AS d, SUM(amou
 CREATE MATERIALIZED VIEW daily_final WITH ('emit_final' = 'd') AS SELECT TIMESTAMP_TRUNC(ts, DAY) AS d,
   SUM(amount) AS total FROM purchase GROUP BY TIMESTAMP_TRUNC(ts, DAY);)";
     auto circuit = Compile(program);
-    std::map<int, std::map<std::string, std::string>> store;
-    std::string header;
-    auto checkpoint = [&] {
-      std::vector<std::pair<int, StateDelta>> deltas;
-      header.clear();
-      circuit->SaveChanges(&header, &deltas);
-      for (const auto& [node, d] : deltas)
-        d.ForEach([&, node = node](std::string_view k, std::string_view v, bool put) {
-          if (put)
-            store[node][std::string(k)] = std::string(v);
-          else
-            store[node].erase(std::string(k));
-        });
-    };
+    KeyedStore store;
+    auto checkpoint = [&] { store.Checkpoint(*circuit); };
     if (keyed) circuit->TrackChanges();
     const int table = circuit->FindRelation("purchase");
     const int final_rel = circuit->FindRelation("daily_final");
@@ -486,13 +484,7 @@ CREATE MATERIALIZED VIEW daily_final WITH ('emit_final' = 'd') AS SELECT TIMESTA
         auto fresh = Compile(program);
         if (keyed) {
           checkpoint();
-          fresh->TrackChanges();
-          fresh->RestoreKeyed(
-              header,
-              [&](int node, const Circuit::EntrySink& sink) {
-                for (const auto& [k, v] : store[node]) sink(k, v);
-              },
-              nullptr);
+          store.Restore(*fresh);
         } else {
           std::string state;
           circuit->SaveState(&state);

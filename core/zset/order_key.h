@@ -118,6 +118,13 @@ class InlineKey {
   alignas(8) char rep_[kInline + 1];
 };
 
+// Memory estimates for B-trees of InlineKeys to 8-byte weights: an entry with the tree's slack,
+// about, and the heap bytes a key of n bytes holds (none when inline, else malloc's chunk).
+inline constexpr size_t kInlineKeyEntryBytes = 48;
+inline size_t InlineKeyHeapBytes(size_t n) {
+  return n <= 23 ? 0 : (n + 8 + 15) & ~size_t{15};
+}
+
 // Orders InlineKeys (and string views) by their bytes, as memcmp does.
 struct InlineKeyLess {
   using is_transparent = void;
