@@ -75,6 +75,23 @@ struct KeyedStore {
   }
 };
 
+// A fresh circuit of `program` continuing c: its state restored from `store` after a last
+// checkpoint (keyed), or from c's whole saved state (store null); its materialized contents c's.
+std::unique_ptr<Circuit> Continue(const std::string& program, Circuit& c, KeyedStore* store) {
+  auto fresh = Compile(program);
+  if (store) {
+    store->Checkpoint(c);
+    store->Restore(*fresh);
+  } else {
+    std::string state;
+    c.SaveState(&state);
+    fresh->RestoreState(state);
+  }
+  for (size_t r = 0; r < c.relations().size(); ++r)
+    if (c.relations()[r].materialized) fresh->LoadContents(static_cast<int>(r), c.Contents(static_cast<int>(r)));
+  return fresh;
+}
+
 ZSet Contents(const Circuit& c, const char* view) {
   Batch b = c.Contents(c.FindRelation(view));
   ZSet out;
@@ -195,19 +212,7 @@ CREATE MATERIALIZED VIEW band AS SELECT k, COUNT(*) AS n FROM t
       if (keyed && rng() % 3 == 0) checkpoint();
       if (step == 40) {
         // Continue in a fresh circuit from the saved state and the materialized contents.
-        auto fresh = Compile(program);
-        if (keyed) {
-          checkpoint();
-          store.Restore(*fresh);
-        } else {
-          std::string state;
-          circuit->SaveState(&state);
-          fresh->RestoreState(state);
-        }
-        for (size_t r = 0; r < circuit->relations().size(); ++r)
-          if (circuit->relations()[r].materialized)
-            fresh->LoadContents(static_cast<int>(r), circuit->Contents(static_cast<int>(r)));
-        circuit = std::move(fresh);
+        circuit = Continue(program, *circuit, keyed ? &store : nullptr);
         restored = true;
       }
     }
@@ -481,19 +486,7 @@ CREATE MATERIALIZED VIEW daily_final WITH ('emit_final' = 'd') AS SELECT TIMESTA
       CHECK(Show(Contents(*circuit, "daily_final")) == Show(want));
       if (keyed && rng() % 3 == 0) checkpoint();
       if (step == 30) {
-        auto fresh = Compile(program);
-        if (keyed) {
-          checkpoint();
-          store.Restore(*fresh);
-        } else {
-          std::string state;
-          circuit->SaveState(&state);
-          fresh->RestoreState(state);
-        }
-        for (size_t r = 0; r < circuit->relations().size(); ++r)
-          if (circuit->relations()[r].materialized)
-            fresh->LoadContents(static_cast<int>(r), circuit->Contents(static_cast<int>(r)));
-        circuit = std::move(fresh);
+        circuit = Continue(program, *circuit, keyed ? &store : nullptr);
       }
     }
     CHECK(Contents(*circuit, "daily_final").size() >= 10);
