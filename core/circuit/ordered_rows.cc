@@ -57,10 +57,13 @@ void OrderedRows::AddKey(std::string_view key, int64_t w) {
 }
 
 void OrderedRows::Add(const Value& v, const Batch& b, size_t r, int64_t w) {
-  std::string key;
-  AppendOrderKey({&kValue, 1}, std::vector<Value>{v}, &key);
-  for (const auto& c : b.cols) EncodeCompactValue(&key, *c, r);
-  AddKey(key, w);
+  // (into buffers kept across calls: this runs per input row)
+  value_.resize(1);
+  value_[0] = v;
+  key_.clear();
+  AppendOrderKey({&kValue, 1}, value_, &key_);
+  for (const auto& c : b.cols) EncodeCompactValue(&key_, *c, r);
+  AddKey(key_, w);
 }
 
 void OrderedRows::Clear() {

@@ -81,6 +81,8 @@ class OrderedRows {
   bool track_ = false;
   bool all_changed_ = true;           // nothing saved yet: the next SaveChanges writes every row
   std::vector<std::string> changed_;  // keys changed since the last SaveChanges (when tracking)
+  std::vector<Value> value_;          // Add's buffers
+  std::string key_;
 };
 
 }  // namespace fld

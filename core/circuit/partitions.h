@@ -1,5 +1,6 @@
 // Partitions<Part>: operator state made of whole partitions, each found by a byte-string key (the
-// encoded PARTITION BY values of a top-K or a window function, the join key of an as-of join),
+// encoded PARTITION BY values of a top-K or a window function, the join key of an as-of join, the
+// key of a SESSION window),
 // kept as keyed state (core/circuit/operator.h) with one stored entry per partition.
 //
 // - A checkpoint saves only the partitions changed since the previous one (Touch marks a

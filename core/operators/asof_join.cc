@@ -164,12 +164,13 @@ AsofJoinOp::Match AsofJoinOp::MatchOf(const Keyed* right, std::string_view t) co
 void AsofJoinOp::Emit(std::string_view lkey, int64_t lw, const Match& match, int64_t sign, BatchBuilder* out) const {
   if (!match && !pad_left_) return;
   const size_t nl = left_.types.size(), nr = right_.types.size();
-  const std::vector<Value> lv = RowOfOrderKey(lkey, left_.order, left_.phys);
-  for (size_t c = 0; c < nl; ++c) out->col(c).Append(lv[c]);
+  // (decoded into buffers kept across calls: this runs per output row)
+  RowOfOrderKeyInto(lkey, left_.order, left_.phys, &left_row_);
+  for (size_t c = 0; c < nl; ++c) out->col(c).Append(left_row_[c]);
   int64_t w = lw;
   if (match) {
-    const std::vector<Value> rv = RowOfOrderKey(match->first, right_.order, right_.phys);
-    for (size_t c = 0; c < nr; ++c) out->col(nl + c).Append(rv[c]);
+    RowOfOrderKeyInto(match->first, right_.order, right_.phys, &right_row_);
+    for (size_t c = 0; c < nr; ++c) out->col(nl + c).Append(right_row_[c]);
     w *= match->second;
   } else {
     for (size_t c = 0; c < nr; ++c) out->col(nl + c).AppendNull();

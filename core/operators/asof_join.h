@@ -113,7 +113,8 @@ class AsofJoinOp : public Operator {
   Side left_, right_;
   bool strict_, pad_left_;
   WaterlineRef left_waterline_, right_waterline_;
-  std::string gc_bound_;  // the waterline of the last discarding (encoded)
+  std::string gc_bound_;                             // the waterline of the last discarding (encoded)
+  mutable std::vector<Value> left_row_, right_row_;  // Emit's buffers
 };
 
 }  // namespace fld

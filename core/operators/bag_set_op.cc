@@ -18,6 +18,8 @@ std::pair<int64_t, int64_t> PairOf(std::string_view v) {
   return p;
 }
 
+constexpr char kZeros[16] = {};
+
 std::string BytesOf(std::pair<int64_t, int64_t> p) {
   std::string v(16, '\0');
   std::memcpy(v.data(), &p.first, 8);
@@ -64,13 +66,14 @@ Batch BagSetOp::Step(std::span<const Batch* const> inputs) {
       key.clear();
       for (const auto& c : b.cols) EncodeCompactValue(&key, *c, i);
       uint32_t slot = Locate(key);
-      if (slot == ArenaMap::kNone) slot = weights_.Insert(key, BytesOf({0, 0}));
+      if (slot == ArenaMap::kNone) slot = weights_.Insert(key, std::string_view(kZeros, 16));
       std::pair<int64_t, int64_t> lr = PairOf(weights_.Value(slot));
       if (touched.try_emplace(key, order.size()).second)
         order.push_back({&b, static_cast<uint32_t>(i), Multiplicity(lr), key});
       (left ? lr.first : lr.second) += b.weights[i];
-      const std::string bytes = BytesOf(lr);
-      std::memcpy(weights_.MutableValue(slot), bytes.data(), 16);
+      char* value = weights_.MutableValue(slot);
+      std::memcpy(value, &lr.first, 8);
+      std::memcpy(value + 8, &lr.second, 8);
     }
   };
   apply(l, true);

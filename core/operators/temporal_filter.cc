@@ -162,9 +162,11 @@ void TemporalFilterOp::RestoreBound(StateReader& r) {
   const std::string enc = r.Str();
   bound_.reset();
   if (!known) return;
-  size_t pos = 0;
-  if (enc.empty() || !RowEncodingValid(enc) || (bound_ = DecodeValue(enc, &pos), pos != enc.size()))
+  if (enc.empty() || !RowEncodingValid(enc))
     Fail(ErrorKind::kCorruption, "a temporal filter's saved bound is malformed");
+  size_t pos = 0;
+  bound_ = DecodeValue(enc, &pos);
+  if (pos != enc.size()) Fail(ErrorKind::kCorruption, "a temporal filter's saved bound is malformed");
 }
 
 // The whole state: the bound, then the kept rows (OrderedRows::SaveWhole).

@@ -60,7 +60,7 @@ void UpsertOp::CheckRow(std::string_view row) const {
 }
 
 void UpsertOp::StepShard(uint32_t s, const Batch& in, const std::vector<Keys>& keys, BatchBuilder* out,
-                         std::vector<uint32_t>* from) {
+                         std::vector<std::pair<uint32_t, uint32_t>>* from) {
   Shard& sh = shards_[s];
   // This shard's rows, in input order (a row of weight 0 is no change, not a delete).
   struct Mine {
@@ -82,28 +82,29 @@ void UpsertOp::StepShard(uint32_t s, const Batch& in, const std::vector<Keys>& k
     if (i + kRecordAhead < mine.size()) sh.rows.PrefetchRecord(mine[i + kRecordAhead].hash);
     const auto [r, hash, key] = mine[i];
     const uint32_t slot = Locate(sh, key, hash);
+    uint32_t emitted = 0;
+    auto retract = [&] {
+      DecodeRowInto(sh.rows.Value(slot), out, 0);
+      out->AddWeight(-1);
+      ++emitted;
+    };
     if (in.weights[r] > 0) {
       row.clear();
       for (size_t c = 0; c < in.cols.size(); ++c) EncodeCompactValue(&row, *in.cols[c], r);
       if (slot != ArenaMap::kNone && sh.rows.Value(slot) == row) continue;  // the same row again
-      if (slot != ArenaMap::kNone) {
-        DecodeRowInto(sh.rows.Value(slot), out, 0);
-        out->AddWeight(-1);
-        from->push_back(r);
-      }
+      if (slot != ArenaMap::kNone) retract();
       out->AppendFrom(in, r, 1);
-      from->push_back(r);
+      ++emitted;
       if (slot != ArenaMap::kNone)
         sh.rows.Assign(slot, row);
       else
         sh.rows.Insert(key, row);
     } else if (slot != ArenaMap::kNone) {
-      DecodeRowInto(sh.rows.Value(slot), out, 0);
-      out->AddWeight(-1);
-      from->push_back(r);
+      retract();
       sh.stored.Erased(key);
       sh.rows.Erase(slot);
     }
+    if (emitted > 0) from->emplace_back(r, emitted);
   }
 }
 
@@ -124,7 +125,7 @@ Batch UpsertOp::Step(std::span<const Batch* const> inputs) {
     encode(0);
   const uint32_t shards = static_cast<uint32_t>(shards_.size());
   std::vector<Batch> outs(shards);
-  std::vector<std::vector<uint32_t>> from(shards);
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> from(shards);
   auto step = [&](size_t s) {
     BatchBuilder b(types_);
     StepShard(static_cast<uint32_t>(s), in, keys, &b, &from[s]);
@@ -136,18 +137,7 @@ Batch UpsertOp::Step(std::span<const Batch* const> inputs) {
   }
   pool_->ParallelFor(shards, step);
   // The shards' outputs merged by the input row each came from: the order one shard gives.
-  std::vector<RowRef> order;
-  std::vector<uint32_t> next(shards, 0);
-  for (;;) {
-    uint32_t best = shards;
-    for (uint32_t s = 0; s < shards; ++s)
-      if (next[s] < from[s].size() && (best == shards || from[s][next[s]] < from[best][next[best]])) best = s;
-    if (best == shards) break;
-    const uint32_t r = from[best][next[best]];
-    for (; next[best] < from[best].size() && from[best][next[best]] == r; ++next[best])
-      order.push_back({best, next[best]});
-  }
-  return GatherRows(outs, order, types_, pool_);
+  return GatherRows(outs, MergeByKey(from), types_, pool_);
 }
 
 void UpsertOp::SaveState(StateWriter& w) const {

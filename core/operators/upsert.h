@@ -67,10 +67,10 @@ class UpsertOp : public Operator {
   // Encodes the keys of rows [keys->first, to) of `in`.
   void EncodeKeys(const Batch& in, size_t to, Keys* keys) const;
   // Applies the rows of `in` whose key is in shard `s`, in order (`keys`: the slices' keys, in
-  // row order), appending the output to *out and, per output row, the input row it is for to
-  // *from.
+  // row order), appending the output to *out and, per input row that gave output rows, the row
+  // and their number to *from (MergeByKey's groups, core/zset/exchange.h).
   void StepShard(uint32_t s, const Batch& in, const std::vector<Keys>& keys, BatchBuilder* out,
-                 std::vector<uint32_t>* from);
+                 std::vector<std::pair<uint32_t, uint32_t>>* from);
   // The slot of `key` in the shard: in memory, else read back from the store (when it may hold
   // it), else kNone.
   uint32_t Locate(Shard& sh, std::string_view key, uint32_t hash);

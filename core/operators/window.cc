@@ -1,6 +1,7 @@
 #include "core/operators/window.h"
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -861,10 +862,10 @@ Batch WindowOp::Step(std::span<const Batch* const> inputs) {
     // those are erased, so its iterators and the decoded rows stay valid.
     std::vector<std::pair<std::string_view, int64_t>> folded;  // each changed row once: key, old weight
     {
-      absl::flat_hash_map<std::string_view, size_t> seen;
+      absl::flat_hash_set<std::string_view> seen;
       for (const auto& [okey, w] : rows) {
         const int64_t before = AddRow(&part, okey, w)->second - w;
-        if (seen.try_emplace(okey, folded.size()).second) folded.emplace_back(okey, before);
+        if (seen.insert(okey).second) folded.emplace_back(okey, before);
       }
     }
     std::vector<Contents::iterator> changed;
