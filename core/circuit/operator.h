@@ -208,6 +208,22 @@ class StoredEntries {
   // The keys EraseStoreOnly listed since the last call, for SaveChanges to erase (a waterline
   // passed them: no later put of theirs can come before).
   std::vector<std::string> TakeStoreOnlyErasures() { return std::exchange(store_only_, {}); }
+  // An operator's SaveChanges over an ArenaMap of its entries (`map`, tracking erasures) backed
+  // by this: the store-only erasures, the map's erased keys, then its changed records as puts of
+  // value(slot) (a string_view valid until the next call), into d; then forgets the changes.
+  template <typename Map, typename Value>
+  void SaveChanges(Map& map, StateDelta& d, Value value) {
+    for (const std::string& k : TakeStoreOnlyErasures()) d.Erase(k);
+    map.ForEachErased([&](std::string_view k) { d.Erase(k); });
+    map.ForEachDirty([&](uint32_t s) { d.Put(map.Key(s), value(s)); });
+    map.ClearChanges();
+    Saved();
+  }
+  // The same, each record stored as it is.
+  template <typename Map>
+  void SaveChanges(Map& map, StateDelta& d) {
+    SaveChanges(map, d, [&](uint32_t s) { return map.Value(s); });
+  }
   // SaveChanges took the changes: the erased keys are now in the checkpoint being written.
   void Saved() {
     erased_saved_.merge(erased_);
@@ -232,6 +248,20 @@ class StoredEntries {
   std::unordered_set<std::string> erased_, erased_saved_;
   std::string stored_key_, value_;
 };
+
+// SaveChanges of an operator with `shards` shards of keyed state: save(i, delta) writes shard i's
+// changes into a delta of its own, on the pool's threads (with a pool and more than one shard),
+// and the deltas are appended to d in shard order, as one thread would write them (a key lives
+// in one shard, so its erase still comes before a later put of it).
+template <typename Pool, typename Save>
+void SaveShardChanges(Pool* pool, size_t shards, StateDelta& d, Save save) {
+  std::vector<StateDelta> parts(shards);
+  if (pool && shards > 1)
+    pool->ParallelFor(shards, [&](size_t i) { save(i, parts[i]); });
+  else
+    for (size_t i = 0; i < shards; ++i) save(i, parts[i]);
+  for (StateDelta& p : parts) d.Append(std::move(p));
+}
 
 class Operator {
  public:

@@ -1271,18 +1271,10 @@ void AggregateOp::ReadGroup(StateReader& r, const std::string& key) {
 void AggregateOp::SaveChanges(StateWriter& w, StateDelta& d) {
   w.U64(initialized_);
   const bool raw = all_inline_;
-  // Each shard's changes go into a delta of its own, on the pool's threads, and then one after
-  // the other, as one thread would write them. A key lives in one shard, so its erase still
-  // comes before a later put of it.
-  std::vector<StateDelta> parts(shards_.size());
-  auto save = [&](size_t i) {
+  SaveShardChanges(pool_, shards_.size(), d, [&](size_t i, StateDelta& p) {
     Shard& sh = shards_[i];
-    StateDelta& p = parts[i];
     std::string buf;
-    for (const std::string& k : sh.stored.TakeStoreOnlyErasures()) p.Erase(k);
-    sh.groups.ForEachErased([&](std::string_view k) { p.Erase(k); });
-    sh.stored.Saved();
-    sh.groups.ForEachDirty([&](uint32_t s) {
+    sh.stored.SaveChanges(sh.groups, p, [&](uint32_t s) {
       std::string_view rec = sh.groups.Value(s);
       buf.assign(1, raw ? 1 : 0);
       if (raw) {
@@ -1291,15 +1283,9 @@ void AggregateOp::SaveChanges(StateWriter& w, StateDelta& d) {
         StateWriter gw(&buf);
         WriteGroup(gw, sh, rec.data());
       }
-      p.Put(sh.groups.Key(s), buf);
+      return std::string_view(buf);
     });
-    sh.groups.ClearChanges();
-  };
-  if (pool_ && shards_.size() > 1)
-    pool_->ParallelFor(shards_.size(), save);
-  else
-    for (size_t i = 0; i < shards_.size(); ++i) save(i);
-  for (StateDelta& p : parts) d.Append(std::move(p));
+  });
 }
 
 void AggregateOp::BeginRestore(StateReader& r) {

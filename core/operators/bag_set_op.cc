@@ -137,11 +137,7 @@ void BagSetOp::RestoreWhole(StateReader& r) {
 
 // Keyed state: compact row encoding -> the two 8-byte weights, no header.
 void BagSetOp::SaveChanges(StateWriter&, StateDelta& d) {
-  for (const std::string& k : stored_.TakeStoreOnlyErasures()) d.Erase(k);
-  weights_.ForEachErased([&](std::string_view k) { d.Erase(k); });
-  weights_.ForEachDirty([&](uint32_t s) { d.Put(weights_.Key(s), weights_.Value(s)); });
-  weights_.ClearChanges();
-  stored_.Saved();
+  stored_.SaveChanges(weights_, d);
 }
 
 void BagSetOp::BeginRestore(StateReader& r) {

@@ -90,11 +90,7 @@ void DistinctOp::RestoreState(StateReader& r) {
 
 // Keyed state: row encoding -> 8-byte weight, no header.
 void DistinctOp::SaveChanges(StateWriter&, StateDelta& d) {
-  for (const std::string& k : stored_.TakeStoreOnlyErasures()) d.Erase(k);
-  weights_.ForEachErased([&](std::string_view k) { d.Erase(k); });
-  weights_.ForEachDirty([&](uint32_t s) { d.Put(weights_.Key(s), weights_.Value(s)); });
-  weights_.ClearChanges();
-  stored_.Saved();
+  stored_.SaveChanges(weights_, d);
 }
 
 void DistinctOp::BeginRestore(StateReader&) {

@@ -188,23 +188,10 @@ void UpsertOp::TrackChanges() {
 
 // Keyed state: key encoding -> row encoding, no header.
 void UpsertOp::SaveChanges(StateWriter&, StateDelta& d) {
-  // Each shard's changes go into a delta of its own (on the pool's threads), appended in shard
-  // order; a key lives in one shard, so its erase still comes before a later put of it.
-  std::vector<StateDelta> parts(shards_.size());
-  auto save = [&](size_t i) {
+  SaveShardChanges(pool_, shards_.size(), d, [&](size_t i, StateDelta& p) {
     Shard& sh = shards_[i];
-    StateDelta& p = parts[i];
-    for (const std::string& k : sh.stored.TakeStoreOnlyErasures()) p.Erase(k);
-    sh.rows.ForEachErased([&](std::string_view k) { p.Erase(k); });
-    sh.rows.ForEachDirty([&](uint32_t s) { p.Put(sh.rows.Key(s), sh.rows.Value(s)); });
-    sh.rows.ClearChanges();
-    sh.stored.Saved();
-  };
-  if (pool_ && shards_.size() > 1)
-    pool_->ParallelFor(shards_.size(), save);
-  else
-    for (size_t i = 0; i < shards_.size(); ++i) save(i);
-  for (StateDelta& p : parts) d.Append(std::move(p));
+    sh.stored.SaveChanges(sh.rows, p);
+  });
 }
 
 void UpsertOp::BeginRestore(StateReader& r) {
