@@ -1,50 +1,112 @@
 #include "core/zset/value_multiset.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
 
 namespace fld {
 
 void ValueMultiset::Add(const Value& v, int64_t w) {
   if (w == 0) return;
-  if (compact_ && v.kind == Value::Kind::kInt) {
-    if (w == 1 && negative_ == 0) {
-      if (pending_.empty()) {
-        pending_min_ = pending_max_ = v.i;
-      } else {
-        pending_min_ = std::min(pending_min_, v.i);
-        pending_max_ = std::max(pending_max_, v.i);
-      }
-      pending_.push_back(v.i);
-      return;
-    }
-    Flush();  // a weight that may turn negative: the trees hold every value from now on
-    return AddInt(v.i, w);
+  if (v.IsNull() || form_ == Form::kMixed) {
+    auto it = other_.try_emplace(v, 0).first;
+    it->second += w;
+    if (it->second == 0) other_.erase(it);
+    return;
   }
-  if (compact_ && !v.IsNull()) Spill();
-  auto it = other_.try_emplace(v, 0).first;
-  it->second += w;
-  if (it->second == 0) other_.erase(it);
+  if (FormOf(v.kind) != form_) {
+    if (HoldsValues()) {
+      ToMixed();
+      return Add(v, w);
+    }
+    form_ = FormOf(v.kind);  // nothing held but NULL: the set takes this kind's form
+  }
+  switch (form_) {
+    case Form::kInts:
+      return AddKey(v.i, w);
+    case Form::kDoubles:
+      return AddDouble(v.d, w);
+    case Form::kStrings:
+      return AddString(v.s, w);
+    case Form::kMixed:
+      break;
+  }
+}
+
+void ValueMultiset::AddKey(int64_t i, int64_t w) {
+  if (w == 1 && negative_ == 0) {
+    if (pending_.empty()) {
+      pending_min_ = pending_max_ = i;
+    } else {
+      pending_min_ = std::min(pending_min_, i);
+      pending_max_ = std::max(pending_max_, i);
+    }
+    pending_.push_back(i);
+    return;
+  }
+  Flush();  // a weight that may turn negative: the trees hold every value from now on
+  AddInt(i, w);
 }
 
 void ValueMultiset::AddAll(const ValueMultiset& o) {
-  if (compact_ && o.compact_) {
+  if (form_ == o.form_ && form_ != Form::kMixed) {
     for (const auto& [v, w] : o.other_) Add(v, w);  // NULL only
-    Value x = Value::Int(0);
-    for (const int64_t i : o.pending_) {
-      x.i = i;
-      Add(x, 1);
+    if (o.zero_weight_ != 0) {
+      if (zero_weight_ == 0) negative_zero_ = o.negative_zero_;  // the zero arrives in o's spelling
+      zero_weight_ += o.zero_weight_;
     }
-    for (const int64_t i : o.ones_) {
-      x.i = i;
-      Add(x, 1);
-    }
-    for (const auto& [i, w] : o.ints_) {
-      x.i = i;
-      Add(x, w);
-    }
+    for (const int64_t i : o.pending_) AddKey(i, 1);
+    for (const int64_t i : o.ones_) AddKey(i, 1);
+    for (const auto& [i, w] : o.ints_) AddKey(i, w);
+    for (const auto& [k, w] : o.strings_) AddString(k.view(), w);
     return;
   }
   o.ForEach([&](const Value& v, int64_t w) { Add(v, w); });
+}
+
+int64_t ValueMultiset::DoubleKey(double d) {
+  if (d == 0.0) d = 0.0;
+  uint64_t bits;
+  if (std::isnan(d)) {
+    bits = uint64_t{0x7ff8} << 48;
+  } else {
+    std::memcpy(&bits, &d, 8);
+  }
+  // As unsigned: a positive value above every negative one, a negative one the smaller the larger
+  // its magnitude. Then the top bit flipped, so that signed integers order the same.
+  const uint64_t u = (bits >> 63) != 0 ? ~bits : bits | (uint64_t{1} << 63);
+  return static_cast<int64_t>(u ^ (uint64_t{1} << 63));
+}
+
+Value ValueMultiset::DoubleOf(int64_t key) const {
+  const uint64_t u = static_cast<uint64_t>(key) ^ (uint64_t{1} << 63);
+  const uint64_t bits = (u >> 63) != 0 ? u & ~(uint64_t{1} << 63) : ~u;
+  double d;
+  std::memcpy(&d, &bits, 8);
+  if (d == 0.0 && negative_zero_) d = -0.0;
+  return Value::Double(d);
+}
+
+void ValueMultiset::AddDouble(double d, int64_t w) {
+  if (d == 0.0) {
+    if (zero_weight_ == 0) negative_zero_ = std::signbit(d);  // the first spelling stays
+    zero_weight_ += w;
+  }
+  AddKey(DoubleKey(d), w);
+}
+
+void ValueMultiset::AddString(std::string_view s, int64_t w) {
+  auto it = strings_.find(s);
+  if (it == strings_.end()) {
+    it = strings_.emplace(InlineKey(s), 0).first;
+    string_heap_ += InlineKeyHeapBytes(s.size());
+  }
+  it->second += w;
+  if (it->second == 0) {
+    string_heap_ -= InlineKeyHeapBytes(s.size());
+    strings_.erase(it);
+  }
 }
 
 void ValueMultiset::AddInt(int64_t i, int64_t w) {
@@ -90,16 +152,20 @@ void ValueMultiset::FlushPending() {
 Value ValueMultiset::FirstPositive() const {
   for (const auto& [v, w] : other_)
     if (w > 0) return v;  // NULL: it sorts first
-  const Value t = TreeFirst();
-  if (pending_.empty() || (!t.IsNull() && t.i < pending_min_)) return t;
-  return Value::Int(pending_min_);
+  for (const auto& [k, w] : strings_)
+    if (w > 0) return Value::String(std::string(k.view()));
+  Value t = TreeFirst();
+  if (!pending_.empty() && (t.IsNull() || pending_min_ <= t.i)) t = Value::Int(pending_min_);
+  return form_ == Form::kDoubles && !t.IsNull() ? DoubleOf(t.i) : t;
 }
 
 Value ValueMultiset::LastPositive() const {
-  const Value t = TreeLast();
-  if (pending_.empty()) return t;
-  if (t.kind == Value::Kind::kInt && t.i > pending_max_) return t;
-  return Value::Int(pending_max_);
+  for (auto it = strings_.rbegin(); it != strings_.rend(); ++it)
+    if (it->second > 0) return Value::String(std::string(it->first.view()));
+  Value t = TreeLast();
+  if (!pending_.empty() && (t.kind != Value::Kind::kInt || pending_max_ >= t.i)) t = Value::Int(pending_max_);
+  if (form_ == Form::kDoubles && t.kind == Value::Kind::kInt) return DoubleOf(t.i);
+  return t;
 }
 
 Value ValueMultiset::TreeFirst() const {
@@ -129,16 +195,16 @@ size_t ValueMultiset::HeapBytes() const {
   // insertion order; ascending insertions fill them), a red-black tree node is 32 bytes of links
   // and colour plus its pair.
   return pending_.capacity() * sizeof(int64_t) + ones_.size() * 11 + ints_.size() * 22 +
+         strings_.size() * kInlineKeyEntryBytes + string_heap_ +
          other_.size() * (32 + sizeof(std::pair<const Value, int64_t>));
 }
 
-void ValueMultiset::Spill() {
-  Flush();
-  compact_ = false;
-  for (const int64_t i : ones_) other_.emplace(Value::Int(i), 1);
-  for (const auto& [i, w] : ints_) other_.emplace(Value::Int(i), w);
-  ones_.clear();
-  ints_.clear();
+void ValueMultiset::ToMixed() {
+  std::map<Value, int64_t> all;
+  ForEach([&](const Value& v, int64_t w) { all.emplace(v, w); });
+  *this = ValueMultiset();
+  form_ = Form::kMixed;
+  other_ = std::move(all);
 }
 
 }  // namespace fld

@@ -2,14 +2,20 @@
 // the accumulators that need every value rather than a running sum: MIN, MAX, the DISTINCT
 // aggregates, STDDEV/VARIANCE of wide decimals.
 //
-// Integers (every INTEGER, BIGINT, narrow DECIMAL, DATE, TIMESTAMP, BOOLEAN value: Value::kInt)
-// are kept in B-trees: those of weight 1 (most: a MAX over an append-only input holds nothing
-// else) as 8-byte values (absl::btree_set, about 10 bytes a value), the others as 16-byte
-// (value, weight) entries (absl::btree_map, about 20); a value is in one of the two. A Value in a
-// red-black tree node would take 100 bytes. NULL is kept apart with its
-// weight. Once a value of another kind arrives (a double or a string), the set moves everything
-// into a std::map<Value, int64_t> for good: those kinds compare across kinds and keep their first
-// spelling (a double -0.0 and 0.0 are one value), which an integer key cannot.
+// A set holds the values of one column, so of one kind besides NULL, and keeps them in the form
+// of that kind, with no heap node per value:
+//   - integers (every INTEGER, BIGINT, narrow DECIMAL, DATE, TIMESTAMP, BOOLEAN value:
+//     Value::kInt) in B-trees: those of weight 1 (most: a MAX over an append-only input holds
+//     nothing else) as 8-byte values (absl::btree_set, about 10 bytes a value), the others as
+//     16-byte (value, weight) entries (absl::btree_map, about 20); a value is in one of the two;
+//   - doubles as integers, in the same trees: the bits of the value (-0.0 written as 0.0, every
+//     NaN as one NaN) mapped to an integer that orders as Value orders doubles (NaN last). Zero
+//     keeps the spelling it first arrived with, as a map keyed by Value would;
+//   - strings as (bytes, weight) entries of a B-tree of InlineKeys (core/zset/order_key.h):
+//     up to 23 bytes inline, about 48 bytes an entry.
+// A Value in a red-black tree node would take 100 bytes. NULL is kept apart with its weight. A
+// set given values of two kinds (no column gives them) moves everything into a
+// std::map<Value, int64_t> for good: kinds compare across each other there.
 //
 // A weight that reaches 0 removes its value, so every value held has a nonzero weight; weights
 // may be negative (a retraction seen before its insertion).
@@ -31,6 +37,7 @@
 #include <vector>
 
 #include "core/types/types.h"
+#include "core/zset/order_key.h"
 
 namespace fld {
 
@@ -41,21 +48,26 @@ class ValueMultiset {
   // Adds every value of `o` with its weight.
   void AddAll(const ValueMultiset& o);
   size_t size() const {
-    if (pending_.empty()) return ones_.size() + ints_.size() + other_.size();
-    size_t n = other_.size();
+    size_t n = other_.size() + strings_.size();
+    if (pending_.empty()) return n + ones_.size() + ints_.size();
     ForEachInt([&](int64_t, int64_t) { ++n; });
     return n;
   }
-  bool empty() const { return pending_.empty() && ones_.empty() && ints_.empty() && other_.empty(); }
+  bool empty() const { return other_.empty() && !HoldsValues(); }
   // Calls f(const Value&, int64_t weight) for each value, in ascending Value order.
   template <class F>
   void ForEach(F&& f) const {
-    for (const auto& [v, w] : other_) f(v, w);  // with integers held, only NULL: it sorts first
-    Value x = Value::Int(0);
-    ForEachInt([&](int64_t i, int64_t w) {
-      x.i = i;
-      f(static_cast<const Value&>(x), w);
-    });
+    for (const auto& [v, w] : other_) f(v, w);  // unless mixed, only NULL: it sorts first
+    if (form_ == Form::kDoubles) {
+      ForEachInt([&](int64_t i, int64_t w) { f(static_cast<const Value&>(DoubleOf(i)), w); });
+    } else {
+      Value x = Value::Int(0);
+      ForEachInt([&](int64_t i, int64_t w) {
+        x.i = i;
+        f(static_cast<const Value&>(x), w);
+      });
+    }
+    for (const auto& [k, w] : strings_) f(Value::String(std::string(k.view())), w);
   }
   // The smallest (largest) value whose weight is positive; NULL when there is none.
   Value FirstPositive() const;
@@ -64,18 +76,35 @@ class ValueMultiset {
   size_t HeapBytes() const;
 
  private:
-  void AddInt(int64_t i, int64_t w);  // while compact_
+  // The form the values other than NULL are kept in: that of the kind of the first one, until a
+  // value of another kind arrives (kMixed: all in other_).
+  enum class Form : uint8_t { kInts, kDoubles, kStrings, kMixed };
+  static Form FormOf(Value::Kind k) {
+    return k == Value::Kind::kInt ? Form::kInts : k == Value::Kind::kDouble ? Form::kDoubles : Form::kStrings;
+  }
+  // Values other than NULL held (outside other_).
+  bool HoldsValues() const { return !pending_.empty() || !ones_.empty() || !ints_.empty() || !strings_.empty(); }
+  // Adds w to integer i's weight (kInts; kDoubles: i a DoubleKey), through pending_ when it can.
+  void AddKey(int64_t i, int64_t w);
+  void AddInt(int64_t i, int64_t w);  // into the trees
+  void AddDouble(double d, int64_t w);
+  void AddString(std::string_view s, int64_t w);
+  // A double as the integer the trees hold it as: its bits (-0.0 as 0.0, every NaN as one NaN)
+  // mapped so that integers order as Value orders the doubles. DoubleOf is the value back (zero
+  // in its spelling).
+  static int64_t DoubleKey(double d);
+  Value DoubleOf(int64_t key) const;
   // Inserts the pending integers into the trees.
   void Flush() {
     if (!pending_.empty()) FlushPending();
   }
   void FlushPending();
-  // f(value, weight) for each integer value (while compact_), ascending: ones_, ints_ and the
+  // f(value, weight) for each integer value (kInts, kDoubles), ascending: ones_, ints_ and the
   // pending merged (sorting pending_ in place: the readers leave what is held, and so HeapBytes,
   // as it was).
   template <class F>
   void ForEachInt(F&& f) const {
-    if (!compact_) return;
+    if (form_ != Form::kInts && form_ != Form::kDoubles) return;
     // (A checkpoint reads size, then ForEach: the second finds the values sorted already.)
     if (!std::is_sorted(pending_.begin(), pending_.end())) std::sort(pending_.begin(), pending_.end());
     auto one = ones_.begin();
@@ -95,21 +124,25 @@ class ValueMultiset {
       f(v, w);  // not 0: pending values come only while no weight is negative
     }
   }
-  // Moves the integers into other_: from now on every value is kept there.
-  void Spill();
-  // FirstPositive, LastPositive over the trees alone.
+  // Moves every value into other_: from now on every value is kept there.
+  void ToMixed();
+  // FirstPositive, LastPositive over the integer trees alone, as integers (NULL when none).
   Value TreeFirst() const;
   Value TreeLast() const;
 
-  absl::btree_set<int64_t> ones_;           // while compact_: the integer values of weight 1
-  absl::btree_map<int64_t, int64_t> ints_;  // while compact_: the other integer values
+  Form form_ = Form::kInts;
+  absl::btree_set<int64_t> ones_;           // kInts, kDoubles: the integer values of weight 1
+  absl::btree_map<int64_t, int64_t> ints_;  // kInts, kDoubles: the other integer values
   size_t negative_ = 0;                     // values of ints_ whose weight is negative
-  // While compact_ and negative_ is 0: integers of weight 1 each not yet in the trees (a value may
+  // While kInts or kDoubles and negative_ is 0: integers of weight 1 each not yet in the trees (a value may
   // be there already, or here twice), with their minimum and maximum. mutable: readers sort it.
   mutable std::vector<int64_t> pending_;
   int64_t pending_min_ = 0, pending_max_ = 0;
-  std::map<Value, int64_t> other_;  // while compact_: NULL only; after: every value
-  bool compact_ = true;
+  int64_t zero_weight_ = 0;                                     // kDoubles: the weight of zero (0: not held)
+  bool negative_zero_ = false;                                  // and whether it is held as -0.0
+  absl::btree_map<InlineKey, int64_t, InlineKeyLess> strings_;  // kStrings: bytes -> weight
+  size_t string_heap_ = 0;                                      // heap bytes of strings_' long keys
+  std::map<Value, int64_t> other_;                              // NULL; kMixed: every value
 };
 
 }  // namespace fld

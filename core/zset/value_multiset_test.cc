@@ -1,6 +1,6 @@
 // Tests of ValueMultiset (core/zset/value_multiset.h) against a std::map<Value, int64_t> model:
-// random additions and retractions of integers and NULL, the move to the general form when a
-// double or a string arrives, AddAll of one set into another, and the positive extremes.
+// random additions and retractions of integers and NULL, sets of doubles or strings, the move to
+// the general form when values of two kinds arrive, AddAll of one set into another, and the positive extremes.
 #include "core/zset/value_multiset.h"
 
 #include <malloc.h>
@@ -182,6 +182,86 @@ TEST_CASE("ValueMultiset keeps a double's first spelling once doubles arrive", "
   REQUIRE(seen.size() == 6);
   REQUIRE(seen[2].kind == Value::Kind::kDouble);
   REQUIRE(std::signbit(seen[2].d));
+}
+
+// Sets of one kind other than integers (a DOUBLE or a VARCHAR column's): the model over random
+// additions, with NULLs, signed zeros, infinities and NaNs, strings past the inline 23 bytes and
+// with zero bytes; emptied, a set takes the form of the next kind it is given.
+TEST_CASE("ValueMultiset keeps doubles and strings in Value order", "[value_multiset]") {
+  const std::vector<double> specials = {0.0, -0.0, INFINITY, -INFINITY, NAN, -NAN, 1e-300, -1e300};
+  auto random_value = [&](std::mt19937& rng, Value::Kind kind) {
+    if (rng() % 25 == 0) return Value::Null();
+    if (kind == Value::Kind::kDouble) {
+      if (rng() % 6 == 0) return Value::Double(specials[rng() % specials.size()]);
+      return Value::Double((static_cast<double>(rng() % 120) - 60) / 4);
+    }
+    std::string s(rng() % 4, static_cast<char>('a' + rng() % 3));
+    if (rng() % 5 == 0) s += std::string(20 + rng() % 3, 'z');  // 20 to 25 bytes: inline or not
+    if (rng() % 9 == 0) s.insert(s.begin(), '\0');
+    return Value::String(s);
+  };
+  for (uint32_t seed = 1; seed <= 8; ++seed) {
+    std::mt19937 rng(seed);
+    ValueMultiset s;
+    Model model;
+    for (Value::Kind kind : {Value::Kind::kDouble, Value::Kind::kString, Value::Kind::kInt, Value::Kind::kDouble}) {
+      for (int step = 0; step < 3000; ++step) {
+        const Value v = kind == Value::Kind::kInt ? Value::Int(static_cast<int64_t>(rng() % 50))
+                                                  : random_value(rng, kind);
+        const int64_t w = seed > 4 ? (rng() % 3 == 0 ? -1 : 1) : static_cast<int64_t>(rng() % 7) - 3;
+        s.Add(v, w);
+        ModelAdd(&model, v, w);
+        if (step % 300 == 0) CheckSame(s, model);
+      }
+      CheckSame(s, model);
+      // A zero's first spelling: the model keeps it, so must the set (every NaN is one NaN).
+      std::vector<Value> seen;
+      s.ForEach([&](const Value& v, int64_t) { seen.push_back(v); });
+      size_t i = 0;
+      for (const auto& [v, w] : model) {
+        if (v.kind == Value::Kind::kDouble && v.d == 0.0) REQUIRE(std::signbit(seen[i].d) == std::signbit(v.d));
+        ++i;
+      }
+      // A copy through AddAll, then everything retracted: empty, so the next kind starts afresh.
+      ValueMultiset copy;
+      copy.AddAll(s);
+      CheckSame(copy, model);
+      for (const auto& [v, w] : Model(model)) {
+        s.Add(v, -w);
+        ModelAdd(&model, v, -w);
+      }
+      CheckSame(s, model);
+      REQUIRE(s.HeapBytes() == 0);
+    }
+  }
+}
+
+TEST_CASE("ValueMultiset holds doubles in about 20 bytes and short strings in about 50", "[value_multiset]") {
+  auto allocated = [] {
+    const struct mallinfo2 m = mallinfo2();
+    return m.uordblks + m.hblkhd;
+  };
+  const int n = 200000;
+  std::mt19937_64 rng(3);
+  {
+    const size_t before = allocated();
+    ValueMultiset s;
+    for (int i = 0; i < n; ++i) s.Add(Value::Double(static_cast<double>(rng() >> 11) / 7.0), 1);
+    REQUIRE(s.size() == n);
+    const size_t used = allocated() - before;
+    REQUIRE(used <= static_cast<size_t>(n) * 26);
+    REQUIRE(s.HeapBytes() * 3 >= used * 2);
+    REQUIRE(s.HeapBytes() * 2 <= used * 3);
+  }
+  {
+    const size_t before = allocated();
+    ValueMultiset s;
+    for (int i = 0; i < n; ++i) s.Add(Value::String("user-" + std::to_string(rng() % 1000000000)), 1);
+    const size_t used = allocated() - before;
+    REQUIRE(used <= s.size() * 56);
+    REQUIRE(s.HeapBytes() * 3 >= used * 2);
+    REQUIRE(s.HeapBytes() * 2 <= used * 3);
+  }
 }
 
 TEST_CASE("ValueMultiset holds integers in about 20 bytes each", "[value_multiset]") {
