@@ -149,10 +149,40 @@ void AggregateOp::LoadGroup(Shard& sh, const char* rec, Group* g) {
 }
 
 size_t AggregateOp::HeapBytes(const Acc& acc) {
-  // The multiset says its own; a pair's red-black tree node is 32 bytes of links and colour plus
-  // the pair. Strings' own buffers beyond the inline ones are not counted (a walk over the values).
-  return acc.values.HeapBytes() + acc.pairs.size() * (32 + sizeof(std::pair<const std::pair<Value, Value>, int64_t>)) +
+  return acc.values.HeapBytes() + acc.pairs.size() * kInlineKeyEntryBytes + acc.pairs_heap +
          acc.bits.capacity() * sizeof(int64_t);
+}
+
+namespace {
+// A pair's order key: the row (key, value) sorted by the key, ascending, NULLs first; the value
+// is the tie-break.
+constexpr SortKey kPairOrder[] = {SortKey{0, false, true}};
+}  // namespace
+
+void AggregateOp::AddPair(Acc* acc, std::string_view key, int64_t w) {
+  auto it = acc->pairs.find(key);
+  if (it == acc->pairs.end()) {
+    it = acc->pairs.emplace(InlineKey(key), 0).first;
+    acc->pairs_heap += InlineKeyHeapBytes(key.size());
+  }
+  it->second += w;
+  if (it->second == 0) {
+    acc->pairs_heap -= InlineKeyHeapBytes(key.size());
+    acc->pairs.erase(it);
+  }
+}
+
+void AggregateOp::AppendPairKey(const Value& k, const Value& v, std::string* out) {
+  thread_local std::vector<Value> row(2);
+  row[0] = k;
+  row[1] = v;
+  AppendOrderKey(kPairOrder, row, out);
+}
+
+std::pair<Value, Value> AggregateOp::PairOf(const AggSpec& a, std::string_view key) const {
+  const PhysType types[] = {in_types_[static_cast<size_t>(a.key)], in_types_[static_cast<size_t>(a.arg)]};
+  std::vector<Value> row = RowOfOrderKey(key, kPairOrder, types);
+  return {std::move(row[0]), std::move(row[1])};
 }
 
 void AggregateOp::StoreGroup(Shard& sh, Group* g, const char* old_rec, std::string* rec) {
@@ -516,18 +546,19 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
     case AggKind::kMax:
       return acc.values.LastPositive();
     case AggKind::kArgMin: {
-      // Rows whose key is NULL count only when no row has a key (NULL sorts first in the map,
-      // so start at the smallest non-NULL key, then fall back to the NULL keys).
-      auto first_key = acc.pairs.lower_bound({Value::Double(-INFINITY), Value::Null()});
+      // Rows whose key is NULL count only when no row has a key (NULL sorts first: its order
+      // key's first byte is 0, a value's is not; so start at the smallest non-NULL key, then
+      // fall back to the NULL keys).
+      auto first_key = acc.pairs.lower_bound(std::string_view("\x01", 1));
       for (auto it = first_key; it != acc.pairs.end(); ++it)
-        if (it->second > 0) return it->first.second;
+        if (it->second > 0) return PairOf(a, it->first.view()).second;
       for (auto it = acc.pairs.begin(); it != first_key; ++it)
-        if (it->second > 0) return it->first.second;
+        if (it->second > 0) return PairOf(a, it->first.view()).second;
       return Value::Null();
     }
     case AggKind::kArgMax:
       for (auto it = acc.pairs.rbegin(); it != acc.pairs.rend(); ++it)
-        if (it->second > 0) return it->first.second;
+        if (it->second > 0) return PairOf(a, it->first.view()).second;
       return Value::Null();
     case AggKind::kStddevPop:
     case AggKind::kStddevSamp:
@@ -540,15 +571,20 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
       return BitsResult(a.kind, acc.count, acc.bits);
     case AggKind::kArrayAgg: {
       std::vector<Value> elements;
-      for (const auto& [kv, w] : acc.pairs)
-        for (int64_t k = 0; k < w; ++k) elements.push_back(kv.second);
+      for (const auto& [key, w] : acc.pairs) {
+        if (w <= 0) continue;
+        const Value v = PairOf(a, key.view()).second;
+        for (int64_t k = 0; k < w; ++k) elements.push_back(v);
+      }
       return Value::String(EncodeArrayValue(elements, a.arg_type));
     }
     case AggKind::kMapAgg: {
       // Pairs are sorted by (key, value): the last live pair of a key holds its largest value.
       std::vector<std::pair<Value, Value>> entries;
-      for (const auto& [kv, w] : acc.pairs) {
-        if (w <= 0 || kv.first.IsNull()) continue;
+      for (const auto& [key, w] : acc.pairs) {
+        if (w <= 0) continue;
+        auto kv = PairOf(a, key.view());
+        if (kv.first.IsNull()) continue;
         if (!entries.empty() && entries.back().first == kv.first)
           entries.back().second = kv.second;
         else
@@ -577,11 +613,7 @@ void AggregateOp::Fold(Group* into, const Group& partial) const {
       if (dst.bits.empty()) dst.bits.assign(64, 0);
       for (int b = 0; b < 64; ++b) dst.bits[b] += src.bits[b];
     }
-    for (const auto& [kv, w] : src.pairs) {
-      auto it = dst.pairs.try_emplace(kv, 0).first;
-      it->second += w;
-      if (it->second == 0) dst.pairs.erase(it);
-    }
+    for (const auto& [key, w] : src.pairs) AddPair(&dst, key.view(), w);
   }
 }
 
@@ -861,12 +893,12 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
   const Column& col = *in.cols[spec.arg];
   if (IsPairs(spec)) {
     const Column& key = *in.cols[spec.key];
+    std::string enc;
     for (size_t i = 0; i < n; ++i) {
       if (skipped(i)) continue;
-      auto& pairs = partial[gid[i]].accs[a].pairs;
-      auto it = pairs.try_emplace({key.Get(i), col.Get(i)}, 0).first;
-      it->second += w[i];
-      if (it->second == 0) pairs.erase(it);
+      enc.clear();
+      AppendPairKey(key.Get(i), col.Get(i), &enc);
+      AddPair(&partial[gid[i]].accs[a], enc, w[i]);
     }
     return;
   }
@@ -1198,7 +1230,8 @@ void AggregateOp::WriteGroup(StateWriter& w, const Shard& sh, const char* rec) c
     }
     if (IsPairs(aggs_[a])) {
       w.U64(acc.pairs.size());
-      for (const auto& [kv, wt] : acc.pairs) {
+      for (const auto& [key, wt] : acc.pairs) {
+        const auto kv = PairOf(aggs_[a], key.view());
         std::string enc;
         EncodeValue(&enc, kv.first);
         EncodeValue(&enc, kv.second);
@@ -1251,9 +1284,11 @@ void AggregateOp::ReadGroup(StateReader& r, const std::string& key) {
       for (uint64_t j = 0; j < np; ++j) {
         std::string enc = r.Str();
         size_t pos = 0;
-        Value k = DecodeValue(enc, &pos);
-        Value v = DecodeValue(enc, &pos);
-        acc.pairs[{std::move(k), std::move(v)}] = r.I64();
+        const Value k = DecodeValue(enc, &pos);
+        const Value v = DecodeValue(enc, &pos);
+        std::string key;
+        AppendPairKey(k, v, &key);
+        AddPair(&acc, key, r.I64());
       }
     }
   }

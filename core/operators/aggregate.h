@@ -46,6 +46,8 @@
 // DECIMAL(p > 18) SUM and AVG add in 128 bits, and a sum beyond 38 digits raises an error.
 #pragma once
 
+#include <absl/container/btree_map.h>
+
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -57,6 +59,7 @@
 #include "core/types/types.h"
 #include "core/zset/arena_map.h"
 #include "core/zset/exchange.h"
+#include "core/zset/order_key.h"
 #include "core/zset/value_multiset.h"
 
 namespace fld {
@@ -163,7 +166,11 @@ class AggregateOp : public Operator {
     __int128 isumsq = 0;
     double dsumsq = 0;
     std::vector<int64_t> bits;  // BIT_*: per bit, the weighted count of values with it set (64 or none)
-    std::map<std::pair<Value, Value>, int64_t> pairs;  // ARG_MIN/ARG_MAX: (key, value) -> weight
+    // ARG_MIN/ARG_MAX, ARRAY_AGG, MAP_AGG: (key, value) -> weight, each pair as the order key
+    // (core/zset/order_key.h) of the row (key, value) sorted by key: by key, then value, in
+    // Value order; pairs_heap: the heap bytes of its keys longer than InlineKey holds inline.
+    absl::btree_map<InlineKey, int64_t, InlineKeyLess> pairs;
+    size_t pairs_heap = 0;
   };
   struct Group {
     int64_t rows = 0;
@@ -264,6 +271,11 @@ class AggregateOp : public Operator {
   // The accumulator of aggregate a in a record, without moving it (tmp holds inline ones).
   // Heap bytes an accumulator's trees and vectors hold, about (for StateMemoryBytes).
   static size_t HeapBytes(const Acc& acc);
+  // Acc::pairs: adds w to the weight of the pair whose order key is `key` (dropped at 0).
+  static void AddPair(Acc* acc, std::string_view key, int64_t w);
+  // The order key of the pair (k, v) of aggregate a, appended to *out; PairOf reads it back.
+  static void AppendPairKey(const Value& k, const Value& v, std::string* out);
+  std::pair<Value, Value> PairOf(const AggSpec& a, std::string_view key) const;
   const Acc& AccIn(const Shard& sh, const char* rec, size_t a, Acc* tmp) const;
   void EraseGroup(Shard& sh, uint32_t slot);
   // Gives the group's boxed accumulators back to the shard (before it leaves memory).
