@@ -747,6 +747,39 @@ void AggregateOp::DiscardBelow(Shard& sh) {
   }
 }
 
+AggregateOp::Lookahead::Lookahead(AggregateOp* op, Shard* only, const std::vector<std::string>& keys,
+                                  const std::vector<uint32_t>& order, bool boxes)
+    : op_(op), keys_(keys), order_(order), boxes_(boxes) {
+  const size_t n = order.size();
+  hashes.resize(n);
+  shards.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    hashes[i] = ArenaMap::Hash(keys[order[i]]);
+    shards[i] = only ? only : &op->ShardOf(keys[order[i]]);
+  }
+  for (size_t i = 0; i < std::min(n, kSlotsAhead); ++i) shards[i]->groups.Prefetch(hashes[i]);
+}
+
+void AggregateOp::Lookahead::Prefetch(size_t i) {
+  const size_t n = hashes.size();
+  if (i + kSlotsAhead < n) shards[i + kSlotsAhead]->groups.Prefetch(hashes[i + kSlotsAhead]);
+  if (i + kRecordsAhead < n) shards[i + kRecordsAhead]->groups.PrefetchRecord(hashes[i + kRecordsAhead]);
+  if (!boxes_ || i + kBoxesAhead >= n) return;
+  // The record is in cache by now: its boxed accumulators' addresses can be read.
+  const size_t j = i + kBoxesAhead;
+  Shard& sh = *shards[j];
+  const uint32_t slot = sh.groups.Find(keys_[order_[j]], hashes[j]);
+  if (slot == ArenaMap::kNone) return;
+  const char* rec = sh.groups.Value(slot).data();
+  for (size_t a = 0; a < op_->aggs_.size(); ++a) {
+    if (op_->stored_[a] != Stored::kBox) continue;
+    uint32_t box;
+    std::memcpy(&box, rec + op_->offset_[a], 4);
+    const char* p = reinterpret_cast<const char*>(&sh.boxes[box]);
+    for (size_t at = 0; at < sizeof(Acc); at += 64) __builtin_prefetch(p + at);
+  }
+}
+
 void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, const Partials& partials,
                              BatchBuilder* out_rows, std::vector<std::pair<std::string, uint32_t>>* emitted) {
   BatchBuilder& out = *out_rows;
@@ -762,10 +795,14 @@ void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, 
   };
   Group cur;  // the group being updated, moved out of its record and back
   std::string rec;
-  for (uint32_t g : order) {
+  Lookahead ahead(this, only, keys, order, /*boxes=*/true);
+  for (size_t i = 0; i < order.size(); ++i) {
+    ahead.Prefetch(i);
+    const uint32_t g = order[i];
+    __builtin_prefetch(partial[g].accs.data());
     const std::string& key = keys[g];
-    Shard& sh = only ? *only : ShardOf(key);
-    uint32_t slot = sh.groups.Find(key);
+    Shard& sh = *ahead.shards[i];
+    uint32_t slot = sh.groups.Find(key, ahead.hashes[i]);
     if (slot == ArenaMap::kNone) slot = LoadStored(sh, key);
     if (slot != ArenaMap::kNone) {
       LoadGroup(sh, sh.groups.Value(slot).data(), &cur);
@@ -821,24 +858,14 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
     for (size_t a = 0; a < A; ++a) out.col(static_cast<size_t>(num_keys_) + a).Append(vals[a]);
     out.AddWeight(w);
   };
-  // The lookups are cache misses (keys come in key order, not table order): each group's slot
-  // and then its record are prefetched some groups ahead.
   const size_t n = order.size();
-  std::vector<uint32_t> hashes(n);
-  std::vector<Shard*> shard_of(n);
+  Lookahead ahead(this, only, keys, order, /*boxes=*/false);
   for (size_t i = 0; i < n; ++i) {
-    hashes[i] = ArenaMap::Hash(keys[order[i]]);
-    shard_of[i] = only ? only : &ShardOf(keys[order[i]]);
-  }
-  constexpr size_t kSlotsAhead = 16, kRecordsAhead = 8;
-  for (size_t i = 0; i < std::min(n, kSlotsAhead); ++i) shard_of[i]->groups.Prefetch(hashes[i]);
-  for (size_t i = 0; i < n; ++i) {
-    if (i + kSlotsAhead < n) shard_of[i + kSlotsAhead]->groups.Prefetch(hashes[i + kSlotsAhead]);
-    if (i + kRecordsAhead < n) shard_of[i + kRecordsAhead]->groups.PrefetchRecord(hashes[i + kRecordsAhead]);
+    ahead.Prefetch(i);
     const uint32_t g = order[i];
     const std::string& key = keys[g];
-    Shard& sh = *shard_of[i];
-    uint32_t slot = sh.groups.Find(key, hashes[i]);
+    Shard& sh = *ahead.shards[i];
+    uint32_t slot = sh.groups.Find(key, ahead.hashes[i]);
     if (slot == ArenaMap::kNone) slot = LoadStored(sh, key);
     if (slot != ArenaMap::kNone)
       std::memcpy(rec.data(), sh.groups.Value(slot).data(), record_bytes_);

@@ -209,6 +209,23 @@ class AggregateOp : public Operator {
   void FoldInline(Shard* only, const std::vector<std::string>& keys, const std::vector<char>& flat,
                   const std::vector<uint32_t>& order, BatchBuilder* out,
                   std::vector<std::pair<std::string, uint32_t>>* emitted);
+  // Folding visits groups keys[order[i]] in key order, not table order: each lookup is a cache
+  // miss. Prefetch(i) fetches the slot of the group 16 ahead, the record of the one 8 ahead and,
+  // with `boxes`, the boxed accumulators of the one 4 ahead (found through its record).
+  struct Lookahead {
+    Lookahead(AggregateOp* op, Shard* only, const std::vector<std::string>& keys, const std::vector<uint32_t>& order,
+              bool boxes);
+    void Prefetch(size_t i);
+    std::vector<uint32_t> hashes;  // ArenaMap::Hash of each keys[order[i]]
+    std::vector<Shard*> shards;    // and its shard
+
+   private:
+    static constexpr size_t kSlotsAhead = 16, kRecordsAhead = 8, kBoxesAhead = 4;
+    AggregateOp* op_;
+    const std::vector<std::string>& keys_;
+    const std::vector<uint32_t>& order_;
+    bool boxes_;
+  };
   // Erases the shard's groups that lie below its waterline (after each step).
   void DiscardBelow(Shard& sh);
   Shard& ShardOf(std::string_view key) { return shards_[KeyShard(key, static_cast<uint32_t>(shards_.size()))]; }
