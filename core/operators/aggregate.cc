@@ -160,22 +160,13 @@ constexpr SortKey kPairOrder[] = {SortKey{0, false, true}};
 }  // namespace
 
 void AggregateOp::AddPair(Acc* acc, std::string_view key, int64_t w) {
-  auto it = acc->pairs.find(key);
-  if (it == acc->pairs.end()) {
-    it = acc->pairs.emplace(InlineKey(key), 0).first;
-    acc->pairs_heap += InlineKeyHeapBytes(key.size());
-  }
-  it->second += w;
-  if (it->second == 0) {
-    acc->pairs_heap -= InlineKeyHeapBytes(key.size());
-    acc->pairs.erase(it);
-  }
+  AddKeyWeight(&acc->pairs, key, w, &acc->pairs_heap);
 }
 
-void AggregateOp::AppendPairKey(const Value& k, const Value& v, std::string* out) {
+void AggregateOp::AppendPairKey(Value k, Value v, std::string* out) {
   thread_local std::vector<Value> row(2);
-  row[0] = k;
-  row[1] = v;
+  row[0] = std::move(k);
+  row[1] = std::move(v);
   AppendOrderKey(kPairOrder, row, out);
 }
 
@@ -1311,10 +1302,10 @@ void AggregateOp::ReadGroup(StateReader& r, const std::string& key) {
       for (uint64_t j = 0; j < np; ++j) {
         std::string enc = r.Str();
         size_t pos = 0;
-        const Value k = DecodeValue(enc, &pos);
-        const Value v = DecodeValue(enc, &pos);
+        Value k = DecodeValue(enc, &pos);
+        Value v = DecodeValue(enc, &pos);
         std::string key;
-        AppendPairKey(k, v, &key);
+        AppendPairKey(std::move(k), std::move(v), &key);
         AddPair(&acc, key, r.I64());
       }
     }

@@ -291,7 +291,7 @@ class AggregateOp : public Operator {
   // Acc::pairs: adds w to the weight of the pair whose order key is `key` (dropped at 0).
   static void AddPair(Acc* acc, std::string_view key, int64_t w);
   // The order key of the pair (k, v) of aggregate a, appended to *out; PairOf reads it back.
-  static void AppendPairKey(const Value& k, const Value& v, std::string* out);
+  static void AppendPairKey(Value k, Value v, std::string* out);
   std::pair<Value, Value> PairOf(const AggSpec& a, std::string_view key) const;
   const Acc& AccIn(const Shard& sh, const char* rec, size_t a, Acc* tmp) const;
   void EraseGroup(Shard& sh, uint32_t slot);

@@ -143,12 +143,7 @@ struct Range {
 
 void AsofJoinOp::Add(Side* side, const std::string& key, const std::string& okey, int64_t w) {
   Keyed& k = side->trace.Touch(key);
-  auto [it, fresh] = k.rows.try_emplace(InlineKey(okey), 0);
-  if (fresh) k.heap += InlineKeyHeapBytes(okey.size());
-  it->second += w;
-  if (it->second != 0) return;
-  k.heap -= InlineKeyHeapBytes(okey.size());
-  k.rows.erase(it);  // an empty key is erased at the end of the step
+  AddKeyWeight(&k.rows, okey, w, &k.heap);  // an empty key is erased at the end of the step
 }
 
 AsofJoinOp::Match AsofJoinOp::MatchOf(const Keyed* right, std::string_view t) const {

@@ -43,12 +43,7 @@ auto FirstAfter(const Rows& rows, int64_t t) {
 }
 
 void Add(SessionKey* k, std::string_view key, int64_t w) {
-  auto [it, fresh] = k->rows.try_emplace(InlineKey(key), 0);
-  if (fresh) k->heap += InlineKeyHeapBytes(key.size());
-  it->second += w;
-  if (it->second != 0) return;
-  k->heap -= InlineKeyHeapBytes(key.size());
-  k->rows.erase(it);
+  AddKeyWeight(&k->rows, key, w, &k->heap);
 }
 
 }  // namespace

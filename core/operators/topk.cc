@@ -113,16 +113,7 @@ void TopKOp::ForEachRow(const Part& part, F f) {
 }
 
 void TopKOp::AddRow(Part* part, std::string_view key, int64_t w) {
-  InlineKey k(key);  // looked up as an InlineKey: compared in registers (InlineKey::Compare)
-  auto it = part->contents.find(k);
-  if (it == part->contents.end()) {
-    it = part->contents.emplace(std::move(k), 0).first;
-    part->heap_bytes += InlineKeyHeapBytes(key.size());
-  }
-  it->second += w;
-  if (it->second != 0) return;
-  part->heap_bytes -= InlineKeyHeapBytes(key.size());
-  part->contents.erase(it);
+  AddKeyWeight(&part->contents, key, w, &part->heap_bytes);
 }
 
 void TopKOp::EncodePart(const Part& part, std::string* out) const {

@@ -54,24 +54,6 @@ uint64_t GetBigEndian(const char* p, bool invert) {
   return invert ? ~v : v;
 }
 
-uint64_t DoubleBits(double d) {
-  if (d == 0.0) d = 0.0;  // -0.0 is 0.0
-  uint64_t bits;
-  if (std::isnan(d)) {
-    bits = 0x7ff8000000000000ULL;  // one NaN, after +infinity
-  } else {
-    std::memcpy(&bits, &d, 8);
-  }
-  return (bits & kSign) ? ~bits : bits | kSign;
-}
-
-double BitsDouble(uint64_t v) {
-  const uint64_t bits = (v & kSign) ? v & ~kSign : ~v;
-  double d;
-  std::memcpy(&d, &bits, 8);
-  return d;
-}
-
 // A string's bytes, escaped and ended (its tag not included).
 void PutString(std::string_view s, bool invert, std::string* out) {
   const char x = invert ? static_cast<char>(0xff) : 0;
@@ -90,7 +72,7 @@ void PutString(std::string_view s, bool invert, std::string* out) {
 // A non-NULL double or string: its tag, then its bytes.
 void PutDouble(double d, bool desc, std::string* out) {
   out->push_back(kPresent);
-  PutBigEndian(DoubleBits(d), desc, out);
+  PutBigEndian(OrderedDoubleBits(d), desc, out);
 }
 void PutText(std::string_view s, bool desc, std::string* out) {
   out->push_back(kPresent);
@@ -154,7 +136,7 @@ void GetValue(std::string_view key, size_t* pos, PhysType t, bool desc, Value* v
     *pos += 8;
     if (v) {
       Reset(v, Value::Kind::kDouble);
-      v->d = BitsDouble(bits);
+      v->d = DoubleOfOrderedBits(bits);
     }
     return;
   }
@@ -223,6 +205,24 @@ void RowOfOrderKeyInto(std::string_view key, std::span<const SortKey> keys, std:
   for (const SortKey& k : keys) GetValue(key, &pos, types[k.column], k.desc, &(*row)[k.column]);
   for (size_t c = 0; c < types.size(); ++c)
     if (!SortColumn(keys, c)) GetValue(key, &pos, types[c], false, &(*row)[c]);
+}
+
+uint64_t OrderedDoubleBits(double d) {
+  if (d == 0.0) d = 0.0;  // -0.0 is 0.0
+  uint64_t bits;
+  if (std::isnan(d)) {
+    bits = 0x7ff8000000000000ULL;  // one NaN, after +infinity
+  } else {
+    std::memcpy(&bits, &d, 8);
+  }
+  return (bits & kSign) ? ~bits : bits | kSign;
+}
+
+double DoubleOfOrderedBits(uint64_t v) {
+  const uint64_t bits = (v & kSign) ? v & ~kSign : ~v;
+  double d;
+  std::memcpy(&d, &bits, 8);
+  return d;
 }
 
 InlineKey::InlineKey(std::string_view s) {

@@ -125,6 +125,28 @@ inline size_t InlineKeyHeapBytes(size_t n) {
   return n <= 23 ? 0 : (n + 8 + 15) & ~size_t{15};
 }
 
+// Adds w to the weight of `key` in a B-tree of InlineKeys to weights (`rows`), erasing the key
+// when its weight reaches 0; *heap counts the heap bytes of the tree's long keys
+// (InlineKeyHeapBytes). The key is looked up as an InlineKey: compared in registers.
+template <typename Rows>
+void AddKeyWeight(Rows* rows, std::string_view key, int64_t w, size_t* heap) {
+  InlineKey k(key);
+  auto it = rows->find(k);
+  if (it == rows->end()) {
+    it = rows->emplace(std::move(k), 0).first;
+    *heap += InlineKeyHeapBytes(key.size());
+  }
+  it->second += w;
+  if (it->second != 0) return;
+  *heap -= InlineKeyHeapBytes(key.size());
+  rows->erase(it);
+}
+
+// A double's bits mapped to an unsigned integer that orders as Value orders doubles: -0.0 as
+// 0.0, every NaN as one NaN after +infinity (the bytes order keys write, big-endian). And back.
+uint64_t OrderedDoubleBits(double d);
+double DoubleOfOrderedBits(uint64_t v);
+
 // Orders InlineKeys (and string views) by their bytes, as memcmp does.
 struct InlineKeyLess {
   using is_transparent = void;

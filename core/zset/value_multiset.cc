@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
 
 namespace fld {
@@ -28,7 +27,7 @@ void ValueMultiset::Add(const Value& v, int64_t w) {
     case Form::kDoubles:
       return AddDouble(v.d, w);
     case Form::kStrings:
-      return AddString(v.s, w);
+      return AddKeyWeight(&strings_, v.s, w, &string_heap_);
     case Form::kMixed:
       break;
   }
@@ -59,33 +58,20 @@ void ValueMultiset::AddAll(const ValueMultiset& o) {
     for (const int64_t i : o.pending_) AddKey(i, 1);
     for (const int64_t i : o.ones_) AddKey(i, 1);
     for (const auto& [i, w] : o.ints_) AddKey(i, w);
-    for (const auto& [k, w] : o.strings_) AddString(k.view(), w);
+    for (const auto& [k, w] : o.strings_) AddKeyWeight(&strings_, k.view(), w, &string_heap_);
     return;
   }
   o.ForEach([&](const Value& v, int64_t w) { Add(v, w); });
 }
 
+// The order keys' ordered bits (unsigned) with the top bit flipped: signed integers order the same.
 int64_t ValueMultiset::DoubleKey(double d) {
-  if (d == 0.0) d = 0.0;
-  uint64_t bits;
-  if (std::isnan(d)) {
-    bits = uint64_t{0x7ff8} << 48;
-  } else {
-    std::memcpy(&bits, &d, 8);
-  }
-  // As unsigned: a positive value above every negative one, a negative one the smaller the larger
-  // its magnitude. Then the top bit flipped, so that signed integers order the same.
-  const uint64_t u = (bits >> 63) != 0 ? ~bits : bits | (uint64_t{1} << 63);
-  return static_cast<int64_t>(u ^ (uint64_t{1} << 63));
+  return static_cast<int64_t>(OrderedDoubleBits(d) ^ (uint64_t{1} << 63));
 }
 
 Value ValueMultiset::DoubleOf(int64_t key) const {
-  const uint64_t u = static_cast<uint64_t>(key) ^ (uint64_t{1} << 63);
-  const uint64_t bits = (u >> 63) != 0 ? u & ~(uint64_t{1} << 63) : ~u;
-  double d;
-  std::memcpy(&d, &bits, 8);
-  if (d == 0.0 && negative_zero_) d = -0.0;
-  return Value::Double(d);
+  const double d = DoubleOfOrderedBits(static_cast<uint64_t>(key) ^ (uint64_t{1} << 63));
+  return Value::Double(d == 0.0 && negative_zero_ ? -0.0 : d);
 }
 
 void ValueMultiset::AddDouble(double d, int64_t w) {
@@ -94,19 +80,6 @@ void ValueMultiset::AddDouble(double d, int64_t w) {
     zero_weight_ += w;
   }
   AddKey(DoubleKey(d), w);
-}
-
-void ValueMultiset::AddString(std::string_view s, int64_t w) {
-  auto it = strings_.find(s);
-  if (it == strings_.end()) {
-    it = strings_.emplace(InlineKey(s), 0).first;
-    string_heap_ += InlineKeyHeapBytes(s.size());
-  }
-  it->second += w;
-  if (it->second == 0) {
-    string_heap_ -= InlineKeyHeapBytes(s.size());
-    strings_.erase(it);
-  }
 }
 
 void ValueMultiset::AddInt(int64_t i, int64_t w) {

@@ -88,7 +88,6 @@ class ValueMultiset {
   void AddKey(int64_t i, int64_t w);
   void AddInt(int64_t i, int64_t w);  // into the trees
   void AddDouble(double d, int64_t w);
-  void AddString(std::string_view s, int64_t w);
   // A double as the integer the trees hold it as: its bits (-0.0 as 0.0, every NaN as one NaN)
   // mapped so that integers order as Value orders the doubles. DoubleOf is the value back (zero
   // in its spelling).
