@@ -327,8 +327,8 @@ void AppendJsonValue(const Value& v, const SqlType& type, std::string* out) {
   AppendJson(v, type, out);
 }
 
-JsonParser::JsonParser(const Schema& schema, JsonUpdateFormat update_format)
-    : schema_(schema), update_format_(update_format) {
+JsonParser::JsonParser(const Schema& schema, JsonUpdateFormat update_format, bool inserts_only)
+    : schema_(schema), update_format_(update_format), inserts_only_(inserts_only) {
   for (size_t c = 0; c < schema_.size(); ++c) index_.emplace(ToLower(schema_.fields[c].name), static_cast<int>(c));
   row_.resize(schema_.size());
   seen_.resize(schema_.size());
@@ -421,7 +421,7 @@ bool JsonParser::ParseFast(std::string_view line, BatchBuilder* out) {
     auto field = *row.begin();
     if (field.key == "insert")
       weight = 1;
-    else if (field.key == "delete")
+    else if (field.key == "delete" && !inserts_only_)
       weight = -1;
     else
       return false;
@@ -477,6 +477,11 @@ bool JsonParser::ParseSlow(std::string_view line, BatchBuilder* out, FormatError
     }
     auto it = doc.begin();
     weight = it.key() == "insert" ? 1 : -1;
+    if (weight < 0 && inserts_only_) {
+      error->message = "a {\"delete\": ...} record for an append_only table (it accepts inserts only)";
+      error->column = 1;
+      return false;
+    }
     row = &it.value();
     if (!row->is_object()) {
       error->message = fmt::format("expected a JSON object after \"{}\" but found {}", it.key(), JsonTypeName(*row));

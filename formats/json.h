@@ -37,7 +37,9 @@ enum class JsonUpdateFormat : uint8_t { kInsertDelete, kRaw };
 
 class JsonParser {
  public:
-  explicit JsonParser(const Schema& schema, JsonUpdateFormat update_format = JsonUpdateFormat::kInsertDelete);
+  // inserts_only: the table is append_only, and a {"delete": ...} record is malformed.
+  explicit JsonParser(const Schema& schema, JsonUpdateFormat update_format = JsonUpdateFormat::kInsertDelete,
+                      bool inserts_only = false);
   ~JsonParser();
   JsonParser(JsonParser&&) noexcept;
 
@@ -52,6 +54,7 @@ class JsonParser {
   std::unique_ptr<Fast> fast_;
   Schema schema_;
   JsonUpdateFormat update_format_;
+  bool inserts_only_;
   std::unordered_map<std::string, int> index_;  // lower-case column name -> column
   std::vector<Value> row_;
   std::vector<uint8_t> seen_;

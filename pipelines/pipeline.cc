@@ -55,6 +55,7 @@ std::vector<ConnectorSpec> Pipeline::ConnectorSpecs(size_t r) const {
 void Pipeline::Attach(size_t r, const ConnectorSpec& cs, bool resume, bool validate_only, ConnectorGroups* groups) {
   const Relation& rel = circuit_->relations()[r];
   ConnectorContext ctx{rel.name, cs.where, spec_.base_dir, pool_.get(), resume, validate_only, groups};
+  ctx.append_only = rel.append_only;
   std::string transport;  // the factories report a missing or malformed one
   if (cs.config.is_object() && cs.config.contains("transport") && cs.config["transport"].is_object() &&
       cs.config["transport"].contains("name") && cs.config["transport"]["name"].is_string())

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 
@@ -19,6 +20,10 @@ int Circuit::AddNode(std::unique_ptr<Operator> op, std::vector<int> inputs, std:
   n.inputs = std::move(inputs);
   n.output = EmptyBatch(types);
   n.types = std::move(types);
+  const bool inputs_insert =
+      !n.inputs.empty() && std::all_of(n.inputs.begin(), n.inputs.end(), [&](int i) { return nodes_[i].inserts_only; });
+  n.inserts_only = inputs_insert && n.op->PreservesInserts();
+  if (inputs_insert) n.op->InputsInsertOnly();
   nodes_.push_back(std::move(n));
   return static_cast<int>(nodes_.size()) - 1;
 }
@@ -36,6 +41,12 @@ int Circuit::FindRelation(std::string_view name) const {
 }
 
 void Circuit::Push(int table, Batch delta) {
+  if (relations_[table].append_only) {
+    auto neg = std::find_if(delta.weights.begin(), delta.weights.end(), [](int64_t w) { return w < 0; });
+    if (neg != delta.weights.end())
+      Fail(ErrorKind::kRuntime, "table {} is append_only: it accepts inserts only, and a change deletes a row",
+           relations_[table].name);
+  }
   if (!delta.empty()) pending_[table].push_back(std::move(delta));
 }
 

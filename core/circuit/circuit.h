@@ -33,6 +33,9 @@ struct Relation {
   int integrate_node = -1;  // materialized: the node holding the contents
   bool materialized = false;
   bool local = false;
+  // Tables declared WITH ('append_only' = 'true'): they only receive inserts, and Push refuses
+  // a change with a negative weight.
+  bool append_only = false;
   std::vector<int> primary_key;           // tables: column indices
   std::vector<sql::Property> properties;  // WITH (...) as written
   sql::Pos pos;                           // of the CREATE statement
@@ -57,6 +60,11 @@ class Circuit {
   Operator& op(int id) { return *nodes_[id].op; }
   const Operator& op(int id) const { return *nodes_[id].op; }
   const std::vector<int>& node_inputs(int id) const { return nodes_[id].inputs; }
+  // Whether the node's output only ever inserts rows: an append-only table's source node
+  // (MarkInsertsOnly), or a node whose operator PreservesInserts and whose inputs all insert
+  // only. Operators whose state can then be smaller (MIN/MAX keep only the extreme) ask it.
+  bool InsertsOnly(int id) const { return nodes_[id].inserts_only; }
+  void MarkInsertsOnly(int id) { nodes_[id].inserts_only = true; }
   // The clock node (NOW(), core/operators/temporal_filter.h), added at the first call.
   int ClockNode();
 
@@ -64,7 +72,8 @@ class Circuit {
   const std::vector<Relation>& relations() const { return relations_; }
   // Index of the relation named `name` (case-insensitive), or -1.
   int FindRelation(std::string_view name) const;
-  // Queues a change for a table; it enters the circuit at the next Step().
+  // Queues a change for a table; it enters the circuit at the next Step(). A deletion (negative
+  // weight) for an append-only table is an error (kRuntime) and queues nothing.
   void Push(int table, Batch delta);
   // Whether the program reads NOW(): the caller then sets the time of every step with SetNow
   // (microseconds since the epoch, UTC; a step without one reads the system clock).
@@ -126,6 +135,7 @@ class Circuit {
     std::vector<int> inputs;
     std::vector<PhysType> types;
     Batch output;
+    bool inserts_only = false;
   };
   bool IsIntegrate(const Node& n) const;
   IntegrateOp* ContentsOf(int relation) const;  // fails unless materialized and kept here

@@ -270,6 +270,13 @@ class Operator {
   // "filter", "join", ... and a one-line description of its parameters for `fld check`.
   virtual std::string Name() const = 0;
   virtual std::string Describe() const { return Name(); }
+  // Whether inputs that only insert rows (every weight positive) give an output that only
+  // inserts (a filter, a projection, a union): the circuit derives from it which nodes carry
+  // an append-only table's rows unretracted (Circuit::InsertsOnly).
+  virtual bool PreservesInserts() const { return false; }
+  // Called while the circuit is built, before any step or restore, when every input of the node
+  // only inserts: the operator may then keep less state (it never sees a deletion).
+  virtual void InputsInsertOnly() {}
   virtual bool HasState() const { return false; }
   virtual void SaveState(StateWriter& w) const {}
   virtual void RestoreState(StateReader& r) {}

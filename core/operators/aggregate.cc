@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <tuple>
@@ -14,10 +15,60 @@
 
 namespace fld {
 
+namespace {
+[[noreturn]] void SumOverflow() {
+  Fail(ErrorKind::kRuntime, "integer overflow in SUM");
+}
+
+// A group record's 8-byte fields, read and added to in place (unaligned).
+int64_t LoadI64(const char* p) {
+  int64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+void AddI64(char* p, int64_t v) {
+  v += LoadI64(p);
+  std::memcpy(p, &v, 8);
+}
+void AddSum(char* p, int64_t v) {  // a SUM's exact sum: overflow is an error
+  if (__builtin_add_overflow(LoadI64(p), v, &v)) SumOverflow();
+  std::memcpy(p, &v, 8);
+}
+void AddF64(char* p, double v) {
+  double x;
+  std::memcpy(&x, p, 8);
+  x += v;
+  std::memcpy(p, &x, 8);
+}
+[[noreturn]] void DeletionFromInsertsOnly() {
+  Fail(ErrorKind::kRuntime, "internal error: a deletion reached an aggregate over an input that only inserts");
+}
+// A pair's order key: the row (key, value) sorted by the key, ascending, NULLs first; the value
+// is the tie-break. A MIN/MAX extreme's: the one-column row (value).
+constexpr SortKey kPairOrder[] = {SortKey{0, false, true}};
+}  // namespace
+
 AggregateOp::AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vector<AggSpec> aggs, ThreadPool* pool)
     : in_types_(std::move(in_types)), pool_(pool), num_keys_(num_keys), aggs_(std::move(aggs)) {
   for (int k = 0; k < num_keys_; ++k) out_types_.push_back(in_types_[k]);
   for (const auto& a : aggs_) out_types_.push_back(a.result_type.phys());
+  Layout();
+  shards_.resize(pool_ != nullptr && pool_->workers() > 1 && num_keys_ > 0 ? pool_->workers() : 1);
+}
+
+void AggregateOp::InputsInsertOnly() {
+  for (const Shard& sh : shards_)
+    if (sh.groups.size() != 0 || sh.stored.backed())
+      Fail(ErrorKind::kRuntime, "internal error: aggregate layout changed with state");
+  inserts_only_ = true;
+  Layout();
+}
+
+void AggregateOp::Layout() {
+  stored_.clear();
+  offset_.clear();
+  stored_offset_.clear();
+  record_bytes_ = stored_bytes_ = 8;
   // Layout of a group record. Inline kinds are those whose Preaggregate / SmallKeyPreaggregate /
   // Fold touch only count and one sum (isum over 64-bit integer columns, dsum over floating ones).
   for (const auto& a : aggs_) {
@@ -26,6 +77,10 @@ AggregateOp::AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vect
     const PhysType phys = a.arg >= 0 ? in_types_[a.arg] : PhysType::kI64;
     if (a.kind == AggKind::kCountStar)
       st = a.filter < 0 ? Stored::kNothing : Stored::kCount;
+    else if (inserts_only_ && (a.kind == AggKind::kMin || a.kind == AggKind::kMax))
+      st = phys == PhysType::kStr ? Stored::kExtremeKey : Stored::kExtremeNum;
+    else if (inserts_only_ && IsArg(a))
+      st = Stored::kExtremeKey;
     else if (plain && a.kind != AggKind::kCount && phys == PhysType::kI64 && a.filter < 0 && !a.arg_type.nullable &&
              (a.kind == AggKind::kSum || a.kind == AggKind::kAvg))
       st = Stored::kSumInt;  // every row counts: the count is the row count
@@ -42,7 +97,7 @@ AggregateOp::AggregateOp(std::vector<PhysType> in_types, int num_keys, std::vect
     stored_.push_back(st);
   }
   all_inline_ = std::find(stored_.begin(), stored_.end(), Stored::kBox) == stored_.end();
-  shards_.resize(pool_ != nullptr && pool_->workers() > 1 && num_keys_ > 0 ? pool_->workers() : 1);
+  raw_ = all_inline_ && std::find(stored_.begin(), stored_.end(), Stored::kExtremeKey) == stored_.end();
 }
 
 void AggregateOp::InlineAcc(const char* rec, size_t a, Acc* acc) const {
@@ -54,6 +109,8 @@ void AggregateOp::InlineAcc(const char* rec, size_t a, Acc* acc) const {
     case Stored::kBox:
       break;
     case Stored::kCount:
+    case Stored::kExtremeNum:  // (the extreme itself: AccIn)
+    case Stored::kExtremeKey:
       std::memcpy(&acc->count, p, 8);
       break;
     case Stored::kCountInt:
@@ -76,6 +133,8 @@ void AggregateOp::WriteInline(char* rec, size_t a, int64_t count, int64_t isum, 
   switch (stored_[a]) {
     case Stored::kNothing:
     case Stored::kBox:
+    case Stored::kExtremeNum:  // (StoreGroup writes them)
+    case Stored::kExtremeKey:
       break;
     case Stored::kCount:
       std::memcpy(p, &count, 8);
@@ -144,7 +203,24 @@ void AggregateOp::LoadGroup(Shard& sh, const char* rec, Group* g) {
       continue;
     }
     acc = Acc{};
+    if (IsExtreme(stored_[a])) {
+      ExtremeAcc(sh, rec, a, &acc);
+      continue;
+    }
     InlineAcc(rec, a, &acc);
+  }
+}
+
+void AggregateOp::ExtremeAcc(const Shard& sh, const char* rec, size_t a, Acc* acc) const {
+  const char* p = rec + offset_[a];
+  acc->count = LoadI64(p);
+  if (acc->count == 0) return;
+  if (IsArg(aggs_[a])) {
+    uint32_t i;
+    std::memcpy(&i, p + 8, 4);
+    AddPair(acc, sh.extremes[i].view(), 1);
+  } else {
+    acc->values.Add(ExtremeResult(sh, rec, a), 1);
   }
 }
 
@@ -152,12 +228,6 @@ size_t AggregateOp::HeapBytes(const Acc& acc) {
   return acc.values.HeapBytes() + acc.pairs.size() * kInlineKeyEntryBytes + acc.pairs_heap +
          acc.bits.capacity() * sizeof(int64_t);
 }
-
-namespace {
-// A pair's order key: the row (key, value) sorted by the key, ascending, NULLs first; the value
-// is the tie-break.
-constexpr SortKey kPairOrder[] = {SortKey{0, false, true}};
-}  // namespace
 
 void AggregateOp::AddPair(Acc* acc, std::string_view key, int64_t w) {
   AddKeyWeight(&acc->pairs, key, w, &acc->pairs_heap);
@@ -192,6 +262,36 @@ void AggregateOp::StoreGroup(Shard& sh, Group* g, const char* old_rec, std::stri
       case Stored::kSumInt:
         WriteInline(out, a, acc.count, acc.isum, acc.dsum);
         break;
+      case Stored::kExtremeNum:
+      case Stored::kExtremeKey: {
+        // The extreme of the values (pairs) the accumulator holds (from ReadGroup, or folded
+        // by Fold when the group also has boxed accumulators).
+        const AggSpec& spec = aggs_[a];
+        if (old_rec) std::memcpy(p, old_rec + offset_[a], 16);
+        if (acc.count < 0) DeletionFromInsertsOnly();
+        const bool first = !old_rec || LoadI64(p) == 0;
+        std::memcpy(p, &acc.count, 8);
+        if (acc.count == 0) {
+          if (!first) Fail(ErrorKind::kRuntime, "internal error: an aggregate's extreme lost its values");
+          break;
+        }
+        if (stored_[a] == Stored::kExtremeNum) {
+          const Value v = spec.kind == AggKind::kMin ? acc.values.FirstPositive() : acc.values.LastPositive();
+          uint64_t bits = v.kind == Value::Kind::kDouble ? std::bit_cast<uint64_t>(v.d) : static_cast<uint64_t>(v.i);
+          std::memcpy(p + 8, &bits, 8);
+          break;
+        }
+        std::string key;
+        if (IsArg(spec)) {
+          for (const auto& [k, w] : acc.pairs)
+            if (w > 0 && (key.empty() || KeyBeats(a, k.view(), key))) key.assign(k.view());
+        } else {
+          std::vector<Value> row{spec.kind == AggKind::kMin ? acc.values.FirstPositive() : acc.values.LastPositive()};
+          AppendOrderKey(kPairOrder, row, &key);
+        }
+        SetExtremeKey(sh, p, key, first);
+        break;
+      }
       case Stored::kBox: {
         uint32_t box;
         if (old_rec) {
@@ -213,6 +313,118 @@ void AggregateOp::StoreGroup(Shard& sh, Group* g, const char* old_rec, std::stri
   }
 }
 
+bool AggregateOp::KeyBeats(size_t a, std::string_view candidate, std::string_view current) const {
+  switch (aggs_[a].kind) {
+    case AggKind::kMin:
+      return candidate < current;
+    case AggKind::kMax:
+    case AggKind::kArgMax:  // the largest pair
+      return candidate > current;
+    default: {
+      // ARG_MIN: the smallest pair whose key is not NULL; pairs whose key is NULL (their order
+      // key starts with 0) only when there is no other.
+      const bool cnull = candidate[0] == 0, knull = current[0] == 0;
+      return cnull != knull ? knull : candidate < current;
+    }
+  }
+}
+
+namespace {
+// Values of a batch column as order keys order them (NULL first): integers, doubles as Value
+// orders them (-0.0 equal to 0.0, NaN last), strings by their bytes.
+int CompareCells(const Column& c, size_t i, size_t j) {
+  const bool ni = c.IsNull(i), nj = c.IsNull(j);
+  if (ni || nj) return static_cast<int>(nj) - static_cast<int>(ni);
+  switch (c.phys) {
+    case PhysType::kI64:
+      return (c.i64[i] > c.i64[j]) - (c.i64[i] < c.i64[j]);
+    case PhysType::kF64: {
+      const uint64_t x = OrderedDoubleBits(c.f64[i]), y = OrderedDoubleBits(c.f64[j]);
+      return (x > y) - (x < y);
+    }
+    case PhysType::kStr:
+      return c.str[i].compare(c.str[j]);
+  }
+  return 0;
+}
+}  // namespace
+
+bool AggregateOp::RowBeats(size_t a, const Batch& b, size_t i, size_t j) const {
+  const AggSpec& spec = aggs_[a];
+  const Column& v = *b.cols[spec.arg];
+  if (!IsArg(spec)) {
+    const int c = CompareCells(v, i, j);
+    return spec.kind == AggKind::kMin ? c < 0 : c > 0;
+  }
+  const Column& k = *b.cols[spec.key];
+  int c = CompareCells(k, i, j);
+  if (c == 0) c = CompareCells(v, i, j);
+  if (spec.kind == AggKind::kArgMax) return c > 0;
+  const bool inull = k.IsNull(i), jnull = k.IsNull(j);  // as KeyBeats
+  return inull != jnull ? jnull : c < 0;
+}
+
+bool AggregateOp::NumBeats(size_t a, uint64_t candidate, uint64_t current) const {
+  const AggSpec& spec = aggs_[a];
+  if (in_types_[static_cast<size_t>(spec.arg)] == PhysType::kF64) {
+    candidate = OrderedDoubleBits(std::bit_cast<double>(candidate));
+    current = OrderedDoubleBits(std::bit_cast<double>(current));
+    return spec.kind == AggKind::kMin ? candidate < current : candidate > current;
+  }
+  const auto x = static_cast<int64_t>(candidate), y = static_cast<int64_t>(current);
+  return spec.kind == AggKind::kMin ? x < y : x > y;
+}
+
+void AggregateOp::ExtremeKeyOf(size_t a, const Batch& b, size_t r, std::string* out) const {
+  const AggSpec& spec = aggs_[a];
+  thread_local std::vector<Value> pair(2), one(1);
+  if (IsArg(spec)) {
+    pair[0] = b.cols[spec.key]->Get(r);
+    pair[1] = b.cols[spec.arg]->Get(r);
+    AppendOrderKey(kPairOrder, pair, out);
+  } else {
+    one[0] = b.cols[spec.arg]->Get(r);
+    AppendOrderKey(kPairOrder, one, out);
+  }
+}
+
+Value AggregateOp::ExtremeResult(const Shard& sh, const char* rec, size_t a) const {
+  const char* p = rec + offset_[a];
+  if (LoadI64(p) == 0) return Value::Null();
+  const AggSpec& spec = aggs_[a];
+  const PhysType arg = in_types_[static_cast<size_t>(spec.arg)];
+  if (stored_[a] == Stored::kExtremeNum) {
+    uint64_t bits;
+    std::memcpy(&bits, p + 8, 8);
+    return arg == PhysType::kF64 ? Value::Double(std::bit_cast<double>(bits)) : Value::Int(static_cast<int64_t>(bits));
+  }
+  uint32_t i;
+  std::memcpy(&i, p + 8, 4);
+  const std::string_view key = sh.extremes[i].view();
+  if (IsArg(spec)) return PairOf(spec, key).second;
+  thread_local std::vector<Value> row;
+  const PhysType types[] = {arg};
+  RowOfOrderKeyInto(key, kPairOrder, types, &row);
+  return std::move(row[0]);
+}
+
+void AggregateOp::SetExtremeKey(Shard& sh, char* field, std::string_view key, bool fresh) {
+  uint32_t i;
+  if (!fresh) {
+    std::memcpy(&i, field + 8, 4);
+    sh.box_heap -= sh.extremes[i].HeapBytes();
+  } else if (!sh.free_extremes.empty()) {
+    i = sh.free_extremes.back();
+    sh.free_extremes.pop_back();
+  } else {
+    i = static_cast<uint32_t>(sh.extremes.size());
+    sh.extremes.emplace_back();
+  }
+  sh.extremes[i] = InlineKey(key);
+  sh.box_heap += sh.extremes[i].HeapBytes();
+  std::memcpy(field + 8, &i, 4);
+}
+
 const AggregateOp::Acc& AggregateOp::AccIn(const Shard& sh, const char* rec, size_t a, Acc* tmp) const {
   const char* p = rec + offset_[a];
   if (stored_[a] == Stored::kBox) {
@@ -221,13 +433,23 @@ const AggregateOp::Acc& AggregateOp::AccIn(const Shard& sh, const char* rec, siz
     return sh.boxes[box];
   }
   *tmp = Acc{};
-  InlineAcc(rec, a, tmp);
+  if (IsExtreme(stored_[a]))
+    ExtremeAcc(sh, rec, a, tmp);
+  else
+    InlineAcc(rec, a, tmp);
   return *tmp;
 }
 
 void AggregateOp::FreeBoxes(Shard& sh, uint32_t slot) {
   const char* rec = sh.groups.Value(slot).data();
   for (size_t a = 0; a < aggs_.size(); ++a) {
+    if (stored_[a] == Stored::kExtremeKey && LoadI64(rec + offset_[a]) != 0) {
+      uint32_t i;
+      std::memcpy(&i, rec + offset_[a] + 8, 4);
+      sh.box_heap -= sh.extremes[i].HeapBytes();
+      sh.extremes[i] = InlineKey();
+      sh.free_extremes.push_back(i);
+    }
     if (stored_[a] != Stored::kBox) continue;
     uint32_t box;
     std::memcpy(&box, rec + offset_[a], 4);
@@ -276,12 +498,18 @@ void AggregateOp::StateCommitted(bool evict) {
       std::vector<Acc>().swap(sh.boxes);  // (assigning {} would keep the capacity)
       std::vector<uint32_t>().swap(sh.free_boxes);
     }
+    if (sh.free_extremes.size() == sh.extremes.size()) {
+      std::vector<InlineKey>().swap(sh.extremes);
+      std::vector<uint32_t>().swap(sh.free_extremes);
+    }
   }
 }
 
 size_t AggregateOp::StateMemoryBytes() const {
   size_t n = 0;
-  for (const Shard& sh : shards_) n += sh.groups.MemoryBytes() + sh.boxes.capacity() * sizeof(Acc) + sh.box_heap;
+  for (const Shard& sh : shards_)
+    n += sh.groups.MemoryBytes() + sh.boxes.capacity() * sizeof(Acc) + sh.extremes.capacity() * sizeof(InlineKey) +
+         sh.box_heap;
   return n;
 }
 
@@ -304,38 +532,12 @@ std::string AggregateOp::Describe() const {
     }
     if (a.filter >= 0) s += fmt::format(" FILTER(${})", a.filter);
   }
+  if (std::any_of(stored_.begin(), stored_.end(), IsExtreme)) s += " (input inserts only: keeps extremes)";
   const WaterlineIndex& gc = shards_[0].gc;
   if (gc.active()) s += fmt::format(" (discards groups below the waterline of ${})", gc.column());
   if (shards_.size() > 1) s += fmt::format(" ({} shards)", shards_.size());
   return s;
 }
-
-namespace {
-[[noreturn]] void SumOverflow() {
-  Fail(ErrorKind::kRuntime, "integer overflow in SUM");
-}
-
-// A group record's 8-byte fields, read and added to in place (unaligned).
-int64_t LoadI64(const char* p) {
-  int64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-void AddI64(char* p, int64_t v) {
-  v += LoadI64(p);
-  std::memcpy(p, &v, 8);
-}
-void AddSum(char* p, int64_t v) {  // a SUM's exact sum: overflow is an error
-  if (__builtin_add_overflow(LoadI64(p), v, &v)) SumOverflow();
-  std::memcpy(p, &v, 8);
-}
-void AddF64(char* p, double v) {
-  double x;
-  std::memcpy(&x, p, 8);
-  x += v;
-  std::memcpy(p, &x, 8);
-}
-}  // namespace
 
 namespace {
 
@@ -723,6 +925,7 @@ void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchB
       for (size_t a = 0; a < aggs_.size(); ++a) Preaggregate(a, in, gid, &partial.groups);
     }
   }
+  partial.rows = &in;
   FoldGroups(&sh, keys, partial, &out, emitted);
   if (num_keys_ == 0) initialized_ = true;  // (keyed: Step sets it; shards run in parallel)
   DiscardBelow(sh);
@@ -777,7 +980,7 @@ void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, 
   const size_t ng = keys.size();
   // 3. Fold partials into state in key order; emit old/new rows of each changed group.
   const std::vector<uint32_t> order = SortedByBytes(ng, [&](size_t g) { return std::string_view(keys[g]); });
-  if (all_inline_) return FoldInline(only, keys, partials.flat, order, out_rows, emitted);
+  if (all_inline_) return FoldInline(only, keys, partials, order, out_rows, emitted);
   const std::vector<Group>& partial = partials.groups;
   std::vector<Value> old_row, new_row;
   auto row_of = [&](const std::string& key, const Group& g, std::vector<Value>* row) {
@@ -827,7 +1030,7 @@ void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, 
   }
 }
 
-void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, const std::vector<char>& flat,
+void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, const Partials& partials,
                              const std::vector<uint32_t>& order, BatchBuilder* out_rows,
                              std::vector<std::pair<std::string, uint32_t>>* emitted) {
   BatchBuilder& out = *out_rows;
@@ -836,9 +1039,15 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
   scratch.accs.resize(A);
   std::vector<Value> old_vals(A), new_vals(A);
   std::string rec(record_bytes_, '\0');
+  const std::vector<char>& flat = partials.flat;
+  const Shard* in_shard = nullptr;  // (results of kExtremeKey fields read its extremes)
   auto results = [&](const char* r, std::vector<Value>* vals) {
     std::memcpy(&scratch.rows, r, 8);
     for (size_t a = 0; a < A; ++a) {
+      if (IsExtreme(stored_[a])) {
+        (*vals)[a] = ExtremeResult(*in_shard, r, a);
+        continue;
+      }
       Acc& acc = scratch.accs[a];
       InlineAcc(r, a, &acc);
       (*vals)[a] = Result(aggs_[a], scratch, acc);
@@ -856,6 +1065,7 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
     const uint32_t g = order[i];
     const std::string& key = keys[g];
     Shard& sh = *ahead.shards[i];
+    in_shard = &sh;
     uint32_t slot = sh.groups.Find(key, ahead.hashes[i]);
     if (slot == ArenaMap::kNone) slot = LoadStored(sh, key);
     if (slot != ArenaMap::kNone)
@@ -868,7 +1078,7 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
     if (num_keys_ == 0 && !initialized_) had = false;
     if (had) results(rec.data(), &old_vals);
     // Fold: the same additions as Fold, field by field of the two records.
-    AddRecord(rec.data(), flat.data() + static_cast<size_t>(g) * record_bytes_);
+    AddRecord(rec.data(), flat.data() + static_cast<size_t>(g) * record_bytes_, sh, partials.rows);
     rows = LoadI64(rec.data());
     const bool has = rows != 0 || num_keys_ == 0;
     if (has) results(rec.data(), &new_vals);
@@ -909,6 +1119,15 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
     return;
   }
   const Column& col = *in.cols[spec.arg];
+  if (IsExtreme(stored_[a])) {
+    // Only inserts: the count of values (MIN/MAX: non-NULL ones; ARG_*: rows), folded with
+    // every value or pair of the batch; StoreGroup keeps the extreme.
+    for (size_t i = 0; i < n; ++i) {
+      if (w[i] <= 0) DeletionFromInsertsOnly();
+      if (skipped(i) || (!IsArg(spec) && col.IsNull(i))) continue;
+      partial[gid[i]].accs[a].count += w[i];
+    }
+  }
   if (IsPairs(spec)) {
     const Column& key = *in.cols[spec.key];
     std::string enc;
@@ -985,8 +1204,9 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
   }
 }
 
-void AggregateOp::AddRecord(char* into, const char* part) const {
+void AggregateOp::AddRecord(char* into, const char* part, Shard& sh, const Batch* rows) {
   AddI64(into, LoadI64(part));  // the row count
+  std::string key;
   for (size_t a = 0; a < aggs_.size(); ++a) {
     char* q = into + offset_[a];
     const char* p = part + offset_[a];
@@ -994,6 +1214,30 @@ void AggregateOp::AddRecord(char* into, const char* part) const {
       case Stored::kNothing:
       case Stored::kBox:
         break;
+      case Stored::kExtremeNum: {
+        const int64_t n = LoadI64(p);
+        if (n == 0) break;
+        uint64_t x, cur;
+        std::memcpy(&x, p + 8, 8);
+        std::memcpy(&cur, q + 8, 8);
+        if (LoadI64(q) == 0 || NumBeats(a, x, cur)) std::memcpy(q + 8, &x, 8);
+        AddI64(q, n);
+        break;
+      }
+      case Stored::kExtremeKey: {
+        const int64_t n = LoadI64(p);
+        if (n == 0) break;
+        uint32_t r;
+        std::memcpy(&r, p + 8, 4);
+        key.clear();
+        ExtremeKeyOf(a, *rows, r, &key);
+        const bool fresh = LoadI64(q) == 0;
+        uint32_t i;
+        std::memcpy(&i, q + 8, 4);
+        if (fresh || KeyBeats(a, key, sh.extremes[i].view())) SetExtremeKey(sh, q, key, fresh);
+        AddI64(q, n);
+        break;
+      }
       case Stored::kCount:
         AddI64(q, LoadI64(p));
         break;
@@ -1031,6 +1275,32 @@ void AggregateOp::PreaggregateFlat(size_t a, const Batch& in, const std::vector<
   }
   const Column& col = *in.cols[spec.arg];
   const bool has_nulls = col.HasNulls();
+  if (IsExtreme(stored_[a])) {
+    // Count, and the extreme so far: the value itself (kExtremeNum) or its row (kExtremeKey).
+    const bool num = stored_[a] == Stored::kExtremeNum, arg = IsArg(spec);
+    for (size_t i = 0; i < n; ++i) {
+      if (w[i] <= 0) DeletionFromInsertsOnly();
+      if (skipped(i) || (!arg && has_nulls && col.nulls[i])) continue;
+      char* p = field + gid[i] * R;
+      const bool first = LoadI64(p) == 0;
+      AddI64(p, w[i]);
+      if (num) {
+        uint64_t x =
+            col.phys == PhysType::kF64 ? std::bit_cast<uint64_t>(col.f64[i]) : static_cast<uint64_t>(col.i64[i]);
+        uint64_t cur;
+        std::memcpy(&cur, p + 8, 8);
+        if (first || NumBeats(a, x, cur)) std::memcpy(p + 8, &x, 8);
+      } else {
+        uint32_t cur;
+        std::memcpy(&cur, p + 8, 4);
+        if (first || RowBeats(a, in, i, cur)) {
+          const auto r = static_cast<uint32_t>(i);
+          std::memcpy(p + 8, &r, 4);
+        }
+      }
+    }
+    return;
+  }
   if (stored_[a] == Stored::kSumInt) {
     // The argument's type is NOT NULL, so the record keeps no count of non-NULL values.
     if (has_nulls && std::find(col.nulls.begin(), col.nulls.end(), 1) != col.nulls.end())
@@ -1323,7 +1593,7 @@ void AggregateOp::ReadGroup(StateReader& r, const std::string& key) {
 // 0 + WriteGroup's bytes.
 void AggregateOp::SaveChanges(StateWriter& w, StateDelta& d) {
   w.U64(initialized_);
-  const bool raw = all_inline_;
+  const bool raw = raw_;
   SaveShardChanges(pool_, shards_.size(), d, [&](size_t i, StateDelta& p) {
     Shard& sh = shards_[i];
     std::string buf;
@@ -1346,6 +1616,8 @@ void AggregateOp::BeginRestore(StateReader& r) {
     sh.groups.Clear();
     sh.boxes.clear();
     sh.free_boxes.clear();
+    sh.extremes.clear();
+    sh.free_extremes.clear();
     sh.gc.Clear();
     sh.box_heap = 0;
     sh.stored.Reset();
@@ -1354,7 +1626,7 @@ void AggregateOp::BeginRestore(StateReader& r) {
 }
 
 void AggregateOp::RestoreEntry(std::string_view key, std::string_view value) {
-  const bool raw = all_inline_;
+  const bool raw = raw_;
   if (value.empty() || value[0] != (raw ? 1 : 0) || (raw && value.size() != 1 + stored_bytes_))
     Fail(ErrorKind::kCorruption, "an aggregate's stored group is malformed ({} bytes)", value.size());
   if (raw) {

@@ -38,6 +38,11 @@
 // Groups live in an ArenaMap (core/zset/arena_map.h): key encoding -> a fixed-width record of
 // the row count and, per aggregate, COUNT/SUM/AVG over narrow types inline (the count and the
 // sum their type uses), any other aggregate as the index of its accumulator in a side table.
+// Over an input that only inserts (an append-only table's rows through filters, projections and
+// unions: InputsInsertOnly), no value can leave a group, so MIN, MAX, ARG_MIN and ARG_MAX keep
+// only the extreme instead of every value: integers and doubles inline (the count of values and
+// the extreme), others as the order key (core/zset/order_key.h) of the extreme value or (key,
+// value) pair in a side table. A deletion reaching such an aggregate is an error.
 // Result types follow Feldera: SUM(integer) is BIGINT; AVG, STDDEV and VARIANCE have the
 // argument's type, so over integers they truncate toward zero and over DECIMAL(p, s) they are
 // truncated to s digits; integer sums that overflow 64 bits raise an error. The variance of
@@ -151,6 +156,7 @@ class AggregateOp : public Operator {
     else
       shards_[shard].groups.Prefetch(hash);
   }
+  void InputsInsertOnly() override;
   void SetWaterline(int key_col, WaterlineRef w) {
     for (Shard& sh : shards_) sh.gc = WaterlineIndex(key_col, w);
   }
@@ -183,15 +189,18 @@ class AggregateOp : public Operator {
   struct Partials {
     std::vector<Group> groups;
     std::vector<char> flat;
+    const Batch* rows = nullptr;  // the batch pre-aggregated (kExtremeKey partials name its rows)
   };
   // A worker's part of the groups: those whose key KeyShard maps to it.
   struct Shard {
     ArenaMap groups;                   // key encoding -> group record
     std::vector<Acc> boxes;            // boxed accumulators
     std::vector<uint32_t> free_boxes;  // indexes of unused boxes
-    size_t box_heap = 0;               // heap bytes the boxes' trees hold (HeapBytes)
-    WaterlineIndex gc;                 // groups by a key column with a waterline
-    StoredEntries stored;              // backed state (core/circuit/operator.h)
+    size_t box_heap = 0;               // heap bytes the boxes' trees hold (HeapBytes), and the extremes'
+    std::vector<InlineKey> extremes;   // kExtremeKey: the order keys of the extremes
+    std::vector<uint32_t> free_extremes;
+    WaterlineIndex gc;     // groups by a key column with a waterline
+    StoredEntries stored;  // backed state (core/circuit/operator.h)
   };
   // A group missing from the shard's memory: when the store may hold it, reads it into memory
   // (clean). Returns its slot, or kNone when it does not exist.
@@ -206,7 +215,7 @@ class AggregateOp : public Operator {
                   std::vector<std::pair<std::string, uint32_t>>* emitted);
   // FoldGroups when every accumulator is inline (all_inline_): adds the flat partial records'
   // fields to the stored records' fields in place, without Group/Acc objects.
-  void FoldInline(Shard* only, const std::vector<std::string>& keys, const std::vector<char>& flat,
+  void FoldInline(Shard* only, const std::vector<std::string>& keys, const Partials& partials,
                   const std::vector<uint32_t>& order, BatchBuilder* out,
                   std::vector<std::pair<std::string, uint32_t>>* emitted);
   // Folding visits groups keys[order[i]] in key order, not table order: each lookup is a cache
@@ -250,8 +259,9 @@ class AggregateOp : public Operator {
   static bool IsWideMoment(const AggSpec& a) { return IsMoment(a) && a.arg_type.IsWideDecimal(); }
   // Pre-aggregates one aggregate of the batch: rows -> partial[gid[row]].accs[a].
   void Preaggregate(size_t a, const Batch& in, const std::vector<uint32_t>& gid, std::vector<Group>* partial) const;
-  // Adds a flat partial record's fields to a group record's (Fold, for all-inline records).
-  void AddRecord(char* into, const char* part) const;
+  // Adds a flat partial record's fields to a group record's (Fold, for all-inline records) of
+  // shard sh; `rows`: the batch the partial was made from.
+  void AddRecord(char* into, const char* part, Shard& sh, const Batch* rows);
   // The same into flat records (all_inline_): rows -> the fields of aggregate a in record gid[row].
   void PreaggregateFlat(size_t a, const Batch& in, const std::vector<uint32_t>& gid, char* flat) const;
   Value Result(const AggSpec& a, const Group& g, const Acc& acc) const;
@@ -270,7 +280,32 @@ class AggregateOp : public Operator {
     kCountDouble,  // count, dsum
     kSumInt,       // isum: SUM/AVG of a NOT NULL integer column without FILTER (count = rows)
     kBox,          // index into the shard's boxes of the whole Acc
+    // Over an input that only inserts (inserts_only_):
+    kExtremeNum,  // MIN/MAX of integers or doubles: count, the extreme (its 8 bytes)
+    // Any other MIN/MAX, ARG_MIN/ARG_MAX: count, then the index (4 bytes) into the shard's
+    // extremes of the order key of the extreme value or (key, value) pair (none while count is
+    // 0). In a flat partial, the row of the batch holding the extreme instead.
+    kExtremeKey,
   };
+  static bool IsExtreme(Stored st) { return st == Stored::kExtremeNum || st == Stored::kExtremeKey; }
+  // The record layout of the aggregates (stored_, offset_, ...), from aggs_ and inserts_only_.
+  void Layout();
+  // Whether candidate beats current as aggregate a's extreme (strictly: on a tie the first
+  // stays): MIN/MAX values, ARG_MIN/ARG_MAX (key, value) pairs, as order keys or as rows i, j
+  // of a batch; and the integers or doubles of kExtremeNum.
+  bool KeyBeats(size_t a, std::string_view candidate, std::string_view current) const;
+  bool RowBeats(size_t a, const Batch& b, size_t i, size_t j) const;
+  bool NumBeats(size_t a, uint64_t candidate, uint64_t current) const;
+  // The order key of aggregate a's value (MIN/MAX) or pair (ARG_*) in row r of b, into *out.
+  void ExtremeKeyOf(size_t a, const Batch& b, size_t r, std::string* out) const;
+  // A kExtremeNum/kExtremeKey field's result.
+  Value ExtremeResult(const Shard& sh, const char* rec, size_t a) const;
+  // A kExtremeKey field's extreme replaced by (or, while its count is 0, set to) `key`.
+  // (fresh: the field has none yet.)
+  void SetExtremeKey(Shard& sh, char* field, std::string_view key, bool fresh);
+  // A kExtremeNum/kExtremeKey field as an accumulator: its count, and its one value (MIN/MAX)
+  // or pair (ARG_*) at weight 1.
+  void ExtremeAcc(const Shard& sh, const char* rec, size_t a, Acc* acc) const;
   // Group record <-> Group: Load moves boxed accumulators out of the shard's boxes into *g; Store moves
   // them back (allocating boxes for a new group, rec == null) and writes the record into *rec.
   void LoadGroup(Shard& sh, const char* rec, Group* g);
@@ -282,7 +317,7 @@ class AggregateOp : public Operator {
   void RecordToStored(std::string_view rec, std::string* out) const;
   // An aggregate's bytes in a stored record (a kSumInt field is stored as kCountInt's 16).
   static size_t StoredFieldBytes(Stored st) {
-    return st == Stored::kNothing ? 0 : st == Stored::kCount ? 8 : st == Stored::kBox ? 4 : 16;
+    return st == Stored::kNothing ? 0 : st == Stored::kCount ? 8 : st == Stored::kBox ? 4 : 16;  // extremes: 16
   }
   void StoredToRecord(std::string_view stored, std::string* out) const;
   // The accumulator of aggregate a in a record, without moving it (tmp holds inline ones).
@@ -308,7 +343,9 @@ class AggregateOp : public Operator {
   size_t record_bytes_ = 8;            // rows, then the aggregates
   std::vector<size_t> stored_offset_;  // per aggregate: its bytes in a stored (checkpoint) record
   size_t stored_bytes_ = 8;
-  bool all_inline_ = false;    // no accumulator is boxed: records are stored as they are
+  bool inserts_only_ = false;  // InputsInsertOnly: the extreme kinds are used
+  bool all_inline_ = false;    // no accumulator is boxed: records fold in place, field by field
+  bool raw_ = false;           // and none names a side table: checkpoints store records as they are
   std::vector<Shard> shards_;  // one per worker (one without a pool or without keys)
   bool initialized_ = false;   // global: the initial row was emitted
   // One group's rows and accumulators as checkpoints write them (record: its groups value).

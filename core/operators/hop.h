@@ -18,6 +18,7 @@ namespace fld {
 class HopOp : public Operator {
  public:
   HopOp(int ts_column, int64_t slide, int64_t size, int64_t offset, bool months = false);
+  bool PreservesInserts() const override { return true; }
   Batch Step(std::span<const Batch* const> inputs) override;
   std::string Name() const override { return "hop"; }
   std::string Describe() const override;

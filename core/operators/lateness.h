@@ -28,6 +28,7 @@ class LatenessOp : public Operator {
     Value lateness;  // in the column's physical form: int64 units of the type, or a double
   };
   LatenessOp(std::vector<PhysType> types, std::vector<Annotated> cols);
+  bool PreservesInserts() const override { return true; }
   Batch Step(std::span<const Batch* const> inputs) override;
   std::string Name() const override { return "lateness"; }
   std::string Describe() const override;

@@ -14,6 +14,7 @@ class MapOp : public Operator {
  public:
   // predicate may be null (no filter); an empty projection list means "all input columns".
   MapOp(BoundExprPtr predicate, std::vector<BoundExprPtr> projections);
+  bool PreservesInserts() const override { return true; }
   Batch Step(std::span<const Batch* const> inputs) override;
   std::string Name() const override { return predicate_ ? (projections_.empty() ? "filter" : "filter+map") : "map"; }
   std::string Describe() const override;

@@ -203,6 +203,12 @@ const ColSpec kDbl{PhysType::kF64, Doubles({-1.5, -0.0, 0.0, 0.5, 2.25, 1024.0})
 const ColSpec kStr{PhysType::kStr, Strings({"", "a", "b", "ab"}), 0.2};
 const ColSpec kCents{PhysType::kI64, Ints({-150, 0, 1, 99, 250}), 0.2};  // DECIMAL(10,2)
 const ColSpec kBool{PhysType::kI64, Ints({0, 1}), 0.2};                  // BOOLEAN
+// Strings longer than an InlineKey holds inline (23 bytes), one with a zero byte.
+const ColSpec kLongStr{PhysType::kStr,
+                       {Value::String(std::string(30, 'b')), Value::String(std::string(30, 'a') + "z"),
+                        Value::String(std::string(30, 'a')),
+                        Value::String(std::string("a\0", 2) + std::string(25, 'c')), Value::String("short")},
+                       0.2};
 const ColSpec kIntNN{PhysType::kI64, Ints({-2, -1, 0, 1, 3, 100}), 0};   // INT NOT NULL
 const ColSpec kCentsNN{PhysType::kI64, Ints({-150, 0, 1, 99, 250}), 0};  // DECIMAL(10,2) NOT NULL
 // DECIMAL(38, 2): 36-digit values, so sums need the full 128 bits.
@@ -1153,6 +1159,63 @@ Scenario AggScenario(std::string name, std::vector<ColSpec> cols, int num_keys, 
   return sc;
 }
 
+// The scenario over an input that only inserts: the operator is told so (InputsInsertOnly, as a
+// circuit does over an append-only table) and every change inserts rows.
+Scenario InsertsOnly(Scenario sc) {
+  sc.name += ", input inserts only";
+  auto make = sc.make;
+  auto make_pooled = sc.make_pooled;
+  sc.make = [make] {
+    auto op = make();
+    op->InputsInsertOnly();
+    return op;
+  };
+  sc.make_pooled = [make_pooled](ThreadPool* pool) {
+    auto op = make_pooled(pool);
+    op->InputsInsertOnly();
+    return op;
+  };
+  sc.delta = [specs = sc.inputs](Gen& g, size_t input, ZSet* cur) {
+    Changes ch;
+    const int n = g.Int(0, 6);
+    for (int i = 0; i < n; ++i) {
+      Row r = g.RandomRow(specs[input]);
+      const int64_t w = g.Chance(0.1) ? 2 : 1;
+      ch.emplace_back(r, w);
+      AddInto(cur, r, w);
+    }
+    return ch;
+  };
+  return sc;
+}
+
+// MIN, MAX, ARG_MIN, ARG_MAX over every physical type, with FILTER, next to linear aggregates:
+// over an input that only inserts, every one is kept inline or as its extreme's order key.
+std::vector<AggSpec> ExtremeAggs(int base) {
+  const int i = base, d = base + 1, s = base + 2, c = base + 3, b = base + 4, l = base + 5;
+  const SqlType kBoolean = SqlType::Of(TypeId::kBoolean);
+  std::vector<AggSpec> out = {Agg(AggKind::kCountStar, -1, SqlType()), Agg(AggKind::kSum, i, kBigInt)};
+  for (AggKind k : {AggKind::kMin, AggKind::kMax}) {
+    out.push_back(Agg(k, i, kBigInt));
+    out.push_back(Agg(k, d, kDouble));
+    out.push_back(Agg(k, s, kVarchar));
+    out.push_back(Agg(k, c, kDec));
+    out.push_back(Agg(k, b, kBoolean));
+    out.push_back(Agg(k, l, kVarchar));
+    out.push_back(Agg(k, i, kBigInt, true));
+    out.push_back(Filtered(Agg(k, d, kDouble), b));
+    out.push_back(Filtered(Agg(k, l, kVarchar), b));
+  }
+  for (AggKind k : {AggKind::kArgMin, AggKind::kArgMax}) {
+    out.push_back(ArgAgg(k, s, kVarchar, i, kBigInt));
+    out.push_back(ArgAgg(k, i, kBigInt, d, kDouble));
+    out.push_back(ArgAgg(k, l, kVarchar, s, kVarchar));
+    out.push_back(ArgAgg(k, d, kDouble, l, kVarchar));
+    out.push_back(Filtered(ArgAgg(k, c, kDec, i, kBigInt), b));
+  }
+  return out;
+}
+
 // Every aggregate over argument columns starting at `base`: int, double, string, decimal.
 std::vector<AggSpec> AllAggs(int base) {
   const int i = base, d = base + 1, s = base + 2, c = base + 3;
@@ -1321,6 +1384,28 @@ std::vector<Scenario> AggScenarios() {
     add(AggScenario("group by nullable int, SUM/AVG of NOT NULL columns and MIN", {kKey3, kIntNN, kCentsNN, kInt}, 1,
                     aggs),
         100);
+  }
+  {
+    // Over an input that only inserts: the extremes alone (records fold in place), and next to
+    // every other kind (some boxed: the extremes then fold through accumulators).
+    const std::vector<ColSpec> ext = {kInt, kDbl, kStr, kCents, kBool, kLongStr};
+    auto keyed = [&](std::vector<ColSpec> keys, const std::vector<ColSpec>& cols) {
+      keys.insert(keys.end(), cols.begin(), cols.end());
+      return keys;
+    };
+    add(InsertsOnly(AggScenario("global MIN/MAX/ARG_MIN/ARG_MAX", ext, 0, ExtremeAggs(0))), 100);
+    add(InsertsOnly(AggScenario("group by int, MIN/MAX/ARG_MIN/ARG_MAX", keyed({kKey3}, ext), 1, ExtremeAggs(1))), 100);
+    add(InsertsOnly(
+            AggScenario("group by wide int, MIN/MAX/ARG_MIN/ARG_MAX", keyed({kKeyWide}, ext), 1, ExtremeAggs(1))),
+        60);
+    add(InsertsOnly(AggScenario("group by (int, str), MIN/MAX/ARG_MIN/ARG_MAX", keyed({kKey3, kKeyStr}, ext), 2,
+                                ExtremeAggs(2))),
+        60);
+    add(InsertsOnly(AggScenario("group by int, all kinds", with_keys({kKey3}), 1, AllAggs(1))), 60);
+    add(InsertsOnly(AggScenario("group by int, further aggregates", keyed_more, 1, MoreAggs(1))), 60);
+    add(InsertsOnly(
+            AggScenario("group by small int, linear aggregates (slice path)", with_keys({kKeyNN}), 1, LinearAggs(1))),
+        30);
   }
   // Degenerate shapes: a lone COUNT(*) (no argument column), and GROUP BY without aggregates.
   add(AggScenario("global COUNT(*)", args, 0, {Agg(AggKind::kCountStar, -1, SqlType())}), 60);
@@ -2682,6 +2767,58 @@ TEST_CASE("cost: a one-row change after a large load emits only the changed rows
     CHECK(op.Step({&q, 1}).empty());  // still one copy left
     CHECK(op.Step({&q, 1}).size() == 1);
   }
+}
+
+TEST_CASE("aggregate over an input that only inserts: state per group does not grow with its values", "[operators]") {
+  // MIN(varchar), MAX(double), ARG_MAX(bigint, bigint) per key: 2000 groups, then 20 times as
+  // many values each. Keeping the extremes, memory stays where it was; keeping every value (the
+  // general form) it grows with them.
+  const Types in = {PhysType::kI64, PhysType::kStr, PhysType::kF64, PhysType::kI64, PhysType::kI64};
+  std::vector<AggSpec> aggs = {Agg(AggKind::kMin, 1, kVarchar), Agg(AggKind::kMax, 2, kDouble),
+                               ArgAgg(AggKind::kArgMax, 3, kBigInt, 4, kBigInt)};
+  auto batch = [&](int round) {
+    BatchBuilder b(in);
+    for (int64_t k = 0; k < 2000; ++k) {
+      const int64_t x = (k * 7919 + round * 104729) % 1000003;
+      const std::vector<Value> row = {Value::Int(k), Value::String("value " + std::to_string(x)),
+                                      Value::Double(static_cast<double>(x) * 0.5), Value::Int(x), Value::Int(x % 977)};
+      b.AppendRow(row, 1);
+    }
+    return b.Finish();
+  };
+  AggregateOp extremes(in, 1, aggs), general(in, 1, aggs);
+  extremes.InputsInsertOnly();
+  auto step = [&](AggregateOp& op, int round) {
+    Batch b = batch(round);
+    const Batch* p = &b;
+    return op.Step(std::span<const Batch* const>(&p, 1));
+  };
+  for (int r = 0; r < 2; ++r) {
+    Batch x = step(extremes, r), y = step(general, r);
+    REQUIRE(ToZSet(x) == ToZSet(y));
+  }
+  const size_t extremes_before = extremes.StateMemoryBytes(), general_before = general.StateMemoryBytes();
+  for (int r = 2; r < 40; ++r) {
+    Batch x = step(extremes, r), y = step(general, r);
+    REQUIRE(ToZSet(x) == ToZSet(y));
+  }
+  CHECK(extremes.StateMemoryBytes() <= extremes_before + extremes_before / 10);
+  CHECK(general.StateMemoryBytes() > 2 * general_before);
+  CHECK(extremes.StateMemoryBytes() * 8 < general.StateMemoryBytes());
+
+  // A deletion reaching it is an error, not a wrong extreme.
+  BatchBuilder del(in);
+  const std::vector<Value> gone = {Value::Int(1), Value::String("x"), Value::Double(1), Value::Int(1), Value::Int(1)};
+  del.AppendRow(gone, -1);
+  Batch d = del.Finish();
+  const Batch* p = &d;
+  std::string error;
+  try {
+    extremes.Step(std::span<const Batch* const>(&p, 1));
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  CHECK(error.find("a deletion reached an aggregate") != std::string::npos);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ class WatermarkOp : public Operator {
   // `delay`: W in the column's physical form (int64 units of its type, or a double).
   WatermarkOp(std::vector<PhysType> types, int column, Value delay)
       : types_(std::move(types)), column_(column), delay_(std::move(delay)) {}
+  bool PreservesInserts() const override { return true; }
   Batch Step(std::span<const Batch* const> inputs) override;
   std::string Name() const override { return "watermark"; }
   std::string Describe() const override;

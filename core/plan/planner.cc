@@ -167,7 +167,13 @@ int Planner::AddTable(const sql::Statement& stmt) {
       // it is validated and has no effect.
       if (p.value != "true" && p.value != "false")
         ctx_.Error(p.value_pos, "'skip_unused_columns' must be 'true' or 'false'");
-    } else if (p.key != "connectors" && p.key != "append_only") {
+    } else if (p.key == "append_only") {
+      // Only inserts reach the table (Circuit::Push refuses deletions; so do the JSON connectors,
+      // naming the record): aggregates over it keep only what inserts can change (MIN/MAX keep
+      // the extreme instead of every value).
+      if (p.value != "true" && p.value != "false") ctx_.Error(p.value_pos, "'append_only' must be 'true' or 'false'");
+      r.append_only = p.value == "true";
+    } else if (p.key != "connectors") {
       ctx_.Error(p.pos, fmt::format("unknown table property '{}' (known: connectors, materialized, append_only, "
                                     "skip_unused_columns)",
                                     p.key));
@@ -175,6 +181,7 @@ int Planner::AddTable(const sql::Statement& stmt) {
   }
   auto types = r.schema.PhysTypes();
   r.input_node = circuit_->AddNode(std::make_unique<SourceOp>(types), {}, types);
+  if (r.append_only) circuit_->MarkInsertsOnly(r.input_node);
   r.node = r.input_node;
   // WATERMARK holds rows back before LATENESS judges them (as they are released).
   int watermark = -1;

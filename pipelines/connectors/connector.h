@@ -46,6 +46,8 @@ struct ConnectorContext {
   bool validate_only = false;
   // Groups of linked connectors of the pipeline being built (null: the connector stands alone).
   ConnectorGroups* groups = nullptr;
+  // Inputs: the table is append_only (Relation::append_only): a record that deletes is an error.
+  bool append_only = false;
 };
 
 class InputConnector {

@@ -190,7 +190,7 @@ FileInputConnector::FileInputConnector(Options options, const Schema& schema)
       schema_(schema),
       types_(schema.PhysTypes()),
       csv_(schema, options_.csv),
-      json_(schema, options_.update_format) {
+      json_(schema, options_.update_format, options_.append_only) {
   if (options_.max_batch_size == 0) options_.max_batch_size = 1;
   const std::string& path = options_.resolved_path;
   if (path == "-") {
@@ -423,7 +423,8 @@ bool FileInputConnector::ReadParallel(size_t max_records, Batch* batch) {
   }
   const size_t slices = (n + kSlice - 1) / kSlice;
   if (csv && csv_slice_parsers_.size() < slices) csv_slice_parsers_.resize(slices, csv_);
-  while (!csv && json_slice_parsers_.size() < slices) json_slice_parsers_.emplace_back(schema_, options_.update_format);
+  while (!csv && json_slice_parsers_.size() < slices)
+    json_slice_parsers_.emplace_back(schema_, options_.update_format, options_.append_only);
   std::vector<Batch> parts(slices);
   std::vector<uint8_t> bad(slices, 0);
   pool->ParallelFor(slices, [&](size_t sl) {
@@ -725,6 +726,7 @@ std::unique_ptr<InputConnector> MakeFileInput(const Json& transport_config, cons
   const std::string prefix = Prefix(ctx.where, "file_input");
   auto fail = [&](const std::string& msg) { throw Error(ErrorKind::kUsage, prefix + msg); };
   FileInputConnector::Options o;
+  o.append_only = ctx.append_only;
   if (!transport_config.is_object()) fail("the transport config must be an object with a 'path'");
   for (auto it = transport_config.begin(); it != transport_config.end(); ++it) {
     if (it.key() == "follow") {

@@ -113,6 +113,7 @@ class FileInputConnector : public InputConnector {
     CsvOptions csv;
     bool headers = false;  // CSV: skip each file's first line
     JsonUpdateFormat update_format = JsonUpdateFormat::kInsertDelete;
+    bool append_only = false;  // a JSON delete record is an error
     size_t max_batch_size = 10000;
     ThreadPool* pool = nullptr;  // parses a batch's records in parallel slices
   };

@@ -95,6 +95,23 @@ def _():
     assert "in.json:2" in err, err
 
 
+@check("delete record for an append_only table: exit 1 naming file:line; inserts before it are kept")
+def _():
+    write(os.path.join(d, "ao.json"),
+          '{"insert": {"k": 1, "a": 5}}\n{"insert": {"k": 1, "a": 2}}\n{"delete": {"k": 1, "a": 2}}\n'
+          '{"insert": {"k": 1, "a": 1}}\n')
+    p = spec(d, "ao", "CREATE TABLE t (k INT, a INT) WITH ('append_only' = 'true');\n"
+                      "CREATE MATERIALIZED VIEW v AS SELECT k, MIN(a) AS lo, MAX(a) AS hi FROM t GROUP BY k;",
+             "connectors:\n  t:\n    - transport: {name: file_input, config: {path: ao.json}}\n"
+             "      format: {name: json}\n      max_batch_size: 1\n")
+    _, err = run(["run", p], expect=1)
+    assert "ao.json:3" in err and "append_only" in err, err
+    assert_eq(query(p, "SELECT k, lo, hi FROM v"), [(1, 2, 5)], "the two inserts before the delete")
+    p = spec(d, "ao2", "CREATE TABLE t (k INT) WITH ('append_only' = 'yes');")
+    _, err = run(["check", p], expect=2)
+    assert "'append_only' must be 'true' or 'false'" in err, err
+
+
 @check("querying a view that is not materialized says how to materialize it")
 def _():
     p = spec(d, "nm", "CREATE TABLE t (a INT) WITH ('materialized' = 'true');\nCREATE VIEW v AS SELECT * FROM t;")
