@@ -255,49 +255,56 @@ void CsvWriter::AppendHeader(std::string* out) const {
   out->append("weight\n");
 }
 
-namespace {
-
-// Decimal text of v (std::to_chars: no format parsing, no growth of a back-inserter buffer).
-void AppendInt(int64_t v, std::string* out) {
-  char tmp[24];
-  auto res = std::to_chars(tmp, tmp + sizeof tmp, v);
-  out->append(tmp, static_cast<size_t>(res.ptr - tmp));
-}
-
-}  // namespace
-
 void CsvWriter::AppendRow(const Batch& b, size_t r, std::string* out) const {
+  // Integers and delimiters go through a local buffer, appended once per row (or before any
+  // other value): a row of integers costs one append, not one per field.
+  char buf[256];
+  size_t n = 0;
+  auto flush = [&] {
+    out->append(buf, n);
+    n = 0;
+  };
+  auto put_int = [&](int64_t v) {
+    if (n + 24 > sizeof buf) flush();
+    n = static_cast<size_t>(std::to_chars(buf + n, buf + sizeof buf, v).ptr - buf);
+  };
+  auto put_char = [&](char c) {
+    if (n + 1 > sizeof buf) flush();
+    buf[n++] = c;
+  };
   for (size_t c = 0; c < schema_.size(); ++c) {
     const Column& col = *b.cols[c];
     const SqlType& type = schema_.fields[c].type;
     if (!col.IsNull(r)) {
-      switch (col.phys) {
-        case PhysType::kStr:
-          if (type.IsString())
-            AppendText(col.str[r], out);
-          else  // BINARY (hex, as the parser reads it), DECIMAL(p > 18), ROW, ARRAY, MAP, ...: text
-            AppendText(FormatValue(col.Get(r), type), out);
-          break;
-        case PhysType::kI64:
-          if (type.IsInteger()) {
-            AppendInt(col.i64[r], out);
+      if (col.phys == PhysType::kI64 && type.IsInteger()) {
+        put_int(col.i64[r]);
+      } else {
+        flush();
+        switch (col.phys) {
+          case PhysType::kStr:
+            if (type.IsString())
+              AppendText(col.str[r], out);
+            else  // BINARY (hex, as the parser reads it), DECIMAL(p > 18), ROW, ARRAY, MAP, ...: text
+              AppendText(FormatValue(col.Get(r), type), out);
             break;
-          }
-          out->append(FormatValue(col.Get(r), type));
-          break;
-        case PhysType::kF64:
-          // REAL holds a float: print its shortest float form (0.1, not 0.10000000149011612).
-          if (type.id == TypeId::kReal && std::isfinite(col.f64[r]) && col.f64[r] != 0)
-            fmt::format_to(std::back_inserter(*out), "{}", static_cast<float>(col.f64[r]));
-          else
+          case PhysType::kI64:
             out->append(FormatValue(col.Get(r), type));
-          break;
+            break;
+          case PhysType::kF64:
+            // REAL holds a float: print its shortest float form (0.1, not 0.10000000149011612).
+            if (type.id == TypeId::kReal && std::isfinite(col.f64[r]) && col.f64[r] != 0)
+              fmt::format_to(std::back_inserter(*out), "{}", static_cast<float>(col.f64[r]));
+            else
+              out->append(FormatValue(col.Get(r), type));
+            break;
+        }
       }
     }
-    out->push_back(options_.delimiter);
+    put_char(options_.delimiter);
   }
-  AppendInt(b.weights[r], out);
-  out->push_back('\n');
+  put_int(b.weights[r]);
+  put_char('\n');
+  flush();
 }
 
 }  // namespace fld

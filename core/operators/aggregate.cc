@@ -377,15 +377,8 @@ bool AggregateOp::NumBeats(size_t a, uint64_t candidate, uint64_t current) const
 
 void AggregateOp::ExtremeKeyOf(size_t a, const Batch& b, size_t r, std::string* out) const {
   const AggSpec& spec = aggs_[a];
-  thread_local std::vector<Value> pair(2), one(1);
-  if (IsArg(spec)) {
-    pair[0] = b.cols[spec.key]->Get(r);
-    pair[1] = b.cols[spec.arg]->Get(r);
-    AppendOrderKey(kPairOrder, pair, out);
-  } else {
-    one[0] = b.cols[spec.arg]->Get(r);
-    AppendOrderKey(kPairOrder, one, out);
-  }
+  const Column* cols[] = {IsArg(spec) ? b.cols[spec.key].get() : b.cols[spec.arg].get(), b.cols[spec.arg].get()};
+  AppendOrderKey(kPairOrder, std::span<const Column* const>(cols, IsArg(spec) ? 2 : 1), r, out);
 }
 
 Value AggregateOp::ExtremeResult(const Shard& sh, const char* rec, size_t a) const {
@@ -401,11 +394,15 @@ Value AggregateOp::ExtremeResult(const Shard& sh, const char* rec, size_t a) con
   uint32_t i;
   std::memcpy(&i, p + 8, 4);
   const std::string_view key = sh.extremes[i].view();
-  if (IsArg(spec)) return PairOf(spec, key).second;
-  thread_local std::vector<Value> row;
+  thread_local std::vector<Value> row;  // (its strings' buffers reused)
+  if (IsArg(spec)) {
+    const PhysType types[] = {in_types_[static_cast<size_t>(spec.key)], arg};
+    RowOfOrderKeyInto(key, kPairOrder, types, &row);
+    return row[1];
+  }
   const PhysType types[] = {arg};
   RowOfOrderKeyInto(key, kPairOrder, types, &row);
-  return std::move(row[0]);
+  return row[0];
 }
 
 void AggregateOp::SetExtremeKey(Shard& sh, char* field, std::string_view key, bool fresh) {
@@ -966,6 +963,11 @@ void AggregateOp::Lookahead::Prefetch(size_t i) {
   if (slot == ArenaMap::kNone) return;
   const char* rec = sh.groups.Value(slot).data();
   for (size_t a = 0; a < op_->aggs_.size(); ++a) {
+    if (op_->stored_[a] == Stored::kExtremeKey && LoadI64(rec + op_->offset_[a]) != 0) {
+      uint32_t e;
+      std::memcpy(&e, rec + op_->offset_[a] + 8, 4);
+      __builtin_prefetch(&sh.extremes[e]);
+    }
     if (op_->stored_[a] != Stored::kBox) continue;
     uint32_t box;
     std::memcpy(&box, rec + op_->offset_[a], 4);
@@ -1059,7 +1061,7 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
     out.AddWeight(w);
   };
   const size_t n = order.size();
-  Lookahead ahead(this, only, keys, order, /*boxes=*/false);
+  Lookahead ahead(this, only, keys, order, /*boxes=*/!raw_);  // (kExtremeKey: the extremes)
   for (size_t i = 0; i < n; ++i) {
     ahead.Prefetch(i);
     const uint32_t g = order[i];

@@ -220,7 +220,7 @@ class AggregateOp : public Operator {
                   std::vector<std::pair<std::string, uint32_t>>* emitted);
   // Folding visits groups keys[order[i]] in key order, not table order: each lookup is a cache
   // miss. Prefetch(i) fetches the slot of the group 16 ahead, the record of the one 8 ahead and,
-  // with `boxes`, the boxed accumulators of the one 4 ahead (found through its record).
+  // with `boxes`, the boxed accumulators and extremes of the one 4 ahead (found through its record).
   struct Lookahead {
     Lookahead(AggregateOp* op, Shard* only, const std::vector<std::string>& keys, const std::vector<uint32_t>& order,
               bool boxes);

@@ -180,6 +180,12 @@ void AppendOrderKey(std::span<const SortKey> keys, const Batch& b, size_t r, std
     if (!SortColumn(keys, c)) PutValue(*b.cols[c], r, kNullFirst, false, out);
 }
 
+void AppendOrderKey(std::span<const SortKey> keys, std::span<const Column* const> cols, size_t r, std::string* out) {
+  for (const SortKey& k : keys) PutValue(*cols[k.column], r, k.nulls_first ? kNullFirst : kNullLast, k.desc, out);
+  for (size_t c = 0; c < cols.size(); ++c)
+    if (!SortColumn(keys, c)) PutValue(*cols[c], r, kNullFirst, false, out);
+}
+
 void AppendOrderKey(std::span<const SortKey> keys, const std::vector<Value>& row, std::string* out) {
   for (const SortKey& k : keys) PutValue(row[k.column], k.nulls_first ? kNullFirst : kNullLast, k.desc, out);
   for (size_t c = 0; c < row.size(); ++c)

@@ -34,6 +34,7 @@
 namespace fld {
 
 struct Batch;
+struct Column;
 
 // One ORDER BY key: a column, its direction and where its NULLs go.
 struct SortKey {
@@ -44,6 +45,8 @@ struct SortKey {
 
 // Appends the order key of row r of b (all its columns) to *out.
 void AppendOrderKey(std::span<const SortKey> keys, const Batch& b, size_t r, std::string* out);
+// The same for the row made of row r of `cols` (a row's columns taken from wherever they are).
+void AppendOrderKey(std::span<const SortKey> keys, std::span<const Column* const> cols, size_t r, std::string* out);
 // The same for a row of values (one per column, of the columns' physical types, or NULL).
 void AppendOrderKey(std::span<const SortKey> keys, const std::vector<Value>& row, std::string* out);
 // The length of an order key's sort part; `types` are the columns' physical types. The key must

@@ -178,7 +178,10 @@ void FileOutputConnector::Write(const Batch& delta, uint64_t step) {
     format(0, n, &buffer_);
   } else {
     std::vector<std::string> parts((n + kSlice - 1) / kSlice);
-    pool->ParallelFor(parts.size(), [&](size_t i) { format(i * kSlice, std::min(n, (i + 1) * kSlice), &parts[i]); });
+    pool->ParallelFor(parts.size(), [&](size_t i) {
+      parts[i].reserve(kSlice * 32);  // most rows are shorter: few or no regrowths
+      format(i * kSlice, std::min(n, (i + 1) * kSlice), &parts[i]);
+    });
     size_t bytes = buffer_.size();
     for (const auto& p : parts) bytes += p.size();
     buffer_.reserve(bytes);
