@@ -97,7 +97,8 @@ void AggregateOp::Layout() {
     stored_.push_back(st);
   }
   all_inline_ = std::find(stored_.begin(), stored_.end(), Stored::kBox) == stored_.end();
-  raw_ = all_inline_ && std::find(stored_.begin(), stored_.end(), Stored::kExtremeKey) == stored_.end();
+  has_extreme_keys_ = std::find(stored_.begin(), stored_.end(), Stored::kExtremeKey) != stored_.end();
+  raw_ = all_inline_ && !has_extreme_keys_;
 }
 
 void AggregateOp::InlineAcc(const char* rec, size_t a, Acc* acc) const {
@@ -216,9 +217,7 @@ void AggregateOp::ExtremeAcc(const Shard& sh, const char* rec, size_t a, Acc* ac
   acc->count = LoadI64(p);
   if (acc->count == 0) return;
   if (IsArg(aggs_[a])) {
-    uint32_t i;
-    std::memcpy(&i, p + 8, 4);
-    AddPair(acc, sh.extremes[i].view(), 1);
+    AddPair(acc, InlineKey::ViewAt(p + 8), 1);
   } else {
     acc->values.Add(ExtremeResult(sh, rec, a), 1);
   }
@@ -267,7 +266,7 @@ void AggregateOp::StoreGroup(Shard& sh, Group* g, const char* old_rec, std::stri
         // The extreme of the values (pairs) the accumulator holds (from ReadGroup, or folded
         // by Fold when the group also has boxed accumulators).
         const AggSpec& spec = aggs_[a];
-        if (old_rec) std::memcpy(p, old_rec + offset_[a], 16);
+        if (old_rec) std::memcpy(p, old_rec + offset_[a], StoredFieldBytes(stored_[a]));
         if (acc.count < 0) DeletionFromInsertsOnly();
         const bool first = !old_rec || LoadI64(p) == 0;
         std::memcpy(p, &acc.count, 8);
@@ -289,7 +288,14 @@ void AggregateOp::StoreGroup(Shard& sh, Group* g, const char* old_rec, std::stri
           std::vector<Value> row{spec.kind == AggKind::kMin ? acc.values.FirstPositive() : acc.values.LastPositive()};
           AppendOrderKey(kPairOrder, row, &key);
         }
-        SetExtremeKey(sh, p, key, first);
+        // The caller writes the record over old_rec: the extreme it held is freed here.
+        if (!first && InlineKey::ViewAt(p + 8) == key) break;
+        if (!first) {
+          sh.box_heap -= InlineKey::HeapBytesAt(p + 8);
+          InlineKey::FreeAt(p + 8);
+        }
+        InlineKey::PlaceAt(p + 8, key);
+        sh.box_heap += InlineKey::HeapBytesAt(p + 8);
         break;
       }
       case Stored::kBox: {
@@ -391,9 +397,7 @@ Value AggregateOp::ExtremeResult(const Shard& sh, const char* rec, size_t a) con
     std::memcpy(&bits, p + 8, 8);
     return arg == PhysType::kF64 ? Value::Double(std::bit_cast<double>(bits)) : Value::Int(static_cast<int64_t>(bits));
   }
-  uint32_t i;
-  std::memcpy(&i, p + 8, 4);
-  const std::string_view key = sh.extremes[i].view();
+  const std::string_view key = InlineKey::ViewAt(p + 8);
   thread_local std::vector<Value> row;  // (its strings' buffers reused)
   if (IsArg(spec)) {
     const PhysType types[] = {in_types_[static_cast<size_t>(spec.key)], arg};
@@ -405,21 +409,21 @@ Value AggregateOp::ExtremeResult(const Shard& sh, const char* rec, size_t a) con
   return row[0];
 }
 
-void AggregateOp::SetExtremeKey(Shard& sh, char* field, std::string_view key, bool fresh) {
-  uint32_t i;
-  if (!fresh) {
-    std::memcpy(&i, field + 8, 4);
-    sh.box_heap -= sh.extremes[i].HeapBytes();
-  } else if (!sh.free_extremes.empty()) {
-    i = sh.free_extremes.back();
-    sh.free_extremes.pop_back();
-  } else {
-    i = static_cast<uint32_t>(sh.extremes.size());
-    sh.extremes.emplace_back();
+void AggregateOp::ReplaceExtremes(Shard& sh, char* stored, const char* rec) {
+  for (size_t a = 0; a < aggs_.size(); ++a) {
+    if (stored_[a] != Stored::kExtremeKey) continue;
+    char* old = stored + offset_[a] + 8;
+    const char* now = rec + offset_[a] + 8;
+    if (std::memcmp(old, now, InlineKey::kBytes) == 0) continue;
+    sh.box_heap += InlineKey::HeapBytesAt(now);
+    sh.box_heap -= InlineKey::HeapBytesAt(old);
+    InlineKey::FreeAt(old);
   }
-  sh.extremes[i] = InlineKey(key);
-  sh.box_heap += sh.extremes[i].HeapBytes();
-  std::memcpy(field + 8, &i, 4);
+}
+
+void AggregateOp::FreeAllExtremes() {
+  if (!has_extreme_keys_) return;
+  for (Shard& sh : shards_) sh.groups.ForEachSlot([&](uint32_t slot) { FreeBoxes(sh, slot); });
 }
 
 const AggregateOp::Acc& AggregateOp::AccIn(const Shard& sh, const char* rec, size_t a, Acc* tmp) const {
@@ -440,12 +444,11 @@ const AggregateOp::Acc& AggregateOp::AccIn(const Shard& sh, const char* rec, siz
 void AggregateOp::FreeBoxes(Shard& sh, uint32_t slot) {
   const char* rec = sh.groups.Value(slot).data();
   for (size_t a = 0; a < aggs_.size(); ++a) {
-    if (stored_[a] == Stored::kExtremeKey && LoadI64(rec + offset_[a]) != 0) {
-      uint32_t i;
-      std::memcpy(&i, rec + offset_[a] + 8, 4);
-      sh.box_heap -= sh.extremes[i].HeapBytes();
-      sh.extremes[i] = InlineKey();
-      sh.free_extremes.push_back(i);
+    if (stored_[a] == Stored::kExtremeKey) {
+      // (The record is leaving: not MutableValue, which would mark it changed.)
+      char* key = const_cast<char*>(sh.groups.Value(slot).data()) + offset_[a] + 8;
+      sh.box_heap -= InlineKey::HeapBytesAt(key);
+      InlineKey::FreeAt(key);
     }
     if (stored_[a] != Stored::kBox) continue;
     uint32_t box;
@@ -495,18 +498,12 @@ void AggregateOp::StateCommitted(bool evict) {
       std::vector<Acc>().swap(sh.boxes);  // (assigning {} would keep the capacity)
       std::vector<uint32_t>().swap(sh.free_boxes);
     }
-    if (sh.free_extremes.size() == sh.extremes.size()) {
-      std::vector<InlineKey>().swap(sh.extremes);
-      std::vector<uint32_t>().swap(sh.free_extremes);
-    }
   }
 }
 
 size_t AggregateOp::StateMemoryBytes() const {
   size_t n = 0;
-  for (const Shard& sh : shards_)
-    n += sh.groups.MemoryBytes() + sh.boxes.capacity() * sizeof(Acc) + sh.extremes.capacity() * sizeof(InlineKey) +
-         sh.box_heap;
+  for (const Shard& sh : shards_) n += sh.groups.MemoryBytes() + sh.boxes.capacity() * sizeof(Acc) + sh.box_heap;
   return n;
 }
 
@@ -963,11 +960,6 @@ void AggregateOp::Lookahead::Prefetch(size_t i) {
   if (slot == ArenaMap::kNone) return;
   const char* rec = sh.groups.Value(slot).data();
   for (size_t a = 0; a < op_->aggs_.size(); ++a) {
-    if (op_->stored_[a] == Stored::kExtremeKey && LoadI64(rec + op_->offset_[a]) != 0) {
-      uint32_t e;
-      std::memcpy(&e, rec + op_->offset_[a] + 8, 4);
-      __builtin_prefetch(&sh.extremes[e]);
-    }
     if (op_->stored_[a] != Stored::kBox) continue;
     uint32_t box;
     std::memcpy(&box, rec + op_->offset_[a], 4);
@@ -1022,6 +1014,7 @@ void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, 
     } else if (slot != ArenaMap::kNone) {
       // Put the boxes back so that erasing frees them.
       StoreGroup(sh, &cur, sh.groups.Value(slot).data(), &rec);
+      std::memcpy(sh.groups.MutableValue(slot), rec.data(), rec.size());
       sh.gc.Removed(key);
       EraseGroup(sh, slot);
     }
@@ -1061,7 +1054,7 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
     out.AddWeight(w);
   };
   const size_t n = order.size();
-  Lookahead ahead(this, only, keys, order, /*boxes=*/!raw_);  // (kExtremeKey: the extremes)
+  Lookahead ahead(this, only, keys, order, /*boxes=*/false);
   for (size_t i = 0; i < n; ++i) {
     ahead.Prefetch(i);
     const uint32_t g = order[i];
@@ -1085,11 +1078,17 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
     const bool has = rows != 0 || num_keys_ == 0;
     if (has) results(rec.data(), &new_vals);
     if (has && slot == ArenaMap::kNone) {
+      if (has_extreme_keys_)
+        for (size_t a = 0; a < A; ++a)
+          if (stored_[a] == Stored::kExtremeKey) sh.box_heap += InlineKey::HeapBytesAt(rec.data() + offset_[a] + 8);
       sh.groups.Insert(key, rec);
       sh.gc.Added(key);
     } else if (has) {
+      if (has_extreme_keys_) ReplaceExtremes(sh, sh.groups.MutableValue(slot), rec.data());
       std::memcpy(sh.groups.MutableValue(slot), rec.data(), record_bytes_);
     } else if (slot != ArenaMap::kNone) {
+      if (has_extreme_keys_) ReplaceExtremes(sh, sh.groups.MutableValue(slot), rec.data());
+      std::memcpy(sh.groups.MutableValue(slot), rec.data(), record_bytes_);
       sh.gc.Removed(key);
       EraseGroup(sh, slot);
     }
@@ -1233,10 +1232,9 @@ void AggregateOp::AddRecord(char* into, const char* part, Shard& sh, const Batch
         std::memcpy(&r, p + 8, 4);
         key.clear();
         ExtremeKeyOf(a, *rows, r, &key);
-        const bool fresh = LoadI64(q) == 0;
-        uint32_t i;
-        std::memcpy(&i, q + 8, 4);
-        if (fresh || KeyBeats(a, key, sh.extremes[i].view())) SetExtremeKey(sh, q, key, fresh);
+        // (into is a copy of the stored record, which still owns the extreme it replaces:
+        // ReplaceExtremes frees it when the copy is written back.)
+        if (LoadI64(q) == 0 || KeyBeats(a, key, InlineKey::ViewAt(q + 8))) InlineKey::PlaceAt(q + 8, key);
         AddI64(q, n);
         break;
       }
@@ -1614,12 +1612,11 @@ void AggregateOp::SaveChanges(StateWriter& w, StateDelta& d) {
 }
 
 void AggregateOp::BeginRestore(StateReader& r) {
+  FreeAllExtremes();
   for (Shard& sh : shards_) {
     sh.groups.Clear();
     sh.boxes.clear();
     sh.free_boxes.clear();
-    sh.extremes.clear();
-    sh.free_extremes.clear();
     sh.gc.Clear();
     sh.box_heap = 0;
     sh.stored.Reset();

@@ -40,9 +40,9 @@
 // sum their type uses), any other aggregate as the index of its accumulator in a side table.
 // Over an input that only inserts (an append-only table's rows through filters, projections and
 // unions: InputsInsertOnly), no value can leave a group, so MIN, MAX, ARG_MIN and ARG_MAX keep
-// only the extreme instead of every value: integers and doubles inline (the count of values and
-// the extreme), others as the order key (core/zset/order_key.h) of the extreme value or (key,
-// value) pair in a side table. A deletion reaching such an aggregate is an error.
+// only the extreme instead of every value, in the record: integers and doubles as themselves
+// (with the count of values), others as the order key (core/zset/order_key.h) of the extreme
+// value or (key, value) pair, in InlineKey form. A deletion reaching such an aggregate is an error.
 // Result types follow Feldera: SUM(integer) is BIGINT; AVG, STDDEV and VARIANCE have the
 // argument's type, so over integers they truncate toward zero and over DECIMAL(p, s) they are
 // truncated to s digits; integer sums that overflow 64 bits raise an error. The variance of
@@ -157,6 +157,7 @@ class AggregateOp : public Operator {
       shards_[shard].groups.Prefetch(hash);
   }
   void InputsInsertOnly() override;
+  ~AggregateOp() override { FreeAllExtremes(); }
   void SetWaterline(int key_col, WaterlineRef w) {
     for (Shard& sh : shards_) sh.gc = WaterlineIndex(key_col, w);
   }
@@ -196,11 +197,9 @@ class AggregateOp : public Operator {
     ArenaMap groups;                   // key encoding -> group record
     std::vector<Acc> boxes;            // boxed accumulators
     std::vector<uint32_t> free_boxes;  // indexes of unused boxes
-    size_t box_heap = 0;               // heap bytes the boxes' trees hold (HeapBytes), and the extremes'
-    std::vector<InlineKey> extremes;   // kExtremeKey: the order keys of the extremes
-    std::vector<uint32_t> free_extremes;
-    WaterlineIndex gc;     // groups by a key column with a waterline
-    StoredEntries stored;  // backed state (core/circuit/operator.h)
+    size_t box_heap = 0;               // heap bytes the boxes' trees hold (HeapBytes), and long extremes
+    WaterlineIndex gc;                 // groups by a key column with a waterline
+    StoredEntries stored;              // backed state (core/circuit/operator.h)
   };
   // A group missing from the shard's memory: when the store may hold it, reads it into memory
   // (clean). Returns its slot, or kNone when it does not exist.
@@ -282,9 +281,9 @@ class AggregateOp : public Operator {
     kBox,          // index into the shard's boxes of the whole Acc
     // Over an input that only inserts (inserts_only_):
     kExtremeNum,  // MIN/MAX of integers or doubles: count, the extreme (its 8 bytes)
-    // Any other MIN/MAX, ARG_MIN/ARG_MAX: count, then the index (4 bytes) into the shard's
-    // extremes of the order key of the extreme value or (key, value) pair (none while count is
-    // 0). In a flat partial, the row of the batch holding the extreme instead.
+    // Any other MIN/MAX, ARG_MIN/ARG_MAX: count, then the order key of the extreme value or
+    // (key, value) pair as an InlineKey's 24 bytes (the record owns a long key's heap bytes;
+    // FreeBoxes frees them). In a flat partial, the row of the batch holding the extreme instead.
     kExtremeKey,
   };
   static bool IsExtreme(Stored st) { return st == Stored::kExtremeNum || st == Stored::kExtremeKey; }
@@ -300,9 +299,12 @@ class AggregateOp : public Operator {
   void ExtremeKeyOf(size_t a, const Batch& b, size_t r, std::string* out) const;
   // A kExtremeNum/kExtremeKey field's result.
   Value ExtremeResult(const Shard& sh, const char* rec, size_t a) const;
-  // A kExtremeKey field's extreme replaced by (or, while its count is 0, set to) `key`.
-  // (fresh: the field has none yet.)
-  void SetExtremeKey(Shard& sh, char* field, std::string_view key, bool fresh);
+  // Before a record's bytes are overwritten by `rec`, an updated copy of them: frees the long
+  // extremes that `rec` no longer holds (and counts the heap bytes).
+  void ReplaceExtremes(Shard& sh, char* stored, const char* rec);
+  bool has_extreme_keys_ = false;  // some aggregate is kExtremeKey
+  // Frees every group's long extremes (before the groups are dropped wholesale).
+  void FreeAllExtremes();
   // A kExtremeNum/kExtremeKey field as an accumulator: its count, and its one value (MIN/MAX)
   // or pair (ARG_*) at weight 1.
   void ExtremeAcc(const Shard& sh, const char* rec, size_t a, Acc* acc) const;
@@ -317,7 +319,11 @@ class AggregateOp : public Operator {
   void RecordToStored(std::string_view rec, std::string* out) const;
   // An aggregate's bytes in a stored record (a kSumInt field is stored as kCountInt's 16).
   static size_t StoredFieldBytes(Stored st) {
-    return st == Stored::kNothing ? 0 : st == Stored::kCount ? 8 : st == Stored::kBox ? 4 : 16;  // extremes: 16
+    return st == Stored::kNothing      ? 0
+           : st == Stored::kCount      ? 8
+           : st == Stored::kBox        ? 4
+           : st == Stored::kExtremeKey ? 8 + InlineKey::kBytes
+                                       : 16;
   }
   void StoredToRecord(std::string_view stored, std::string* out) const;
   // The accumulator of aggregate a in a record, without moving it (tmp holds inline ones).

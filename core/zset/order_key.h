@@ -84,17 +84,38 @@ class InlineKey {
     return *this;
   }
   ~InlineKey() { Free(); }
-  std::string_view view() const {
-    const auto n = static_cast<unsigned char>(rep_[kInline]);
-    if (n != kHeap) return {rep_, n};
+  std::string_view view() const { return ViewAt(rep_); }
+  // Heap bytes held (0 when inline).
+  size_t HeapBytes() const { return HeapBytesAt(rep_); }
+
+  // An InlineKey's kBytes kept in other memory (a field of a fixed-width record), which then
+  // owns what they point to. 24 zero bytes are the empty key.
+  static constexpr size_t kBytes = 24;
+  static std::string_view ViewAt(const char* at) {
+    const auto n = static_cast<unsigned char>(at[kInline]);
+    if (n != kHeap) return {at, n};
     const char* p;
     uint64_t size;
-    std::memcpy(&p, rep_, 8);
-    std::memcpy(&size, rep_ + 8, 8);
+    std::memcpy(&p, at, 8);
+    std::memcpy(&size, at + 8, 8);
     return {p, size};
   }
-  // Heap bytes held (0 when inline).
-  size_t HeapBytes() const { return static_cast<unsigned char>(rep_[kInline]) == kHeap ? view().size() : 0; }
+  static size_t HeapBytesAt(const char* at) {
+    return static_cast<unsigned char>(at[kInline]) == kHeap ? ViewAt(at).size() : 0;
+  }
+  // Writes s's bytes at `at`, over what is there, without freeing it (the caller frees it, or
+  // another copy of those bytes owns it).
+  static void PlaceAt(char* at, std::string_view s) {
+    InlineKey k(s);
+    std::memcpy(at, k.rep_, kBytes);
+    std::memset(k.rep_, 0, kBytes);
+  }
+  // Frees the heap bytes of the key at `at` and leaves the empty key there.
+  static void FreeAt(char* at) {
+    InlineKey k;
+    std::memcpy(k.rep_, at, kBytes);  // k owns them now
+    std::memset(at, 0, kBytes);
+  }
   // < 0, 0, > 0 as the bytes compare (memcmp order, a prefix first). Two inline keys are
   // compared on their first 8 bytes first, in registers: their unused bytes are zero, so a
   // difference there is the keys' (a byte past the end of one is 0, which is where the shorter

@@ -177,15 +177,19 @@ void FileOutputConnector::Write(const Batch& delta, uint64_t step) {
   if (pool == nullptr || pool->workers() < 2 || n < 2 * kSlice) {
     format(0, n, &buffer_);
   } else {
-    std::vector<std::string> parts((n + kSlice - 1) / kSlice);
-    pool->ParallelFor(parts.size(), [&](size_t i) {
-      parts[i].reserve(kSlice * 32);  // most rows are shorter: few or no regrowths
+    // The slices' strings are kept from batch to batch: no regrowth, no fresh pages.
+    std::vector<std::string>& parts = slices_;
+    const size_t slices = (n + kSlice - 1) / kSlice;
+    if (parts.size() < slices) parts.resize(slices);
+    pool->ParallelFor(slices, [&](size_t i) {
+      parts[i].clear();
       format(i * kSlice, std::min(n, (i + 1) * kSlice), &parts[i]);
     });
     size_t bytes = buffer_.size();
-    for (const auto& p : parts) bytes += p.size();
+    for (size_t i = 0; i < slices; ++i) bytes += parts[i].size();
     buffer_.reserve(bytes);
-    for (const auto& p : parts) buffer_ += p;
+    for (size_t i = 0; i < slices; ++i) buffer_ += parts[i];
+    if (bytes > (size_t{64} << 20)) std::vector<std::string>().swap(slices_);  // a huge batch: give it back
   }
   records_ += n;
 }

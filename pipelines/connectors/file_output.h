@@ -65,7 +65,8 @@ class FileOutputConnector : public OutputConnector {
   JsonWriter json_;
   int fd_ = -1;
   std::string buffer_;
-  uint64_t written_ = 0;  // bytes in the file
+  std::vector<std::string> slices_;  // Write's per-slice text (kept: their capacity is reused)
+  uint64_t written_ = 0;             // bytes in the file
   uint64_t records_ = 0;
   bool failed_ = false;
 };
