@@ -205,21 +205,21 @@ void AggregateOp::LoadGroup(Shard& sh, const char* rec, Group* g) {
     }
     acc = Acc{};
     if (IsExtreme(stored_[a])) {
-      ExtremeAcc(sh, rec, a, &acc);
+      ExtremeAcc(rec, a, &acc);
       continue;
     }
     InlineAcc(rec, a, &acc);
   }
 }
 
-void AggregateOp::ExtremeAcc(const Shard& sh, const char* rec, size_t a, Acc* acc) const {
+void AggregateOp::ExtremeAcc(const char* rec, size_t a, Acc* acc) const {
   const char* p = rec + offset_[a];
   acc->count = LoadI64(p);
   if (acc->count == 0) return;
   if (IsArg(aggs_[a])) {
     AddPair(acc, InlineKey::ViewAt(p + 8), 1);
   } else {
-    acc->values.Add(ExtremeResult(sh, rec, a), 1);
+    acc->values.Add(ExtremeResult(rec, a), 1);
   }
 }
 
@@ -387,7 +387,7 @@ void AggregateOp::ExtremeKeyOf(size_t a, const Batch& b, size_t r, std::string* 
   AppendOrderKey(kPairOrder, std::span<const Column* const>(cols, IsArg(spec) ? 2 : 1), r, out);
 }
 
-Value AggregateOp::ExtremeResult(const Shard& sh, const char* rec, size_t a) const {
+Value AggregateOp::ExtremeResult(const char* rec, size_t a) const {
   const char* p = rec + offset_[a];
   if (LoadI64(p) == 0) return Value::Null();
   const AggSpec& spec = aggs_[a];
@@ -435,7 +435,7 @@ const AggregateOp::Acc& AggregateOp::AccIn(const Shard& sh, const char* rec, siz
   }
   *tmp = Acc{};
   if (IsExtreme(stored_[a]))
-    ExtremeAcc(sh, rec, a, tmp);
+    ExtremeAcc(rec, a, tmp);
   else
     InlineAcc(rec, a, tmp);
   return *tmp;
@@ -446,7 +446,7 @@ void AggregateOp::FreeBoxes(Shard& sh, uint32_t slot) {
   for (size_t a = 0; a < aggs_.size(); ++a) {
     if (stored_[a] == Stored::kExtremeKey) {
       // (The record is leaving: not MutableValue, which would mark it changed.)
-      char* key = const_cast<char*>(sh.groups.Value(slot).data()) + offset_[a] + 8;
+      char* key = const_cast<char*>(rec) + offset_[a] + 8;
       sh.box_heap -= InlineKey::HeapBytesAt(key);
       InlineKey::FreeAt(key);
     }
@@ -1035,12 +1035,11 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
   std::vector<Value> old_vals(A), new_vals(A);
   std::string rec(record_bytes_, '\0');
   const std::vector<char>& flat = partials.flat;
-  const Shard* in_shard = nullptr;  // (results of kExtremeKey fields read its extremes)
   auto results = [&](const char* r, std::vector<Value>* vals) {
     std::memcpy(&scratch.rows, r, 8);
     for (size_t a = 0; a < A; ++a) {
       if (IsExtreme(stored_[a])) {
-        (*vals)[a] = ExtremeResult(*in_shard, r, a);
+        (*vals)[a] = ExtremeResult(r, a);
         continue;
       }
       Acc& acc = scratch.accs[a];
@@ -1060,7 +1059,6 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
     const uint32_t g = order[i];
     const std::string& key = keys[g];
     Shard& sh = *ahead.shards[i];
-    in_shard = &sh;
     uint32_t slot = sh.groups.Find(key, ahead.hashes[i]);
     if (slot == ArenaMap::kNone) slot = LoadStored(sh, key);
     if (slot != ArenaMap::kNone)

@@ -298,7 +298,7 @@ class AggregateOp : public Operator {
   // The order key of aggregate a's value (MIN/MAX) or pair (ARG_*) in row r of b, into *out.
   void ExtremeKeyOf(size_t a, const Batch& b, size_t r, std::string* out) const;
   // A kExtremeNum/kExtremeKey field's result.
-  Value ExtremeResult(const Shard& sh, const char* rec, size_t a) const;
+  Value ExtremeResult(const char* rec, size_t a) const;
   // Before a record's bytes are overwritten by `rec`, an updated copy of them: frees the long
   // extremes that `rec` no longer holds (and counts the heap bytes).
   void ReplaceExtremes(Shard& sh, char* stored, const char* rec);
@@ -307,7 +307,7 @@ class AggregateOp : public Operator {
   void FreeAllExtremes();
   // A kExtremeNum/kExtremeKey field as an accumulator: its count, and its one value (MIN/MAX)
   // or pair (ARG_*) at weight 1.
-  void ExtremeAcc(const Shard& sh, const char* rec, size_t a, Acc* acc) const;
+  void ExtremeAcc(const char* rec, size_t a, Acc* acc) const;
   // Group record <-> Group: Load moves boxed accumulators out of the shard's boxes into *g; Store moves
   // them back (allocating boxes for a new group, rec == null) and writes the record into *rec.
   void LoadGroup(Shard& sh, const char* rec, Group* g);
