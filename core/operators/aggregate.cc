@@ -481,7 +481,8 @@ bool AggregateOp::GroupRow(uint32_t shard, std::string_view key, uint32_t hash, 
   if (g.rows == 0) return false;
   row->assign(key);
   Acc tmp;
-  for (size_t a = 0; a < aggs_.size(); ++a) EncodeValue(row, Result(aggs_[a], g, AccIn(sh, rec, a, &tmp)));
+  for (size_t a = 0; a < aggs_.size(); ++a)
+    EncodeValue(row, IsExtreme(stored_[a]) ? ExtremeResult(rec, a) : Result(aggs_[a], g, AccIn(sh, rec, a, &tmp)));
   return true;
 }
 

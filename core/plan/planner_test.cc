@@ -439,6 +439,9 @@ TEST_CASE("append_only tables: aggregates over them keep extremes, with the answ
       "COUNT(*) AS c FROM {} WHERE x > -5 GROUP BY k",
       "SELECT MAX(x + 1) AS m, ARG_MAX(s, d) AS a FROM (SELECT * FROM {} UNION ALL SELECT * FROM {})",
       "SELECT k, MAX(s) FILTER (WHERE x > 0) AS f, MIN(CAST(x AS VARCHAR)) AS c FROM {} GROUP BY k",
+      // q7's shape: each group's extreme joined back to its rows (the join reads the groups).
+      "SELECT t.k, t.x, t.s FROM {} t JOIN (SELECT k, MAX(x) AS m, MIN(s) AS ms FROM {} GROUP BY k) g "
+      "ON t.k = g.k AND t.x = g.m AND t.s = g.ms",
   };
   std::string program =
       "CREATE TABLE a (k INT, x INT, s VARCHAR, d DOUBLE) WITH ('append_only' = 'true');\n"
