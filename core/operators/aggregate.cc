@@ -918,6 +918,17 @@ void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchB
       for (auto& g : partial.groups) g.accs.resize(aggs_.size());
       for (size_t i = 0; i < n; ++i) partial.groups[gid[i]].rows += w[i];
       for (size_t a = 0; a < aggs_.size(); ++a) Preaggregate(a, in, gid, &partial.groups);
+      if (std::any_of(aggs_.begin(), aggs_.end(), [](const AggSpec& s) { return KeepsValues(s); })) {
+        // The batch's rows by group, in batch order (a counting sort of gid): the aggregates that
+        // keep values take them straight into the group's containers, not through partial
+        // containers built and merged per group (FoldRows).
+        partial.group_rows.assign(ng + 1, 0);
+        for (size_t i = 0; i < n; ++i) ++partial.group_rows[gid[i] + 1];
+        for (size_t g = 0; g < ng; ++g) partial.group_rows[g + 1] += partial.group_rows[g];
+        partial.rows_by_group.resize(n);
+        std::vector<uint32_t> at(partial.group_rows.begin(), partial.group_rows.end() - 1);
+        for (size_t i = 0; i < n; ++i) partial.rows_by_group[at[gid[i]]++] = static_cast<uint32_t>(i);
+      }
     }
   }
   partial.rows = &in;
@@ -1003,6 +1014,12 @@ void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, 
     if (num_keys_ == 0 && !initialized_) had = false;
     if (had) row_of(key, cur, &old_row);
     Fold(&cur, partial[g]);
+    if (!partials.group_rows.empty()) {
+      const std::span<const uint32_t> rows(partials.rows_by_group.data() + partials.group_rows[g],
+                                           partials.group_rows[g + 1] - partials.group_rows[g]);
+      for (size_t a = 0; a < aggs_.size(); ++a)
+        if (KeepsValues(aggs_[a])) FoldRows(a, *partials.rows, rows, &cur.accs[a]);
+    }
     bool has = cur.rows != 0 || num_keys_ == 0;
     if (has) row_of(key, cur, &new_row);
     if (has && slot == ArenaMap::kNone) {
@@ -1128,25 +1145,8 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
       partial[gid[i]].accs[a].count += w[i];
     }
   }
-  if (IsPairs(spec)) {
-    const Column& key = *in.cols[spec.key];
-    std::string enc;
-    for (size_t i = 0; i < n; ++i) {
-      if (skipped(i)) continue;
-      enc.clear();
-      AppendPairKey(key.Get(i), col.Get(i), &enc);
-      AddPair(&partial[gid[i]].accs[a], enc, w[i]);
-    }
-    return;
-  }
-  if (UsesMultiset(spec)) {
-    const bool keep_nulls = spec.kind == AggKind::kArrayAgg;  // ARRAY_AGG lists NULLs too
-    for (size_t i = 0; i < n; ++i) {
-      if (skipped(i) || (col.IsNull(i) && !keep_nulls)) continue;
-      partial[gid[i]].accs[a].values.Add(col.Get(i), w[i]);
-    }
-    return;
-  }
+  if (KeepsValues(spec)) return;  // FoldRows adds them to the group itself
+
   const bool has_nulls = col.HasNulls();
   if (IsWideSum(spec)) {
     for (size_t i = 0; i < n; ++i) {
@@ -1201,6 +1201,29 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
   } else {
     for (size_t i = 0; i < n; ++i)
       if (!skipped(i) && !col.IsNull(i)) partial[gid[i]].accs[a].count += w[i];
+  }
+}
+
+void AggregateOp::FoldRows(size_t a, const Batch& in, std::span<const uint32_t> rows, Acc* into) const {
+  const AggSpec& spec = aggs_[a];
+  const Column* f = spec.filter >= 0 ? in.cols[spec.filter].get() : nullptr;
+  const Column& col = *in.cols[spec.arg];
+  const int64_t* w = in.weights.data();
+  if (IsPairs(spec)) {
+    const Column* cols[] = {in.cols[spec.key].get(), &col};
+    std::string enc;
+    for (uint32_t i : rows) {
+      if (f != nullptr && (f->IsNull(i) || f->i64[i] == 0)) continue;
+      enc.clear();
+      AppendOrderKey(kPairOrder, cols, i, &enc);
+      AddPair(into, enc, w[i]);
+    }
+    return;
+  }
+  const bool keep_nulls = spec.kind == AggKind::kArrayAgg;  // ARRAY_AGG lists NULLs too
+  for (uint32_t i : rows) {
+    if ((f != nullptr && (f->IsNull(i) || f->i64[i] == 0)) || (col.IsNull(i) && !keep_nulls)) continue;
+    into->values.Add(col.Get(i), w[i]);
   }
 }
 

@@ -191,6 +191,9 @@ class AggregateOp : public Operator {
     std::vector<Group> groups;
     std::vector<char> flat;
     const Batch* rows = nullptr;  // the batch pre-aggregated (kExtremeKey partials name its rows)
+    // groups: the batch's rows of group g are rows_by_group[group_rows[g] .. group_rows[g + 1]]
+    // (empty when no aggregate KeepsValues).
+    std::vector<uint32_t> group_rows, rows_by_group;
   };
   // A worker's part of the groups: those whose key KeyShard maps to it.
   struct Shard {
@@ -242,6 +245,12 @@ class AggregateOp : public Operator {
                            a.kind == AggKind::kArrayAgg || IsWideMoment(a));
   }
   static bool IsArg(const AggSpec& a) { return a.kind == AggKind::kArgMin || a.kind == AggKind::kArgMax; }
+  // Keeps its values (or pairs) in a container per group: the batch's rows are added to it
+  // directly (FoldRows), not pre-aggregated.
+  static bool KeepsValues(const AggSpec& a) { return UsesMultiset(a) || IsPairs(a); }
+  // Adds aggregate a's values (pairs) of rows `rows` of `in` to *into, as Preaggregate adds the
+  // other aggregates' to a partial.
+  void FoldRows(size_t a, const Batch& in, std::span<const uint32_t> rows, Acc* into) const;
   // Keeps (key, value) pairs: ARG_MIN/ARG_MAX, ARRAY_AGG (key: the order of its elements), MAP_AGG.
   static bool IsPairs(const AggSpec& a) {
     return IsArg(a) || (a.kind == AggKind::kArrayAgg && !a.distinct) || a.kind == AggKind::kMapAgg;
