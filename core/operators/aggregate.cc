@@ -40,6 +40,10 @@ void AddF64(char* p, double v) {
   x += v;
   std::memcpy(p, &x, 8);
 }
+// FILTER (WHERE c): whether row i is left out (c, the BOOLEAN column `filter`, is not TRUE).
+bool FilteredOut(const Column* filter, size_t i) {
+  return filter != nullptr && (filter->IsNull(i) || filter->i64[i] == 0);
+}
 [[noreturn]] void DeletionFromInsertsOnly() {
   Fail(ErrorKind::kRuntime, "internal error: a deletion reached an aggregate over an input that only inserts");
 }
@@ -274,18 +278,19 @@ void AggregateOp::StoreGroup(Shard& sh, Group* g, const char* old_rec, std::stri
           if (!first) Fail(ErrorKind::kRuntime, "internal error: an aggregate's extreme lost its values");
           break;
         }
-        if (stored_[a] == Stored::kExtremeNum) {
-          const Value v = spec.kind == AggKind::kMin ? acc.values.FirstPositive() : acc.values.LastPositive();
-          uint64_t bits = v.kind == Value::Kind::kDouble ? std::bit_cast<uint64_t>(v.d) : static_cast<uint64_t>(v.i);
-          std::memcpy(p + 8, &bits, 8);
-          break;
-        }
         std::string key;
         if (IsArg(spec)) {
           for (const auto& [k, w] : acc.pairs)
             if (w > 0 && (key.empty() || KeyBeats(a, k.view(), key))) key.assign(k.view());
         } else {
           std::vector<Value> row{spec.kind == AggKind::kMin ? acc.values.FirstPositive() : acc.values.LastPositive()};
+          if (stored_[a] == Stored::kExtremeNum) {
+            const Value& v = row[0];
+            const uint64_t bits =
+                v.kind == Value::Kind::kDouble ? std::bit_cast<uint64_t>(v.d) : static_cast<uint64_t>(v.i);
+            std::memcpy(p + 8, &bits, 8);
+            break;
+          }
           AppendOrderKey(kPairOrder, row, &key);
         }
         // The caller writes the record over old_rec: the extreme it held is freed here.
@@ -1126,7 +1131,7 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
   if (spec.filter >= 0) {
     const Column& f = *in.cols[spec.filter];
     skip.resize(n);
-    for (size_t i = 0; i < n; ++i) skip[i] = f.IsNull(i) || f.i64[i] == 0;
+    for (size_t i = 0; i < n; ++i) skip[i] = FilteredOut(&f, i);
   }
   auto skipped = [&](size_t i) { return !skip.empty() && skip[i]; };
   if (spec.kind == AggKind::kCountStar) {
@@ -1140,8 +1145,8 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
     // Only inserts: the count of values (MIN/MAX: non-NULL ones; ARG_*: rows), folded with
     // every value or pair of the batch; StoreGroup keeps the extreme.
     for (size_t i = 0; i < n; ++i) {
-      if (w[i] <= 0) DeletionFromInsertsOnly();
-      if (skipped(i) || (!IsArg(spec) && col.IsNull(i))) continue;
+      if (w[i] < 0) DeletionFromInsertsOnly();
+      if (w[i] == 0 || skipped(i) || (!IsArg(spec) && col.IsNull(i))) continue;
       partial[gid[i]].accs[a].count += w[i];
     }
   }
@@ -1213,7 +1218,7 @@ void AggregateOp::FoldRows(size_t a, const Batch& in, std::span<const uint32_t> 
     const Column* cols[] = {in.cols[spec.key].get(), &col};
     std::string enc;
     for (uint32_t i : rows) {
-      if (f != nullptr && (f->IsNull(i) || f->i64[i] == 0)) continue;
+      if (FilteredOut(f, i)) continue;
       enc.clear();
       AppendOrderKey(kPairOrder, cols, i, &enc);
       AddPair(into, enc, w[i]);
@@ -1222,14 +1227,14 @@ void AggregateOp::FoldRows(size_t a, const Batch& in, std::span<const uint32_t> 
   }
   const bool keep_nulls = spec.kind == AggKind::kArrayAgg;  // ARRAY_AGG lists NULLs too
   for (uint32_t i : rows) {
-    if ((f != nullptr && (f->IsNull(i) || f->i64[i] == 0)) || (col.IsNull(i) && !keep_nulls)) continue;
+    if (FilteredOut(f, i) || (col.IsNull(i) && !keep_nulls)) continue;
     into->values.Add(col.Get(i), w[i]);
   }
 }
 
 void AggregateOp::AddRecord(char* into, const char* part, Shard& sh, const Batch* rows) {
-  AddI64(into, LoadI64(part));  // the row count
-  std::string key;
+  AddI64(into, LoadI64(part));   // the row count
+  thread_local std::string key;  // (one buffer for every group of every step)
   for (size_t a = 0; a < aggs_.size(); ++a) {
     char* q = into + offset_[a];
     const char* p = part + offset_[a];
@@ -1289,7 +1294,7 @@ void AggregateOp::PreaggregateFlat(size_t a, const Batch& in, const std::vector<
   const int64_t* w = in.weights.data();
   char* field = flat + offset_[a];
   const Column* f = spec.filter >= 0 ? in.cols[spec.filter].get() : nullptr;
-  auto skipped = [&](size_t i) { return f != nullptr && (f->IsNull(i) || f->i64[i] == 0); };
+  auto skipped = [&](size_t i) { return FilteredOut(f, i); };
   if (spec.kind == AggKind::kCountStar) {
     for (size_t i = 0; i < n; ++i)
       if (!skipped(i)) AddI64(field + gid[i] * R, w[i]);
@@ -1301,8 +1306,8 @@ void AggregateOp::PreaggregateFlat(size_t a, const Batch& in, const std::vector<
     // Count, and the extreme so far: the value itself (kExtremeNum) or its row (kExtremeKey).
     const bool num = stored_[a] == Stored::kExtremeNum, arg = IsArg(spec);
     for (size_t i = 0; i < n; ++i) {
-      if (w[i] <= 0) DeletionFromInsertsOnly();
-      if (skipped(i) || (!arg && has_nulls && col.nulls[i])) continue;
+      if (w[i] < 0) DeletionFromInsertsOnly();
+      if (w[i] == 0 || skipped(i) || (!arg && has_nulls && col.nulls[i])) continue;
       char* p = field + gid[i] * R;
       const bool first = LoadI64(p) == 0;
       AddI64(p, w[i]);
