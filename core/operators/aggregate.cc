@@ -386,10 +386,11 @@ bool AggregateOp::NumBeats(size_t a, uint64_t candidate, uint64_t current) const
   return spec.kind == AggKind::kMin ? x < y : x > y;
 }
 
-void AggregateOp::ExtremeKeyOf(size_t a, const Batch& b, size_t r, std::string* out) const {
+void AggregateOp::OrderKeyOf(size_t a, const Batch& b, size_t r, std::string* out) const {
   const AggSpec& spec = aggs_[a];
-  const Column* cols[] = {IsArg(spec) ? b.cols[spec.key].get() : b.cols[spec.arg].get(), b.cols[spec.arg].get()};
-  AppendOrderKey(kPairOrder, std::span<const Column* const>(cols, IsArg(spec) ? 2 : 1), r, out);
+  const bool pair = IsPairs(spec);
+  const Column* cols[] = {pair ? b.cols[spec.key].get() : b.cols[spec.arg].get(), b.cols[spec.arg].get()};
+  AppendOrderKey(kPairOrder, std::span<const Column* const>(cols, pair ? 2 : 1), r, out);
 }
 
 Value AggregateOp::ExtremeResult(const char* rec, size_t a) const {
@@ -1215,12 +1216,11 @@ void AggregateOp::FoldRows(size_t a, const Batch& in, std::span<const uint32_t> 
   const Column& col = *in.cols[spec.arg];
   const int64_t* w = in.weights.data();
   if (IsPairs(spec)) {
-    const Column* cols[] = {in.cols[spec.key].get(), &col};
     std::string enc;
     for (uint32_t i : rows) {
       if (FilteredOut(f, i)) continue;
       enc.clear();
-      AppendOrderKey(kPairOrder, cols, i, &enc);
+      OrderKeyOf(a, in, i, &enc);
       AddPair(into, enc, w[i]);
     }
     return;
@@ -1258,7 +1258,7 @@ void AggregateOp::AddRecord(char* into, const char* part, Shard& sh, const Batch
         uint32_t r;
         std::memcpy(&r, p + 8, 4);
         key.clear();
-        ExtremeKeyOf(a, *rows, r, &key);
+        OrderKeyOf(a, *rows, r, &key);
         // (into is a copy of the stored record, which still owns the extreme it replaces:
         // ReplaceExtremes frees it when the copy is written back.)
         if (LoadI64(q) == 0 || KeyBeats(a, key, InlineKey::ViewAt(q + 8))) InlineKey::PlaceAt(q + 8, key);

@@ -304,8 +304,9 @@ class AggregateOp : public Operator {
   bool KeyBeats(size_t a, std::string_view candidate, std::string_view current) const;
   bool RowBeats(size_t a, const Batch& b, size_t i, size_t j) const;
   bool NumBeats(size_t a, uint64_t candidate, uint64_t current) const;
-  // The order key of aggregate a's value (MIN/MAX) or pair (ARG_*) in row r of b, into *out.
-  void ExtremeKeyOf(size_t a, const Batch& b, size_t r, std::string* out) const;
+  // The order key of aggregate a's (key, value) pair (IsPairs) or else its value (a MIN/MAX
+  // extreme) in row r of b, appended to *out.
+  void OrderKeyOf(size_t a, const Batch& b, size_t r, std::string* out) const;
   // A kExtremeNum/kExtremeKey field's result.
   Value ExtremeResult(const char* rec, size_t a) const;
   // Before a record's bytes are overwritten by `rec`, an updated copy of them: frees the long
