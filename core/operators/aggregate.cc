@@ -340,36 +340,16 @@ bool AggregateOp::KeyBeats(size_t a, std::string_view candidate, std::string_vie
   }
 }
 
-namespace {
-// Values of a batch column as order keys order them (NULL first): integers, doubles as Value
-// orders them (-0.0 equal to 0.0, NaN last), strings by their bytes.
-int CompareCells(const Column& c, size_t i, size_t j) {
-  const bool ni = c.IsNull(i), nj = c.IsNull(j);
-  if (ni || nj) return static_cast<int>(nj) - static_cast<int>(ni);
-  switch (c.phys) {
-    case PhysType::kI64:
-      return (c.i64[i] > c.i64[j]) - (c.i64[i] < c.i64[j]);
-    case PhysType::kF64: {
-      const uint64_t x = OrderedDoubleBits(c.f64[i]), y = OrderedDoubleBits(c.f64[j]);
-      return (x > y) - (x < y);
-    }
-    case PhysType::kStr:
-      return c.str[i].compare(c.str[j]);
-  }
-  return 0;
-}
-}  // namespace
-
 bool AggregateOp::RowBeats(size_t a, const Batch& b, size_t i, size_t j) const {
   const AggSpec& spec = aggs_[a];
   const Column& v = *b.cols[spec.arg];
   if (!IsArg(spec)) {
-    const int c = CompareCells(v, i, j);
+    const int c = CompareCellsAsOrderKeys(v, i, j);
     return spec.kind == AggKind::kMin ? c < 0 : c > 0;
   }
   const Column& k = *b.cols[spec.key];
-  int c = CompareCells(k, i, j);
-  if (c == 0) c = CompareCells(v, i, j);
+  int c = CompareCellsAsOrderKeys(k, i, j);
+  if (c == 0) c = CompareCellsAsOrderKeys(v, i, j);
   if (spec.kind == AggKind::kArgMax) return c > 0;
   const bool inull = k.IsNull(i), jnull = k.IsNull(j);  // as KeyBeats
   return inull != jnull ? jnull : c < 0;

@@ -186,6 +186,24 @@ void AppendOrderKey(std::span<const SortKey> keys, std::span<const Column* const
     if (!SortColumn(keys, c)) PutValue(*cols[c], r, kNullFirst, false, out);
 }
 
+int CompareCellsAsOrderKeys(const Column& c, size_t i, size_t j) {
+  const bool ni = c.IsNull(i), nj = c.IsNull(j);
+  if (ni || nj) return static_cast<int>(nj) - static_cast<int>(ni);
+  switch (c.phys) {
+    case PhysType::kI64:
+      return (c.i64[i] > c.i64[j]) - (c.i64[i] < c.i64[j]);
+    case PhysType::kF64: {
+      const uint64_t x = OrderedDoubleBits(c.f64[i]), y = OrderedDoubleBits(c.f64[j]);
+      return (x > y) - (x < y);
+    }
+    case PhysType::kStr: {
+      const int d = c.str[i].compare(c.str[j]);
+      return (d > 0) - (d < 0);
+    }
+  }
+  return 0;
+}
+
 void AppendOrderKey(std::span<const SortKey> keys, const std::vector<Value>& row, std::string* out) {
   for (const SortKey& k : keys) PutValue(row[k.column], k.nulls_first ? kNullFirst : kNullLast, k.desc, out);
   for (size_t c = 0; c < row.size(); ++c)

@@ -47,6 +47,10 @@ struct SortKey {
 void AppendOrderKey(std::span<const SortKey> keys, const Batch& b, size_t r, std::string* out);
 // The same for the row made of row r of `cols` (a row's columns taken from wherever they are).
 void AppendOrderKey(std::span<const SortKey> keys, std::span<const Column* const> cols, size_t r, std::string* out);
+// -1, 0, 1 as the one-column order keys (NULL first, ascending) of c[i] and c[j] compare, without
+// writing them: integers, doubles as Value orders them (-0.0 equal to 0.0, NaN last), strings by
+// their bytes.
+int CompareCellsAsOrderKeys(const Column& c, size_t i, size_t j);
 // The same for a row of values (one per column, of the columns' physical types, or NULL).
 void AppendOrderKey(std::span<const SortKey> keys, const std::vector<Value>& row, std::string* out);
 // The length of an order key's sort part; `types` are the columns' physical types. The key must

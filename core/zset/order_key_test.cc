@@ -157,6 +157,24 @@ TEST_CASE("order keys from a batch's columns equal those from its rows' values",
   }
 }
 
+TEST_CASE("cells compare as their one-column order keys do", "[order_key]") {
+  std::mt19937_64 rng(11);
+  for (PhysType t : {PhysType::kI64, PhysType::kF64, PhysType::kStr}) {
+    BatchBuilder b(std::vector<PhysType>{t});
+    for (int i = 0; i < 60; ++i) b.AppendRow(Row{RandomValue(rng, t)}, 1);
+    const Batch batch = b.Finish();
+    const SortKey asc[] = {SortKey{0, false, true}};
+    const Column* col[] = {batch.cols[0].get()};
+    for (size_t i = 0; i < batch.size(); ++i)
+      for (size_t j = 0; j < batch.size(); ++j) {
+        std::string x, y;
+        AppendOrderKey(asc, col, i, &x);
+        AppendOrderKey(asc, col, j, &y);
+        REQUIRE(CompareCellsAsOrderKeys(*batch.cols[0], i, j) == (x > y) - (x < y));
+      }
+  }
+}
+
 TEST_CASE("InlineKey holds short keys inline and long ones on the heap, through copies and moves", "[order_key]") {
   std::mt19937_64 rng(99);
   // Prefixes of one another, with and without NUL bytes, around the 8 bytes compared first.
