@@ -228,12 +228,12 @@ void AggregateOp::ExtremeAcc(const char* rec, size_t a, Acc* acc) const {
 }
 
 size_t AggregateOp::HeapBytes(const Acc& acc) {
-  return acc.values.HeapBytes() + acc.pairs.size() * kInlineKeyEntryBytes + acc.pairs_heap +
-         acc.bits.capacity() * sizeof(int64_t);
+  return acc.values.HeapBytes() + acc.pairs.HeapBytes() + (acc.wide ? sizeof(Acc::Wide) : 0) +
+         acc.W().bits.capacity() * sizeof(int64_t);
 }
 
 void AggregateOp::AddPair(Acc* acc, std::string_view key, int64_t w) {
-  AddKeyWeight(&acc->pairs, key, w, &acc->pairs_heap);
+  acc->pairs.Add(key, w);
 }
 
 void AggregateOp::AppendPairKey(Value k, Value v, std::string* out) {
@@ -280,8 +280,9 @@ void AggregateOp::StoreGroup(Shard& sh, Group* g, const char* old_rec, std::stri
         }
         std::string key;
         if (IsArg(spec)) {
-          for (const auto& [k, w] : acc.pairs)
+          acc.pairs.ForEach([&](const InlineKey& k, int64_t w) {
             if (w > 0 && (key.empty() || KeyBeats(a, k.view(), key))) key.assign(k.view());
+          });
         } else {
           std::vector<Value> row{spec.kind == AggKind::kMin ? acc.values.FirstPositive() : acc.values.LastPositive()};
           if (stored_[a] == Stored::kExtremeNum) {
@@ -645,7 +646,7 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
   if (IsWideSum(a) || (a.kind == AggKind::kSum && a.result_type.IsWideDecimal())) {
     // 128-bit sums: over wide decimals in wsum, over narrow ones in isum.
     int64_t n = acc.count;
-    Int128 sum = IsWideSum(a) ? acc.wsum : acc.isum;
+    Int128 sum = IsWideSum(a) ? acc.W().wsum : acc.isum;
     if (a.distinct) {
       n = 0;
       sum = 0;
@@ -723,47 +724,44 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
       // Rows whose key is NULL count only when no row has a key (NULL sorts first: its order
       // key's first byte is 0, a value's is not; so start at the smallest non-NULL key, then
       // fall back to the NULL keys).
-      auto first_key = acc.pairs.lower_bound(std::string_view("\x01", 1));
-      for (auto it = first_key; it != acc.pairs.end(); ++it)
-        if (it->second > 0) return PairOf(a, it->first.view()).second;
-      for (auto it = acc.pairs.begin(); it != first_key; ++it)
-        if (it->second > 0) return PairOf(a, it->first.view()).second;
-      return Value::Null();
+      const InlineKey* k = acc.pairs.FirstPositive(std::string_view("\x01", 1));
+      if (k == nullptr) k = acc.pairs.FirstPositive();
+      return k == nullptr ? Value::Null() : PairOf(a, k->view()).second;
     }
-    case AggKind::kArgMax:
-      for (auto it = acc.pairs.rbegin(); it != acc.pairs.rend(); ++it)
-        if (it->second > 0) return PairOf(a, it->first.view()).second;
-      return Value::Null();
+    case AggKind::kArgMax: {
+      const InlineKey* k = acc.pairs.LastPositive();
+      return k == nullptr ? Value::Null() : PairOf(a, k->view()).second;
+    }
     case AggKind::kStddevPop:
     case AggKind::kStddevSamp:
     case AggKind::kVarPop:
     case AggKind::kVarSamp:
-      return Moment(a.kind, acc.count, acc.isum, acc.isumsq, acc.dsum, acc.dsumsq, exact, a.arg_type);
+      return Moment(a.kind, acc.count, acc.isum, acc.W().isumsq, acc.dsum, acc.W().dsumsq, exact, a.arg_type);
     case AggKind::kBitAnd:
     case AggKind::kBitOr:
     case AggKind::kBitXor:
-      return BitsResult(a.kind, acc.count, acc.bits);
+      return BitsResult(a.kind, acc.count, acc.W().bits);
     case AggKind::kArrayAgg: {
       std::vector<Value> elements;
-      for (const auto& [key, w] : acc.pairs) {
-        if (w <= 0) continue;
+      acc.pairs.ForEach([&](const InlineKey& key, int64_t w) {
+        if (w <= 0) return;
         const Value v = PairOf(a, key.view()).second;
         for (int64_t k = 0; k < w; ++k) elements.push_back(v);
-      }
+      });
       return Value::String(EncodeArrayValue(elements, a.arg_type));
     }
     case AggKind::kMapAgg: {
       // Pairs are sorted by (key, value): the last live pair of a key holds its largest value.
       std::vector<std::pair<Value, Value>> entries;
-      for (const auto& [key, w] : acc.pairs) {
-        if (w <= 0) continue;
+      acc.pairs.ForEach([&](const InlineKey& key, int64_t w) {
+        if (w <= 0) return;
         auto kv = PairOf(a, key.view());
-        if (kv.first.IsNull()) continue;
+        if (kv.first.IsNull()) return;
         if (!entries.empty() && entries.back().first == kv.first)
           entries.back().second = kv.second;
         else
           entries.push_back(kv);
-      }
+      });
       return Value::String(EncodeMapValue(std::move(entries), a.result_type));
     }
   }
@@ -778,16 +776,19 @@ void AggregateOp::Fold(Group* into, const Group& partial) const {
     const Acc& src = partial.accs[a];
     dst.count += src.count;
     if (__builtin_add_overflow(dst.isum, src.isum, &dst.isum)) SumOverflow();
-    if (__builtin_add_overflow(dst.wsum, src.wsum, &dst.wsum)) SumOverflow();
     dst.dsum += src.dsum;
-    dst.isumsq += src.isumsq;
-    dst.dsumsq += src.dsumsq;
     dst.values.AddAll(src.values);
-    if (!src.bits.empty()) {
-      if (dst.bits.empty()) dst.bits.assign(64, 0);
-      for (int b = 0; b < 64; ++b) dst.bits[b] += src.bits[b];
+    if (const Acc::Wide* sw = src.wide.get()) {
+      Acc::Wide& dw = dst.wide.Get();
+      if (__builtin_add_overflow(dw.wsum, sw->wsum, &dw.wsum)) SumOverflow();
+      dw.isumsq += sw->isumsq;
+      dw.dsumsq += sw->dsumsq;
+      if (!sw->bits.empty()) {
+        if (dw.bits.empty()) dw.bits.assign(64, 0);
+        for (int b = 0; b < 64; ++b) dw.bits[b] += sw->bits[b];
+      }
     }
-    for (const auto& [key, w] : src.pairs) AddPair(&dst, key.view(), w);
+    src.pairs.ForEach([&](const InlineKey& key, int64_t w) { AddPair(&dst, key.view(), w); });
   }
 }
 
@@ -950,19 +951,32 @@ void AggregateOp::Lookahead::Prefetch(size_t i) {
   const size_t n = hashes.size();
   if (i + kSlotsAhead < n) shards[i + kSlotsAhead]->groups.Prefetch(hashes[i + kSlotsAhead]);
   if (i + kRecordsAhead < n) shards[i + kRecordsAhead]->groups.PrefetchRecord(hashes[i + kRecordsAhead]);
-  if (!boxes_ || i + kBoxesAhead >= n) return;
-  // The record is in cache by now: its boxed accumulators' addresses can be read.
-  const size_t j = i + kBoxesAhead;
-  Shard& sh = *shards[j];
-  const uint32_t slot = sh.groups.Find(keys_[order_[j]], hashes[j]);
-  if (slot == ArenaMap::kNone) return;
-  const char* rec = sh.groups.Value(slot).data();
-  for (size_t a = 0; a < op_->aggs_.size(); ++a) {
-    if (op_->stored_[a] != Stored::kBox) continue;
-    uint32_t box;
-    std::memcpy(&box, rec + op_->offset_[a], 4);
-    const char* p = reinterpret_cast<const char*>(&sh.boxes[box]);
-    for (size_t at = 0; at < sizeof(Acc); at += 64) __builtin_prefetch(p + at);
+  if (!boxes_) return;
+  // The record of group j is in cache by now: its boxed accumulators' addresses can be read.
+  // f(Acc&) for each.
+  auto boxes_of = [&](size_t j, auto&& f) {
+    Shard& sh = *shards[j];
+    const uint32_t slot = sh.groups.Find(keys_[order_[j]], hashes[j]);
+    if (slot == ArenaMap::kNone) return;
+    const char* rec = sh.groups.Value(slot).data();
+    for (size_t a = 0; a < op_->aggs_.size(); ++a) {
+      if (op_->stored_[a] != Stored::kBox) continue;
+      uint32_t box;
+      std::memcpy(&box, rec + op_->offset_[a], 4);
+      f(sh.boxes[box]);
+    }
+  };
+  if (i + kBoxesAhead < n) {
+    boxes_of(i + kBoxesAhead, [](const Acc& acc) {
+      const char* p = reinterpret_cast<const char*>(&acc);
+      for (size_t at = 0; at < sizeof(Acc); at += 64) __builtin_prefetch(p + at);
+    });
+  }
+  if (i + kDataAhead < n) {
+    boxes_of(i + kDataAhead, [](const Acc& acc) {
+      acc.values.Prefetch();
+      acc.pairs.Prefetch();
+    });
   }
 }
 
@@ -1140,8 +1154,9 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
       Acc& acc = partial[gid[i]].accs[a];
       acc.count += w[i];
       Int128 prod;
+      Int128& wsum = acc.wide.Get().wsum;
       if (__builtin_mul_overflow(DecodeInt128(col.str[i]), static_cast<Int128>(w[i]), &prod) ||
-          __builtin_add_overflow(acc.wsum, prod, &acc.wsum))
+          __builtin_add_overflow(wsum, prod, &wsum))
         Fail(ErrorKind::kRuntime, "DECIMAL overflow in SUM: the sum does not fit {}",
              spec.result_type.WithNullable(true).ToString());
     }
@@ -1153,10 +1168,11 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
       if (skipped(i) || (has_nulls && col.nulls[i])) continue;
       Acc& acc = partial[gid[i]].accs[a];
       acc.count += w[i];
-      if (acc.bits.empty()) acc.bits.assign(64, 0);
+      std::vector<int64_t>& bits = acc.wide.Get().bits;
+      if (bits.empty()) bits.assign(64, 0);
       const uint64_t v = static_cast<uint64_t>(x[i]);
       for (int b = 0; b < 64; ++b)
-        if ((v >> b) & 1) acc.bits[b] += w[i];
+        if ((v >> b) & 1) bits[b] += w[i];
     }
     return;
   }
@@ -1173,7 +1189,7 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
         if (__builtin_mul_overflow(w[i], x[i], &prod) || __builtin_add_overflow(acc.isum, prod, &acc.isum))
           SumOverflow();
       }
-      if (moments) acc.isumsq += static_cast<__int128>(x[i]) * x[i] * w[i];
+      if (moments) acc.wide.Get().isumsq += static_cast<__int128>(x[i]) * x[i] * w[i];
     }
   } else if (col.phys == PhysType::kF64) {
     const double* x = col.f64.data();
@@ -1182,7 +1198,7 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
       Acc& acc = partial[gid[i]].accs[a];
       acc.count += w[i];
       acc.dsum += static_cast<double>(w[i]) * x[i];
-      if (moments) acc.dsumsq += static_cast<double>(w[i]) * x[i] * x[i];
+      if (moments) acc.wide.Get().dsumsq += static_cast<double>(w[i]) * x[i] * x[i];
     }
   } else {
     for (size_t i = 0; i < n; ++i)
@@ -1511,28 +1527,28 @@ void AggregateOp::WriteGroup(StateWriter& w, const Shard& sh, const char* rec) c
     });
     // Only the newer aggregates write more, so older checkpoints still read.
     if (IsMoment(aggs_[a])) {
-      w.I64(static_cast<int64_t>(static_cast<unsigned __int128>(acc.isumsq) >> 64));
-      w.I64(static_cast<int64_t>(static_cast<uint64_t>(acc.isumsq)));
-      w.F64(acc.dsumsq);
+      w.I64(static_cast<int64_t>(static_cast<unsigned __int128>(acc.W().isumsq) >> 64));
+      w.I64(static_cast<int64_t>(static_cast<uint64_t>(acc.W().isumsq)));
+      w.F64(acc.W().dsumsq);
     }
     if (IsWideSum(aggs_[a])) {
-      w.I64(static_cast<int64_t>(static_cast<unsigned __int128>(acc.wsum) >> 64));
-      w.I64(static_cast<int64_t>(static_cast<uint64_t>(acc.wsum)));
+      w.I64(static_cast<int64_t>(static_cast<unsigned __int128>(acc.W().wsum) >> 64));
+      w.I64(static_cast<int64_t>(static_cast<uint64_t>(acc.W().wsum)));
     }
     if (IsBits(aggs_[a])) {
-      w.U64(acc.bits.size());
-      for (int64_t b : acc.bits) w.I64(b);
+      w.U64(acc.W().bits.size());
+      for (int64_t b : acc.W().bits) w.I64(b);
     }
     if (IsPairs(aggs_[a])) {
       w.U64(acc.pairs.size());
-      for (const auto& [key, wt] : acc.pairs) {
+      acc.pairs.ForEach([&](const InlineKey& key, int64_t wt) {
         const auto kv = PairOf(aggs_[a], key.view());
         std::string enc;
         EncodeValue(&enc, kv.first);
         EncodeValue(&enc, kv.second);
         w.Str(enc);
         w.I64(wt);
-      }
+      });
     }
   }
 }
@@ -1562,17 +1578,18 @@ void AggregateOp::ReadGroup(StateReader& r, const std::string& key) {
     }
     if (IsMoment(aggs_[a])) {
       uint64_t hi = static_cast<uint64_t>(r.I64()), lo = static_cast<uint64_t>(r.I64());
-      acc.isumsq = static_cast<__int128>((static_cast<unsigned __int128>(hi) << 64) | lo);
-      acc.dsumsq = r.F64();
+      acc.wide.Get().isumsq = static_cast<__int128>((static_cast<unsigned __int128>(hi) << 64) | lo);
+      acc.wide.Get().dsumsq = r.F64();
     }
     if (IsWideSum(aggs_[a])) {
       uint64_t hi = static_cast<uint64_t>(r.I64()), lo = static_cast<uint64_t>(r.I64());
-      acc.wsum = static_cast<Int128>((static_cast<unsigned __int128>(hi) << 64) | lo);
+      acc.wide.Get().wsum = static_cast<Int128>((static_cast<unsigned __int128>(hi) << 64) | lo);
     }
     if (IsBits(aggs_[a])) {
       uint64_t nb = r.U64();
-      acc.bits.resize(nb);
-      for (uint64_t b = 0; b < nb; ++b) acc.bits[b] = r.I64();
+      std::vector<int64_t>& bits = acc.wide.Get().bits;
+      bits.resize(nb);
+      for (uint64_t b = 0; b < nb; ++b) bits[b] = r.I64();
     }
     if (IsPairs(aggs_[a])) {
       uint64_t np = r.U64();

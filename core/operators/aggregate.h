@@ -60,10 +60,12 @@
 
 #include "core/circuit/operator.h"
 #include "core/circuit/waterline.h"
+#include "core/common/boxed.h"
 #include "core/common/thread_pool.h"
 #include "core/types/types.h"
 #include "core/zset/arena_map.h"
 #include "core/zset/exchange.h"
+#include "core/zset/key_weights.h"
 #include "core/zset/order_key.h"
 #include "core/zset/value_multiset.h"
 
@@ -163,21 +165,29 @@ class AggregateOp : public Operator {
   }
 
  private:
+  // An aggregate's accumulator for one group. A boxed one (Stored::kBox) is kept per group, so
+  // the fields few kinds use are in `wide`, made on first use.
   struct Acc {
     int64_t count = 0;     // weighted count of non-NULL values
     int64_t isum = 0;      // exact sum (integers, decimals in units of the scale)
-    Int128 wsum = 0;       // SUM/AVG of DECIMAL(p > 18): exact sum in 128 bits
     double dsum = 0;       // floating sum
     ValueMultiset values;  // MIN/MAX/DISTINCT: value -> weight (no zero weights)
-    // STDDEV/VARIANCE: sum of squares (exact for integers and decimals, else floating).
-    __int128 isumsq = 0;
-    double dsumsq = 0;
-    std::vector<int64_t> bits;  // BIT_*: per bit, the weighted count of values with it set (64 or none)
     // ARG_MIN/ARG_MAX, ARRAY_AGG, MAP_AGG: (key, value) -> weight, each pair as the order key
     // (core/zset/order_key.h) of the row (key, value) sorted by key: by key, then value, in
-    // Value order; pairs_heap: the heap bytes of its keys longer than InlineKey holds inline.
-    absl::btree_map<InlineKey, int64_t, InlineKeyLess> pairs;
-    size_t pairs_heap = 0;
+    // Value order.
+    KeyWeights pairs;
+    struct Wide {
+      Int128 wsum = 0;  // SUM/AVG of DECIMAL(p > 18): exact sum in 128 bits
+      // STDDEV/VARIANCE: sum of squares (exact for integers and decimals, else floating).
+      __int128 isumsq = 0;
+      double dsumsq = 0;
+      std::vector<int64_t> bits;  // BIT_*: per bit, the weighted count of values with it set (64 or none)
+    };
+    Boxed<Wide> wide;
+    const Wide& W() const {
+      static const Wide kNone;
+      return wide ? *wide.get() : kNone;
+    }
   };
   struct Group {
     int64_t rows = 0;
@@ -222,7 +232,8 @@ class AggregateOp : public Operator {
                   std::vector<std::pair<std::string, uint32_t>>* emitted);
   // Folding visits groups keys[order[i]] in key order, not table order: each lookup is a cache
   // miss. Prefetch(i) fetches the slot of the group 16 ahead, the record of the one 8 ahead and,
-  // with `boxes`, the boxed accumulators and extremes of the one 4 ahead (found through its record).
+  // with `boxes`, the boxed accumulators of the one 4 ahead (found through its record) and the
+  // first values their containers hold of the one 2 ahead.
   struct Lookahead {
     Lookahead(AggregateOp* op, Shard* only, const std::vector<std::string>& keys, const std::vector<uint32_t>& order,
               bool boxes);
@@ -231,7 +242,7 @@ class AggregateOp : public Operator {
     std::vector<Shard*> shards;    // and its shard
 
    private:
-    static constexpr size_t kSlotsAhead = 16, kRecordsAhead = 8, kBoxesAhead = 4;
+    static constexpr size_t kSlotsAhead = 16, kRecordsAhead = 8, kBoxesAhead = 4, kDataAhead = 2;
     AggregateOp* op_;
     const std::vector<std::string>& keys_;
     const std::vector<uint32_t>& order_;

@@ -9,9 +9,10 @@ namespace fld {
 void ValueMultiset::Add(const Value& v, int64_t w) {
   if (w == 0) return;
   if (v.IsNull() || form_ == Form::kMixed) {
-    auto it = other_.try_emplace(v, 0).first;
+    auto& other = other_.Get();
+    auto it = other.try_emplace(v, 0).first;
     it->second += w;
-    if (it->second == 0) other_.erase(it);
+    if (it->second == 0) other.erase(it);
     return;
   }
   if (FormOf(v.kind) != form_) {
@@ -27,14 +28,14 @@ void ValueMultiset::Add(const Value& v, int64_t w) {
     case Form::kDoubles:
       return AddDouble(v.d, w);
     case Form::kStrings:
-      return AddKeyWeight(&strings_, v.s, w, &string_heap_);
+      return strings_.Add(v.s, w);
     case Form::kMixed:
       break;
   }
 }
 
 void ValueMultiset::AddKey(int64_t i, int64_t w) {
-  if (w == 1 && negative_ == 0) {
+  if (w == 1 && trees().negative == 0) {
     if (pending_.empty()) {
       pending_min_ = pending_max_ = i;
     } else {
@@ -50,15 +51,15 @@ void ValueMultiset::AddKey(int64_t i, int64_t w) {
 
 void ValueMultiset::AddAll(const ValueMultiset& o) {
   if (form_ == o.form_ && form_ != Form::kMixed) {
-    for (const auto& [v, w] : o.other_) Add(v, w);  // NULL only
+    for (const auto& [v, w] : o.other()) Add(v, w);  // NULL only
     if (o.zero_weight_ != 0) {
       if (zero_weight_ == 0) negative_zero_ = o.negative_zero_;  // the zero arrives in o's spelling
       zero_weight_ += o.zero_weight_;
     }
     for (const int64_t i : o.pending_) AddKey(i, 1);
-    for (const int64_t i : o.ones_) AddKey(i, 1);
-    for (const auto& [i, w] : o.ints_) AddKey(i, w);
-    for (const auto& [k, w] : o.strings_) AddKeyWeight(&strings_, k.view(), w, &string_heap_);
+    for (const int64_t i : o.trees().ones) AddKey(i, 1);
+    for (const auto& [i, w] : o.trees().ints) AddKey(i, w);
+    o.strings_.ForEach([&](const InlineKey& k, int64_t w) { strings_.Add(k.view(), w); });
     return;
   }
   o.ForEach([&](const Value& v, int64_t w) { Add(v, w); });
@@ -83,34 +84,35 @@ void ValueMultiset::AddDouble(double d, int64_t w) {
 }
 
 void ValueMultiset::AddInt(int64_t i, int64_t w) {
-  // A value of weight 1 is in ones_, any other in ints_ (w is not 0).
-  auto it = ints_.empty() ? ints_.end() : ints_.find(i);
-  if (it == ints_.end()) {
+  IntTrees& t = trees_.Get();
+  // A value of weight 1 is in ones, any other in ints (w is not 0).
+  auto it = t.ints.empty() ? t.ints.end() : t.ints.find(i);
+  if (it == t.ints.end()) {
     if (w == 1) {
-      if (ones_.insert(i).second) return;  // new, of weight 1
-      ones_.erase(i);                      // 1 + 1
-      ints_.emplace(i, 2);
+      if (t.ones.insert(i).second) return;  // new, of weight 1
+      t.ones.erase(i);                      // 1 + 1
+      t.ints.emplace(i, 2);
       return;
     }
-    if (ones_.erase(i)) {
+    if (t.ones.erase(i)) {
       if (w != -1) {
-        ints_.emplace(i, 1 + w);
-        negative_ += 1 + w < 0;
+        t.ints.emplace(i, 1 + w);
+        t.negative += 1 + w < 0;
       }
       return;
     }
-    ints_.emplace(i, w);
-    negative_ += w < 0;
+    t.ints.emplace(i, w);
+    t.negative += w < 0;
     return;
   }
-  negative_ -= it->second < 0;
+  t.negative -= it->second < 0;
   it->second += w;
-  negative_ += it->second < 0;
+  t.negative += it->second < 0;
   if (it->second == 0) {
-    ints_.erase(it);
+    t.ints.erase(it);
   } else if (it->second == 1) {
-    ints_.erase(it);
-    ones_.insert(i);
+    t.ints.erase(it);
+    t.ones.insert(i);
   }
 }
 
@@ -123,18 +125,16 @@ void ValueMultiset::FlushPending() {
 
 // With values pending no weight is negative: the extremes are those of the trees and the pending.
 Value ValueMultiset::FirstPositive() const {
-  for (const auto& [v, w] : other_)
+  for (const auto& [v, w] : other())
     if (w > 0) return v;  // NULL: it sorts first
-  for (const auto& [k, w] : strings_)
-    if (w > 0) return Value::String(std::string(k.view()));
+  if (const InlineKey* k = strings_.FirstPositive()) return Value::String(std::string(k->view()));
   Value t = TreeFirst();
   if (!pending_.empty() && (t.IsNull() || pending_min_ <= t.i)) t = Value::Int(pending_min_);
   return form_ == Form::kDoubles && !t.IsNull() ? DoubleOf(t.i) : t;
 }
 
 Value ValueMultiset::LastPositive() const {
-  for (auto it = strings_.rbegin(); it != strings_.rend(); ++it)
-    if (it->second > 0) return Value::String(std::string(it->first.view()));
+  if (const InlineKey* k = strings_.LastPositive()) return Value::String(std::string(k->view()));
   Value t = TreeLast();
   if (!pending_.empty() && (t.kind != Value::Kind::kInt || pending_max_ >= t.i)) t = Value::Int(pending_max_);
   if (form_ == Form::kDoubles && t.kind == Value::Kind::kInt) return DoubleOf(t.i);
@@ -142,23 +142,25 @@ Value ValueMultiset::LastPositive() const {
 }
 
 Value ValueMultiset::TreeFirst() const {
-  for (const auto& [v, w] : other_)
+  const IntTrees& t = trees();
+  for (const auto& [v, w] : other())
     if (w > 0) return v;
-  for (const auto& [i, w] : ints_) {  // the first positive of ints_, or the first of ones_ before it
-    if (!ones_.empty() && *ones_.begin() < i) return Value::Int(*ones_.begin());
+  for (const auto& [i, w] : t.ints) {  // the first positive of ints, or the first of ones before it
+    if (!t.ones.empty() && *t.ones.begin() < i) return Value::Int(*t.ones.begin());
     if (w > 0) return Value::Int(i);
   }
-  if (!ones_.empty()) return Value::Int(*ones_.begin());
+  if (!t.ones.empty()) return Value::Int(*t.ones.begin());
   return Value::Null();
 }
 
 Value ValueMultiset::TreeLast() const {
-  for (auto it = ints_.rbegin(); it != ints_.rend(); ++it) {
-    if (!ones_.empty() && *ones_.rbegin() > it->first) return Value::Int(*ones_.rbegin());
+  const IntTrees& t = trees();
+  for (auto it = t.ints.rbegin(); it != t.ints.rend(); ++it) {
+    if (!t.ones.empty() && *t.ones.rbegin() > it->first) return Value::Int(*t.ones.rbegin());
     if (it->second > 0) return Value::Int(it->first);
   }
-  if (!ones_.empty()) return Value::Int(*ones_.rbegin());
-  for (auto it = other_.rbegin(); it != other_.rend(); ++it)
+  if (!t.ones.empty()) return Value::Int(*t.ones.rbegin());
+  for (auto it = other().rbegin(); it != other().rend(); ++it)
     if (it->second > 0) return it->first;
   return Value::Null();
 }
@@ -167,9 +169,8 @@ size_t ValueMultiset::HeapBytes() const {
   // An estimate in constant time: B-tree nodes of 16-byte entries about 3/4 full (a random
   // insertion order; ascending insertions fill them), a red-black tree node is 32 bytes of links
   // and colour plus its pair.
-  return pending_.capacity() * sizeof(int64_t) + ones_.size() * 11 + ints_.size() * 22 +
-         strings_.size() * kInlineKeyEntryBytes + string_heap_ +
-         other_.size() * (32 + sizeof(std::pair<const Value, int64_t>));
+  return pending_.capacity() * sizeof(int64_t) + trees().ones.size() * 11 + trees().ints.size() * 22 +
+         strings_.HeapBytes() + other().size() * (32 + sizeof(std::pair<const Value, int64_t>));
 }
 
 void ValueMultiset::ToMixed() {
@@ -177,7 +178,7 @@ void ValueMultiset::ToMixed() {
   ForEach([&](const Value& v, int64_t w) { all.emplace(v, w); });
   *this = ValueMultiset();
   form_ = Form::kMixed;
-  other_ = std::move(all);
+  other_.Get() = std::move(all);
 }
 
 }  // namespace fld

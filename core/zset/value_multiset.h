@@ -11,8 +11,8 @@
 //   - doubles as integers, in the same trees: the bits of the value (-0.0 written as 0.0, every
 //     NaN as one NaN) mapped to an integer that orders as Value orders doubles (NaN last). Zero
 //     keeps the spelling it first arrived with, as a map keyed by Value would;
-//   - strings as (bytes, weight) entries of a B-tree of InlineKeys (core/zset/order_key.h):
-//     up to 23 bytes inline, about 48 bytes an entry.
+//   - strings as (bytes, weight) entries of a KeyWeights (core/zset/key_weights.h): a sorted
+//     array of 32-byte entries while a set is small, a B-tree of them beyond.
 // A Value in a red-black tree node would take 100 bytes. NULL is kept apart with its weight. A
 // set given values of two kinds (no column gives them) moves everything into a
 // std::map<Value, int64_t> for good: kinds compare across each other there.
@@ -36,7 +36,9 @@
 #include <map>
 #include <vector>
 
+#include "core/common/boxed.h"
 #include "core/types/types.h"
+#include "core/zset/key_weights.h"
 #include "core/zset/order_key.h"
 
 namespace fld {
@@ -48,16 +50,16 @@ class ValueMultiset {
   // Adds every value of `o` with its weight.
   void AddAll(const ValueMultiset& o);
   size_t size() const {
-    size_t n = other_.size() + strings_.size();
-    if (pending_.empty()) return n + ones_.size() + ints_.size();
+    size_t n = other().size() + strings_.size();
+    if (pending_.empty()) return n + trees().ones.size() + trees().ints.size();
     ForEachInt([&](int64_t, int64_t) { ++n; });
     return n;
   }
-  bool empty() const { return other_.empty() && !HoldsValues(); }
+  bool empty() const { return other().empty() && !HoldsValues(); }
   // Calls f(const Value&, int64_t weight) for each value, in ascending Value order.
   template <class F>
   void ForEach(F&& f) const {
-    for (const auto& [v, w] : other_) f(v, w);  // unless mixed, only NULL: it sorts first
+    for (const auto& [v, w] : other()) f(v, w);  // unless mixed, only NULL: it sorts first
     if (form_ == Form::kDoubles) {
       ForEachInt([&](int64_t i, int64_t w) { f(static_cast<const Value&>(DoubleOf(i)), w); });
     } else {
@@ -67,11 +69,16 @@ class ValueMultiset {
         f(static_cast<const Value&>(x), w);
       });
     }
-    for (const auto& [k, w] : strings_) f(Value::String(std::string(k.view())), w);
+    strings_.ForEach([&](const InlineKey& k, int64_t w) { f(Value::String(std::string(k.view())), w); });
   }
   // The smallest (largest) value whose weight is positive; NULL when there is none.
   Value FirstPositive() const;
   Value LastPositive() const;
+  // Asks the CPU to fetch what adding a value and reading the extremes touch first.
+  void Prefetch() const {
+    strings_.Prefetch();
+    if (!pending_.empty()) __builtin_prefetch(pending_.data() + pending_.size() - 1);
+  }
   // Heap bytes held (B-tree nodes, tree nodes; strings' own buffers not counted).
   size_t HeapBytes() const;
 
@@ -83,7 +90,9 @@ class ValueMultiset {
     return k == Value::Kind::kInt ? Form::kInts : k == Value::Kind::kDouble ? Form::kDoubles : Form::kStrings;
   }
   // Values other than NULL held (outside other_).
-  bool HoldsValues() const { return !pending_.empty() || !ones_.empty() || !ints_.empty() || !strings_.empty(); }
+  bool HoldsValues() const {
+    return !pending_.empty() || !trees().ones.empty() || !trees().ints.empty() || !strings_.empty();
+  }
   // Adds w to integer i's weight (kInts; kDoubles: i a DoubleKey), through pending_ when it can.
   void AddKey(int64_t i, int64_t w);
   void AddInt(int64_t i, int64_t w);  // into the trees
@@ -98,7 +107,7 @@ class ValueMultiset {
     if (!pending_.empty()) FlushPending();
   }
   void FlushPending();
-  // f(value, weight) for each integer value (kInts, kDoubles), ascending: ones_, ints_ and the
+  // f(value, weight) for each integer value (kInts, kDoubles), ascending: the trees' and the
   // pending merged (sorting pending_ in place: the readers leave what is held, and so HeapBytes,
   // as it was).
   template <class F>
@@ -106,19 +115,20 @@ class ValueMultiset {
     if (form_ != Form::kInts && form_ != Form::kDoubles) return;
     // (A checkpoint reads size, then ForEach: the second finds the values sorted already.)
     if (!std::is_sorted(pending_.begin(), pending_.end())) std::sort(pending_.begin(), pending_.end());
-    auto one = ones_.begin();
-    auto in = ints_.begin();
+    const IntTrees& t = trees();
+    auto one = t.ones.begin();
+    auto in = t.ints.begin();
     auto p = pending_.begin();
     for (;;) {
       int64_t v = INT64_MAX;
       bool any = false;
-      if (one != ones_.end()) v = *one, any = true;
-      if (in != ints_.end() && (!any || in->first < v)) v = in->first, any = true;
+      if (one != t.ones.end()) v = *one, any = true;
+      if (in != t.ints.end() && (!any || in->first < v)) v = in->first, any = true;
       if (p != pending_.end() && (!any || *p < v)) v = *p, any = true;
       if (!any) return;
       int64_t w = 0;
-      if (one != ones_.end() && *one == v) ++w, ++one;  // ones_ and ints_ hold different values
-      if (in != ints_.end() && in->first == v) w += in->second, ++in;
+      if (one != t.ones.end() && *one == v) ++w, ++one;  // ones and ints hold different values
+      if (in != t.ints.end() && in->first == v) w += in->second, ++in;
       for (; p != pending_.end() && *p == v; ++p) ++w;
       f(v, w);  // not 0: pending values come only while no weight is negative
     }
@@ -130,18 +140,31 @@ class ValueMultiset {
   Value TreeLast() const;
 
   Form form_ = Form::kInts;
-  absl::btree_set<int64_t> ones_;           // kInts, kDoubles: the integer values of weight 1
-  absl::btree_map<int64_t, int64_t> ints_;  // kInts, kDoubles: the other integer values
-  size_t negative_ = 0;                     // values of ints_ whose weight is negative
+  // kInts, kDoubles: the integer values of weight 1 (ones), the others (ints), and how many of
+  // those have a negative weight. Made when the first value leaves pending_: a set that only
+  // ever had inserts of weight 1 needs none.
+  struct IntTrees {
+    absl::btree_set<int64_t> ones;
+    absl::btree_map<int64_t, int64_t> ints;
+    size_t negative = 0;
+  };
+  const IntTrees& trees() const {
+    static const IntTrees kNone;
+    return trees_ ? *trees_.get() : kNone;
+  }
+  const std::map<Value, int64_t>& other() const {
+    static const std::map<Value, int64_t> kNone;
+    return other_ ? *other_.get() : kNone;
+  }
+  Boxed<IntTrees> trees_;
   // While kInts or kDoubles and negative_ is 0: integers of weight 1 each not yet in the trees (a value may
   // be there already, or here twice), with their minimum and maximum. mutable: readers sort it.
   mutable std::vector<int64_t> pending_;
   int64_t pending_min_ = 0, pending_max_ = 0;
-  int64_t zero_weight_ = 0;                                     // kDoubles: the weight of zero (0: not held)
-  bool negative_zero_ = false;                                  // and whether it is held as -0.0
-  absl::btree_map<InlineKey, int64_t, InlineKeyLess> strings_;  // kStrings: bytes -> weight
-  size_t string_heap_ = 0;                                      // heap bytes of strings_' long keys
-  std::map<Value, int64_t> other_;                              // NULL; kMixed: every value
+  int64_t zero_weight_ = 0;                // kDoubles: the weight of zero (0: not held)
+  bool negative_zero_ = false;             // and whether it is held as -0.0
+  KeyWeights strings_;                     // kStrings: bytes -> weight
+  Boxed<std::map<Value, int64_t>> other_;  // NULL; kMixed: every value (made when one arrives)
 };
 
 }  // namespace fld
