@@ -483,7 +483,7 @@ void AggregateOp::StateCommitted(bool evict) {
     const size_t n = sh.groups.EvictClean([&](uint32_t slot) { FreeBoxes(sh, slot); });
     sh.stored.Evicted(n);
     if (sh.free_boxes.size() == sh.boxes.size()) {
-      std::vector<Acc>().swap(sh.boxes);  // (assigning {} would keep the capacity)
+      sh.boxes.clear();
       std::vector<uint32_t>().swap(sh.free_boxes);
     }
   }
@@ -491,7 +491,7 @@ void AggregateOp::StateCommitted(bool evict) {
 
 size_t AggregateOp::StateMemoryBytes() const {
   size_t n = 0;
-  for (const Shard& sh : shards_) n += sh.groups.MemoryBytes() + sh.boxes.capacity() * sizeof(Acc) + sh.box_heap;
+  for (const Shard& sh : shards_) n += sh.groups.MemoryBytes() + sh.boxes.MemoryBytes() + sh.box_heap;
   return n;
 }
 

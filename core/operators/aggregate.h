@@ -61,6 +61,7 @@
 #include "core/circuit/operator.h"
 #include "core/circuit/waterline.h"
 #include "core/common/boxed.h"
+#include "core/common/chunked_vector.h"
 #include "core/common/thread_pool.h"
 #include "core/types/types.h"
 #include "core/zset/arena_map.h"
@@ -208,7 +209,7 @@ class AggregateOp : public Operator {
   // A worker's part of the groups: those whose key KeyShard maps to it.
   struct Shard {
     ArenaMap groups;                   // key encoding -> group record
-    std::vector<Acc> boxes;            // boxed accumulators
+    ChunkedVector<Acc> boxes;          // boxed accumulators
     std::vector<uint32_t> free_boxes;  // indexes of unused boxes
     size_t box_heap = 0;               // heap bytes the boxes' trees hold (HeapBytes), and long extremes
     WaterlineIndex gc;                 // groups by a key column with a waterline
