@@ -37,9 +37,11 @@ void KeyWeights::Add(std::string_view key, int64_t w) {
     return;
   }
   if (small_.size() == small_.capacity()) {
-    // Grown by half, not doubled: most arrays stay at their first few sizes.
+    // 2, 4, 8, then grown by half (12, 18, 27, ...): most arrays stay at their first few sizes,
+    // and doubling would leave a quarter of them unused on average.
     const size_t at = static_cast<size_t>(it - small_.begin());
-    small_.reserve(std::min(kSmall, small_.size() + small_.size() / 2 + 2));
+    const size_t cap = small_.capacity();
+    small_.reserve(std::min(kSmall, cap < 8 ? std::max<size_t>(2, cap * 2) : cap + cap / 2));
     it = small_.begin() + static_cast<std::ptrdiff_t>(at);
   }
   small_.insert(it, Entry{std::move(k), w});

@@ -4,7 +4,7 @@
 //
 // Most groups hold few values, and there are many groups: a B-tree of 10 keys takes three nodes
 // (about 800 bytes) and its first key is a walk from the root. So a set of up to kSmall keys is a
-// sorted array of (InlineKey, weight) entries, 32 bytes each, grown by half its size; past
+// sorted array of (InlineKey, weight) entries, 32 bytes each (2, 4, 8, then grown by half); past
 // kSmall it moves into an absl::btree_set of the same entries for good (an insert into the array
 // moves the entries after it, which stays cheap only while the array is short). Keys are
 // InlineKeys (core/zset/order_key.h): up to 23 bytes inline, longer ones on the heap.

@@ -140,6 +140,7 @@ class ValueMultiset {
   Value TreeLast() const;
 
   Form form_ = Form::kInts;
+  bool negative_zero_ = false;  // kDoubles: whether zero (zero_weight_ != 0) is held as -0.0
   // kInts, kDoubles: the integer values of weight 1 (ones), the others (ints), and how many of
   // those have a negative weight. Made when the first value leaves pending_: a set that only
   // ever had inserts of weight 1 needs none.
@@ -157,12 +158,11 @@ class ValueMultiset {
     return other_ ? *other_.get() : kNone;
   }
   Boxed<IntTrees> trees_;
-  // While kInts or kDoubles and negative_ is 0: integers of weight 1 each not yet in the trees (a value may
+  // While kInts or kDoubles and no weight is negative: integers of weight 1 each not yet in the trees (a value may
   // be there already, or here twice), with their minimum and maximum. mutable: readers sort it.
   mutable std::vector<int64_t> pending_;
   int64_t pending_min_ = 0, pending_max_ = 0;
   int64_t zero_weight_ = 0;                // kDoubles: the weight of zero (0: not held)
-  bool negative_zero_ = false;             // and whether it is held as -0.0
   KeyWeights strings_;                     // kStrings: bytes -> weight
   Boxed<std::map<Value, int64_t>> other_;  // NULL; kMixed: every value (made when one arrives)
 };
