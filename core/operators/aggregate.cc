@@ -989,8 +989,10 @@ void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, 
   if (all_inline_) return FoldInline(only, keys, partials, order, out_rows, emitted);
   const std::vector<Group>& partial = partials.groups;
   std::vector<Value> old_row, new_row;
+  // Into the row vectors kept across groups (a fresh vector per row was three allocations).
   auto row_of = [&](const std::string& key, const Group& g, std::vector<Value>* row) {
-    *row = DecodeRow(key);
+    row->clear();
+    for (size_t pos = 0; pos < key.size();) row->push_back(DecodeValue(key, &pos));
     for (size_t a = 0; a < aggs_.size(); ++a) row->push_back(Result(aggs_[a], g, g.accs[a]));
   };
   Group cur;  // the group being updated, moved out of its record and back
