@@ -1409,6 +1409,22 @@ std::vector<Scenario> AggScenarios() {
             AggScenario("group by small int, linear aggregates (slice path)", with_keys({kKeyNN}), 1, LinearAggs(1))),
         30);
   }
+  {
+    // Groups holding more distinct strings and pairs than a KeyWeights keeps in its array (64):
+    // 150 short and 150 long strings, steps of up to 80 changes, so the sets cross into the
+    // B-tree and shrink again as rows are retracted.
+    auto many = [](bool long_ones) {
+      std::vector<Value> v;
+      for (int i = 0; i < 150; ++i)
+        v.push_back(Value::String((long_ones ? std::string(25, 'q') : std::string()) + std::to_string(i * 7 % 150)));
+      return ColSpec{PhysType::kStr, v, 0.1};
+    };
+    const std::vector<ColSpec> cols = {kInt, kDbl, many(false), kCents, kBool, many(true)};
+    Scenario sc =
+        AggScenario("global MIN/MAX/ARG_MIN/ARG_MAX over 150 distinct strings a column", cols, 0, ExtremeAggs(0));
+    sc.delta = [cols](Gen& g, size_t, ZSet* cur) { return g.ValidDelta(cols, cur, 80); };
+    add(sc, 40);
+  }
   // Degenerate shapes: a lone COUNT(*) (no argument column), and GROUP BY without aggregates.
   add(AggScenario("global COUNT(*)", args, 0, {Agg(AggKind::kCountStar, -1, SqlType())}), 60);
   add(AggScenario("group by key only (no aggregates)", with_keys({kKey3, kKeyStr}), 2, {}), 60);
