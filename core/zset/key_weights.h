@@ -72,7 +72,7 @@ class KeyWeights {
   // Heap bytes held: the array's capacity or the tree's entries with its slack, and long keys.
   size_t HeapBytes() const;
 
-  // f(const InlineKey&, int64_t weight) for each key, ascending (ForEachReverse: descending).
+  // f(const InlineKey&, int64_t weight) for each key, ascending.
   template <class F>
   void ForEach(F&& f) const {
     if (tree_) {
