@@ -992,7 +992,7 @@ void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, 
   // Into the row vectors kept across groups (a fresh vector per row was three allocations).
   auto row_of = [&](const std::string& key, const Group& g, std::vector<Value>* row) {
     row->clear();
-    for (size_t pos = 0; pos < key.size();) row->push_back(DecodeValue(key, &pos));
+    DecodeRowInto(key, row);
     for (size_t a = 0; a < aggs_.size(); ++a) row->push_back(Result(aggs_[a], g, g.accs[a]));
   };
   Group cur;  // the group being updated, moved out of its record and back

@@ -377,9 +377,13 @@ bool RowEncodingFits(std::string_view in, std::span<const PhysType> types) {
 
 std::vector<Value> DecodeRow(std::string_view in) {
   std::vector<Value> row;
-  size_t pos = 0;
-  while (pos < in.size()) row.push_back(DecodeValue(in, &pos));
+  DecodeRowInto(in, &row);
   return row;
+}
+
+void DecodeRowInto(std::string_view in, std::vector<Value>* row) {
+  size_t pos = 0;
+  while (pos < in.size()) row->push_back(DecodeValue(in, &pos));
 }
 
 void DecodeValueInto(std::string_view in, size_t* pos, Column* col) {

@@ -114,6 +114,8 @@ void PrefetchRow(const Batch& b, size_t r);
 // Decodes one value at *pos and advances it.
 Value DecodeValue(std::string_view in, size_t* pos);
 std::vector<Value> DecodeRow(std::string_view in);
+// Appends the values of an encoded row to *row (a vector kept across rows keeps its buffer).
+void DecodeRowInto(std::string_view in, std::vector<Value>* row);
 // Whether `in` is a whole row in either encoding (known tags, every value within the bytes): the
 // decoders above trust their input, so a row read back from storage is checked first.
 bool RowEncodingValid(std::string_view in);
