@@ -777,7 +777,6 @@ void AggregateOp::Fold(Group* into, const Group& partial) const {
     dst.count += src.count;
     if (__builtin_add_overflow(dst.isum, src.isum, &dst.isum)) SumOverflow();
     dst.dsum += src.dsum;
-    dst.values.AddAll(src.values);
     if (const Acc::Wide* sw = src.wide.get()) {
       Acc::Wide& dw = dst.wide.Get();
       if (__builtin_add_overflow(dw.wsum, sw->wsum, &dw.wsum)) SumOverflow();
@@ -788,7 +787,6 @@ void AggregateOp::Fold(Group* into, const Group& partial) const {
         for (int b = 0; b < 64; ++b) dw.bits[b] += sw->bits[b];
       }
     }
-    src.pairs.ForEach([&](const InlineKey& key, int64_t w) { AddPair(&dst, key.view(), w); });
   }
 }
 

@@ -288,6 +288,8 @@ class AggregateOp : public Operator {
   // Fast path for one integer key spanning a small range and linear aggregates: group ids are
   // key - min, no hashing. Returns false when the batch does not qualify.
   bool SmallKeyPreaggregate(const Batch& in, ThreadPool* pool, std::vector<std::string>* keys, Partials* partial) const;
+  // Adds a pre-aggregated group's counts and sums into *into. Partials hold no values or pairs:
+  // the aggregates that keep them take the batch's rows directly (FoldRows).
   void Fold(Group* into, const Group& partial) const;
 
   // How an aggregate's accumulator is kept in the group record. Any Acc field an aggregate of
