@@ -85,6 +85,10 @@ void AggregateOp::Layout() {
       st = phys == PhysType::kStr ? Stored::kExtremeKey : Stored::kExtremeNum;
     else if (inserts_only_ && IsArg(a))
       st = Stored::kExtremeKey;
+    else if (a.kind == AggKind::kMin || a.kind == AggKind::kMax)
+      st = Stored::kValues;
+    else if (IsPairs(a))
+      st = Stored::kPairs;
     else if (plain && a.kind != AggKind::kCount && phys == PhysType::kI64 && a.filter < 0 && !a.arg_type.nullable &&
              (a.kind == AggKind::kSum || a.kind == AggKind::kAvg))
       st = Stored::kSumInt;  // every row counts: the count is the row count
@@ -100,7 +104,7 @@ void AggregateOp::Layout() {
     stored_bytes_ += StoredFieldBytes(st);
     stored_.push_back(st);
   }
-  all_inline_ = std::find(stored_.begin(), stored_.end(), Stored::kBox) == stored_.end();
+  all_inline_ = std::none_of(stored_.begin(), stored_.end(), IsBoxed);
   has_extreme_keys_ = std::find(stored_.begin(), stored_.end(), Stored::kExtremeKey) != stored_.end();
   raw_ = all_inline_ && !has_extreme_keys_;
 }
@@ -112,6 +116,8 @@ void AggregateOp::InlineAcc(const char* rec, size_t a, Acc* acc) const {
   switch (stored_[a]) {
     case Stored::kNothing:
     case Stored::kBox:
+    case Stored::kValues:
+    case Stored::kPairs:
       break;
     case Stored::kCount:
     case Stored::kExtremeNum:  // (the extreme itself: AccIn)
@@ -138,6 +144,8 @@ void AggregateOp::WriteInline(char* rec, size_t a, int64_t count, int64_t isum, 
   switch (stored_[a]) {
     case Stored::kNothing:
     case Stored::kBox:
+    case Stored::kValues:
+    case Stored::kPairs:
     case Stored::kExtremeNum:  // (StoreGroup writes them)
     case Stored::kExtremeKey:
       break;
@@ -194,26 +202,37 @@ void AggregateOp::StoredToRecord(std::string_view stored, std::string* out) cons
   }
 }
 
-void AggregateOp::LoadGroup(Shard& sh, const char* rec, Group* g) {
-  std::memcpy(&g->rows, rec, 8);
-  g->accs.resize(aggs_.size());
+int64_t AggregateOp::ViewGroup(Shard& sh, const char* rec, std::vector<Acc>* scratch, std::vector<Acc*>* accs) {
   for (size_t a = 0; a < aggs_.size(); ++a) {
-    Acc& acc = g->accs[a];
-    const char* p = rec + offset_[a];
-    if (stored_[a] == Stored::kBox) {
-      uint32_t box;
-      std::memcpy(&box, p, 4);
-      sh.box_heap -= HeapBytes(sh.boxes[box]);
-      acc = std::move(sh.boxes[box]);
+    const Stored st = stored_[a];
+    uint32_t box = 0;
+    if (IsBoxed(st)) std::memcpy(&box, rec + offset_[a], 4);
+    if (st == Stored::kBox) {
+      Acc& b = sh.boxes[box];
+      sh.box_heap -= HeapBytes(b);  // (StoreGroup counts it again)
+      (*accs)[a] = &b;
       continue;
     }
-    acc = Acc{};
-    if (IsExtreme(stored_[a])) {
+    Acc& acc = (*scratch)[a];
+    (*accs)[a] = &acc;
+    if (st == Stored::kValues || st == Stored::kPairs) {
+      acc.count = acc.isum = 0;
+      acc.dsum = 0;
+      if (st == Stored::kValues) {
+        sh.box_heap -= sh.value_boxes[box].HeapBytes();
+        acc.values = std::move(sh.value_boxes[box]);
+      } else {
+        sh.box_heap -= sh.pair_boxes[box].HeapBytes();
+        acc.pairs = std::move(sh.pair_boxes[box]);
+      }
+    } else if (IsExtreme(st)) {
+      acc = Acc{};
       ExtremeAcc(rec, a, &acc);
-      continue;
+    } else {
+      InlineAcc(rec, a, &acc);  // (an inline kind's Acc holds nothing else)
     }
-    InlineAcc(rec, a, &acc);
   }
+  return LoadI64(rec);
 }
 
 void AggregateOp::ExtremeAcc(const char* rec, size_t a, Acc* acc) const {
@@ -245,17 +264,17 @@ void AggregateOp::AppendPairKey(Value k, Value v, std::string* out) {
 
 std::pair<Value, Value> AggregateOp::PairOf(const AggSpec& a, std::string_view key) const {
   const PhysType types[] = {in_types_[static_cast<size_t>(a.key)], in_types_[static_cast<size_t>(a.arg)]};
-  std::vector<Value> row = RowOfOrderKey(key, kPairOrder, types);
+  thread_local std::vector<Value> row;  // (a vector per call was an allocation per result)
+  RowOfOrderKeyInto(key, kPairOrder, types, &row);
   return {std::move(row[0]), std::move(row[1])};
 }
 
-void AggregateOp::StoreGroup(Shard& sh, Group* g, const char* old_rec, std::string* rec) {
+void AggregateOp::StoreGroup(Shard& sh, int64_t rows, Acc* const* accs, const char* old_rec, std::string* rec) {
   rec->assign(record_bytes_, '\0');
   char* out = rec->data();
-  std::memcpy(out, &g->rows, 8);
-  g->accs.resize(aggs_.size());
+  std::memcpy(out, &rows, 8);
   for (size_t a = 0; a < aggs_.size(); ++a) {
-    Acc& acc = g->accs[a];
+    Acc& acc = *accs[a];
     char* p = out + offset_[a];
     switch (stored_[a]) {
       case Stored::kNothing:
@@ -304,21 +323,41 @@ void AggregateOp::StoreGroup(Shard& sh, Group* g, const char* old_rec, std::stri
         sh.box_heap += InlineKey::HeapBytesAt(p + 8);
         break;
       }
-      case Stored::kBox: {
+      case Stored::kBox:
+      case Stored::kValues:
+      case Stored::kPairs: {
         uint32_t box;
         if (old_rec) {
           std::memcpy(&box, old_rec + offset_[a], 4);
-        } else if (!sh.free_boxes.empty()) {
-          box = sh.free_boxes.back();
-          sh.free_boxes.pop_back();
         } else {
-          box = static_cast<uint32_t>(sh.boxes.size());
-          sh.boxes.emplace_back();
+          box = stored_[a] == Stored::kBox      ? sh.boxes.Take()
+                : stored_[a] == Stored::kValues ? sh.value_boxes.Take()
+                                                : sh.pair_boxes.Take();
         }
-        sh.box_heap += HeapBytes(acc);
-        sh.boxes[box] = std::move(acc);
-        acc = Acc{};
         std::memcpy(p, &box, 4);
+        if (stored_[a] == Stored::kBox) {
+          Acc& b = sh.boxes[box];
+          if (&b != &acc) {
+            b = std::move(acc);
+            acc = Acc{};
+          }
+          sh.box_heap += HeapBytes(b);
+          break;
+        }
+        // A typed box keeps the container alone: the rest of the Acc must be empty.
+        if (acc.count != 0 || acc.isum != 0 || acc.dsum != 0 || acc.wide)
+          Fail(ErrorKind::kRuntime, "internal error: a {} accumulator holds sums", AggName(aggs_[a].kind));
+        if (stored_[a] == Stored::kValues) {
+          ValueMultiset& b = sh.value_boxes[box];
+          b = std::move(acc.values);
+          acc.values = ValueMultiset();
+          sh.box_heap += b.HeapBytes();
+        } else {
+          KeyWeights& b = sh.pair_boxes[box];
+          b = std::move(acc.pairs);
+          acc.pairs.clear();
+          sh.box_heap += b.HeapBytes();
+        }
         break;
       }
     }
@@ -413,19 +452,22 @@ void AggregateOp::FreeAllExtremes() {
   for (Shard& sh : shards_) sh.groups.ForEachSlot([&](uint32_t slot) { FreeBoxes(sh, slot); });
 }
 
-const AggregateOp::Acc& AggregateOp::AccIn(const Shard& sh, const char* rec, size_t a, Acc* tmp) const {
-  const char* p = rec + offset_[a];
-  if (stored_[a] == Stored::kBox) {
-    uint32_t box;
-    std::memcpy(&box, p, 4);
-    return sh.boxes[box];
+AggregateOp::AccRef AggregateOp::AccIn(const Shard& sh, const char* rec, size_t a, Acc* tmp) const {
+  const Stored st = stored_[a];
+  uint32_t box = 0;
+  if (IsBoxed(st)) std::memcpy(&box, rec + offset_[a], 4);
+  if (st == Stored::kBox) {
+    const Acc& acc = sh.boxes[box];
+    return {acc, acc.values, acc.pairs};
   }
   *tmp = Acc{};
-  if (IsExtreme(stored_[a]))
+  if (st == Stored::kValues) return {*tmp, sh.value_boxes[box], tmp->pairs};
+  if (st == Stored::kPairs) return {*tmp, tmp->values, sh.pair_boxes[box]};
+  if (IsExtreme(st))
     ExtremeAcc(rec, a, tmp);
   else
     InlineAcc(rec, a, tmp);
-  return *tmp;
+  return {*tmp, tmp->values, tmp->pairs};
 }
 
 void AggregateOp::FreeBoxes(Shard& sh, uint32_t slot) {
@@ -437,12 +479,19 @@ void AggregateOp::FreeBoxes(Shard& sh, uint32_t slot) {
       sh.box_heap -= InlineKey::HeapBytesAt(key);
       InlineKey::FreeAt(key);
     }
-    if (stored_[a] != Stored::kBox) continue;
+    if (!IsBoxed(stored_[a])) continue;
     uint32_t box;
     std::memcpy(&box, rec + offset_[a], 4);
-    sh.box_heap -= HeapBytes(sh.boxes[box]);
-    sh.boxes[box] = Acc{};
-    sh.free_boxes.push_back(box);
+    if (stored_[a] == Stored::kBox) {
+      sh.box_heap -= HeapBytes(sh.boxes[box]);
+      sh.boxes.Give(box);
+    } else if (stored_[a] == Stored::kValues) {
+      sh.box_heap -= sh.value_boxes[box].HeapBytes();
+      sh.value_boxes.Give(box);
+    } else {
+      sh.box_heap -= sh.pair_boxes[box].HeapBytes();
+      sh.pair_boxes.Give(box);
+    }
   }
 }
 
@@ -463,13 +512,18 @@ bool AggregateOp::GroupRow(uint32_t shard, std::string_view key, uint32_t hash, 
   if (slot == ArenaMap::kNone) slot = LoadStored(sh, key);
   if (slot == ArenaMap::kNone) return false;
   const char* rec = sh.groups.Value(slot).data();
-  Group g;
-  std::memcpy(&g.rows, rec, 8);
-  if (g.rows == 0) return false;
+  const int64_t rows = LoadI64(rec);
+  if (rows == 0) return false;
   row->assign(key);
   Acc tmp;
-  for (size_t a = 0; a < aggs_.size(); ++a)
-    EncodeValue(row, IsExtreme(stored_[a]) ? ExtremeResult(rec, a) : Result(aggs_[a], g, AccIn(sh, rec, a, &tmp)));
+  for (size_t a = 0; a < aggs_.size(); ++a) {
+    if (IsExtreme(stored_[a])) {
+      EncodeValue(row, ExtremeResult(rec, a));
+      continue;
+    }
+    const AccRef r = AccIn(sh, rec, a, &tmp);
+    EncodeValue(row, Result(aggs_[a], rows, r.acc, r.values, r.pairs));
+  }
   return true;
 }
 
@@ -482,16 +536,17 @@ void AggregateOp::StateCommitted(bool evict) {
     if (!sh.stored.Committed() || !evict) continue;
     const size_t n = sh.groups.EvictClean([&](uint32_t slot) { FreeBoxes(sh, slot); });
     sh.stored.Evicted(n);
-    if (sh.free_boxes.size() == sh.boxes.size()) {
-      sh.boxes.clear();
-      std::vector<uint32_t>().swap(sh.free_boxes);
-    }
+    sh.boxes.ReleaseIfUnused();
+    sh.value_boxes.ReleaseIfUnused();
+    sh.pair_boxes.ReleaseIfUnused();
   }
 }
 
 size_t AggregateOp::StateMemoryBytes() const {
   size_t n = 0;
-  for (const Shard& sh : shards_) n += sh.groups.MemoryBytes() + sh.boxes.MemoryBytes() + sh.box_heap;
+  for (const Shard& sh : shards_)
+    n += sh.groups.MemoryBytes() + sh.boxes.items.MemoryBytes() + sh.value_boxes.items.MemoryBytes() +
+         sh.pair_boxes.items.MemoryBytes() + sh.box_heap;
   return n;
 }
 
@@ -641,8 +696,9 @@ Value WideSumResult(Int128 sum, const SqlType& t) {
 
 }  // namespace
 
-Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) const {
-  if (IsWideMoment(a)) return WideMoment(a.kind, acc.values, a.distinct, a.arg_type);
+Value AggregateOp::Result(const AggSpec& a, int64_t rows, const Acc& acc, const ValueMultiset& values,
+                          const KeyWeights& pairs) const {
+  if (IsWideMoment(a)) return WideMoment(a.kind, values, a.distinct, a.arg_type);
   if (IsWideSum(a) || (a.kind == AggKind::kSum && a.result_type.IsWideDecimal())) {
     // 128-bit sums: over wide decimals in wsum, over narrow ones in isum.
     int64_t n = acc.count;
@@ -650,7 +706,7 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
     if (a.distinct) {
       n = 0;
       sum = 0;
-      acc.values.ForEach([&](const Value& v, int64_t w) {
+      values.ForEach([&](const Value& v, int64_t w) {
         if (w > 0) {
           ++n;
           sum += UnscaledDecimal(v, a.arg_type);
@@ -669,7 +725,7 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
     double dsum = 0, dsumsq = 0;
     uint64_t bxor = 0;
     std::vector<Value> distinct;
-    acc.values.ForEach([&](const Value& v, int64_t w) {
+    values.ForEach([&](const Value& v, int64_t w) {
       if (w <= 0) return;
       ++n;
       if (a.kind == AggKind::kArrayAgg) {
@@ -708,7 +764,7 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
   }
   switch (a.kind) {
     case AggKind::kCountStar:
-      return Value::Int(a.filter >= 0 ? acc.count : g.rows);
+      return Value::Int(a.filter >= 0 ? acc.count : rows);
     case AggKind::kCount:
       return Value::Int(acc.count);
     case AggKind::kSum:
@@ -717,19 +773,19 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
     case AggKind::kAvg:
       return avg(acc.count, acc.isum, acc.dsum);
     case AggKind::kMin:
-      return acc.values.FirstPositive();
+      return values.FirstPositive();
     case AggKind::kMax:
-      return acc.values.LastPositive();
+      return values.LastPositive();
     case AggKind::kArgMin: {
       // Rows whose key is NULL count only when no row has a key (NULL sorts first: its order
       // key's first byte is 0, a value's is not; so start at the smallest non-NULL key, then
       // fall back to the NULL keys).
-      const InlineKey* k = acc.pairs.FirstPositive(std::string_view("\x01", 1));
-      if (k == nullptr) k = acc.pairs.FirstPositive();
+      const InlineKey* k = pairs.FirstPositive(std::string_view("\x01", 1));
+      if (k == nullptr) k = pairs.FirstPositive();
       return k == nullptr ? Value::Null() : PairOf(a, k->view()).second;
     }
     case AggKind::kArgMax: {
-      const InlineKey* k = acc.pairs.LastPositive();
+      const InlineKey* k = pairs.LastPositive();
       return k == nullptr ? Value::Null() : PairOf(a, k->view()).second;
     }
     case AggKind::kStddevPop:
@@ -743,7 +799,7 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
       return BitsResult(a.kind, acc.count, acc.W().bits);
     case AggKind::kArrayAgg: {
       std::vector<Value> elements;
-      acc.pairs.ForEach([&](const InlineKey& key, int64_t w) {
+      pairs.ForEach([&](const InlineKey& key, int64_t w) {
         if (w <= 0) return;
         const Value v = PairOf(a, key.view()).second;
         for (int64_t k = 0; k < w; ++k) elements.push_back(v);
@@ -753,7 +809,7 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
     case AggKind::kMapAgg: {
       // Pairs are sorted by (key, value): the last live pair of a key holds its largest value.
       std::vector<std::pair<Value, Value>> entries;
-      acc.pairs.ForEach([&](const InlineKey& key, int64_t w) {
+      pairs.ForEach([&](const InlineKey& key, int64_t w) {
         if (w <= 0) return;
         auto kv = PairOf(a, key.view());
         if (kv.first.IsNull()) return;
@@ -768,12 +824,10 @@ Value AggregateOp::Result(const AggSpec& a, const Group& g, const Acc& acc) cons
   return Value::Null();
 }
 
-void AggregateOp::Fold(Group* into, const Group& partial) const {
-  into->rows += partial.rows;
-  if (into->accs.empty()) into->accs.resize(aggs_.size());
+void AggregateOp::Fold(Acc* const* accs, const Sums* part) const {
   for (size_t a = 0; a < aggs_.size(); ++a) {
-    Acc& dst = into->accs[a];
-    const Acc& src = partial.accs[a];
+    Acc& dst = *accs[a];
+    const Sums& src = part[a];
     dst.count += src.count;
     if (__builtin_add_overflow(dst.isum, src.isum, &dst.isum)) SumOverflow();
     dst.dsum += src.dsum;
@@ -899,10 +953,10 @@ void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchB
       for (size_t i = 0; i < n; ++i) AddI64(flat + gid[i] * record_bytes_, w[i]);
       for (size_t a = 0; a < aggs_.size(); ++a) PreaggregateFlat(a, in, gid, flat);
     } else {
-      partial.groups.resize(ng);
-      for (auto& g : partial.groups) g.accs.resize(aggs_.size());
-      for (size_t i = 0; i < n; ++i) partial.groups[gid[i]].rows += w[i];
-      for (size_t a = 0; a < aggs_.size(); ++a) Preaggregate(a, in, gid, &partial.groups);
+      partial.rows.assign(ng, 0);
+      partial.sums.resize(ng * aggs_.size());
+      for (size_t i = 0; i < n; ++i) partial.rows[gid[i]] += w[i];
+      for (size_t a = 0; a < aggs_.size(); ++a) Preaggregate(a, in, gid, &partial.sums);
       if (std::any_of(aggs_.begin(), aggs_.end(), [](const AggSpec& s) { return KeepsValues(s); })) {
         // The batch's rows by group, in batch order (a counting sort of gid): the aggregates that
         // keep values take them straight into the group's containers, not through partial
@@ -916,7 +970,7 @@ void AggregateOp::StepShard(Shard& sh, const Batch& in, ThreadPool* pool, BatchB
       }
     }
   }
-  partial.rows = &in;
+  partial.batch = &in;
   FoldGroups(&sh, keys, partial, &out, emitted);
   if (num_keys_ == 0) initialized_ = true;  // (keyed: Step sets it; shards run in parallel)
   DiscardBelow(sh);
@@ -950,30 +1004,41 @@ void AggregateOp::Lookahead::Prefetch(size_t i) {
   if (i + kSlotsAhead < n) shards[i + kSlotsAhead]->groups.Prefetch(hashes[i + kSlotsAhead]);
   if (i + kRecordsAhead < n) shards[i + kRecordsAhead]->groups.PrefetchRecord(hashes[i + kRecordsAhead]);
   if (!boxes_) return;
-  // The record of group j is in cache by now: its boxed accumulators' addresses can be read.
-  // f(Acc&) for each.
+  // The record of group j is in cache by now: its boxes' addresses can be read. f(the box, its
+  // bytes, its values or null, its pairs or null) for each.
   auto boxes_of = [&](size_t j, auto&& f) {
     Shard& sh = *shards[j];
     const uint32_t slot = sh.groups.Find(keys_[order_[j]], hashes[j]);
     if (slot == ArenaMap::kNone) return;
     const char* rec = sh.groups.Value(slot).data();
     for (size_t a = 0; a < op_->aggs_.size(); ++a) {
-      if (op_->stored_[a] != Stored::kBox) continue;
+      const Stored st = op_->stored_[a];
+      if (!IsBoxed(st)) continue;
       uint32_t box;
       std::memcpy(&box, rec + op_->offset_[a], 4);
-      f(sh.boxes[box]);
+      if (st == Stored::kBox) {
+        const Acc& acc = sh.boxes[box];
+        f(&acc, sizeof(Acc), &acc.values, &acc.pairs);
+      } else if (st == Stored::kValues) {
+        const ValueMultiset& values = sh.value_boxes[box];
+        f(&values, sizeof(ValueMultiset), &values, nullptr);
+      } else {
+        const KeyWeights& pairs = sh.pair_boxes[box];
+        f(&pairs, sizeof(KeyWeights), nullptr, &pairs);
+      }
     }
   };
   if (i + kBoxesAhead < n) {
-    boxes_of(i + kBoxesAhead, [](const Acc& acc) {
-      const char* p = reinterpret_cast<const char*>(&acc);
-      for (size_t at = 0; at < sizeof(Acc); at += 64) __builtin_prefetch(p + at);
+    boxes_of(i + kBoxesAhead, [](const void* box, size_t bytes, const ValueMultiset*, const KeyWeights*) {
+      const char* p = static_cast<const char*>(box);
+      for (size_t at = 0; at < bytes; at += 64) __builtin_prefetch(p + at);
+      __builtin_prefetch(p + bytes - 1);  // (a box need not start a cache line)
     });
   }
   if (i + kDataAhead < n) {
-    boxes_of(i + kDataAhead, [](const Acc& acc) {
-      acc.values.Prefetch();
-      acc.pairs.Prefetch();
+    boxes_of(i + kDataAhead, [](const void*, size_t, const ValueMultiset* values, const KeyWeights* pairs) {
+      if (values) values->Prefetch();
+      if (pairs) pairs->Prefetch();
     });
   }
 }
@@ -985,53 +1050,61 @@ void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, 
   // 3. Fold partials into state in key order; emit old/new rows of each changed group.
   const std::vector<uint32_t> order = SortedByBytes(ng, [&](size_t g) { return std::string_view(keys[g]); });
   if (all_inline_) return FoldInline(only, keys, partials, order, out_rows, emitted);
-  const std::vector<Group>& partial = partials.groups;
+  const size_t A = aggs_.size();
   std::vector<Value> old_row, new_row;
+  // The group being updated: its row count and accumulators, updated where they are (boxes) or
+  // in scratch (inline and extreme fields, a new group's).
+  int64_t rows = 0;
+  std::vector<Acc> scratch(A);
+  std::vector<Acc*> accs(A);
   // Into the row vectors kept across groups (a fresh vector per row was three allocations).
-  auto row_of = [&](const std::string& key, const Group& g, std::vector<Value>* row) {
+  auto row_of = [&](const std::string& key, std::vector<Value>* row) {
     row->clear();
     DecodeRowInto(key, row);
-    for (size_t a = 0; a < aggs_.size(); ++a) row->push_back(Result(aggs_[a], g, g.accs[a]));
+    for (size_t a = 0; a < A; ++a) row->push_back(Result(aggs_[a], rows, *accs[a]));
   };
-  Group cur;  // the group being updated, moved out of its record and back
   std::string rec;
   Lookahead ahead(this, only, keys, order, /*boxes=*/true);
   for (size_t i = 0; i < order.size(); ++i) {
     ahead.Prefetch(i);
     const uint32_t g = order[i];
-    __builtin_prefetch(partial[g].accs.data());
+    __builtin_prefetch(&partials.sums[g * A]);
     const std::string& key = keys[g];
     Shard& sh = *ahead.shards[i];
     uint32_t slot = sh.groups.Find(key, ahead.hashes[i]);
     if (slot == ArenaMap::kNone) slot = LoadStored(sh, key);
     if (slot != ArenaMap::kNone) {
-      LoadGroup(sh, sh.groups.Value(slot).data(), &cur);
+      rows = ViewGroup(sh, sh.groups.Value(slot).data(), &scratch, &accs);
     } else {
-      cur.rows = 0;
-      cur.accs.assign(aggs_.size(), Acc{});
+      rows = 0;
+      for (size_t a = 0; a < A; ++a) {
+        scratch[a] = Acc{};
+        accs[a] = &scratch[a];
+      }
     }
-    bool had = slot != ArenaMap::kNone && (cur.rows != 0 || num_keys_ == 0);
+    bool had = slot != ArenaMap::kNone && (rows != 0 || num_keys_ == 0);
     if (num_keys_ == 0 && !initialized_) had = false;
-    if (had) row_of(key, cur, &old_row);
-    Fold(&cur, partial[g]);
+    if (had) row_of(key, &old_row);
+    rows += partials.rows[g];
+    Fold(accs.data(), &partials.sums[g * A]);
     if (!partials.group_rows.empty()) {
-      const std::span<const uint32_t> rows(partials.rows_by_group.data() + partials.group_rows[g],
-                                           partials.group_rows[g + 1] - partials.group_rows[g]);
-      for (size_t a = 0; a < aggs_.size(); ++a)
-        if (KeepsValues(aggs_[a])) FoldRows(a, *partials.rows, rows, &cur.accs[a]);
+      const std::span<const uint32_t> batch_rows(partials.rows_by_group.data() + partials.group_rows[g],
+                                                 partials.group_rows[g + 1] - partials.group_rows[g]);
+      for (size_t a = 0; a < A; ++a)
+        if (KeepsValues(aggs_[a])) FoldRows(a, *partials.batch, batch_rows, accs[a]);
     }
-    bool has = cur.rows != 0 || num_keys_ == 0;
-    if (has) row_of(key, cur, &new_row);
+    bool has = rows != 0 || num_keys_ == 0;
+    if (has) row_of(key, &new_row);
     if (has && slot == ArenaMap::kNone) {
-      StoreGroup(sh, &cur, nullptr, &rec);
+      StoreGroup(sh, rows, accs.data(), nullptr, &rec);
       sh.groups.Insert(key, rec);
       sh.gc.Added(key);
     } else if (has) {
-      StoreGroup(sh, &cur, sh.groups.Value(slot).data(), &rec);
+      StoreGroup(sh, rows, accs.data(), sh.groups.Value(slot).data(), &rec);
       std::memcpy(sh.groups.MutableValue(slot), rec.data(), rec.size());
     } else if (slot != ArenaMap::kNone) {
-      // Put the boxes back so that erasing frees them.
-      StoreGroup(sh, &cur, sh.groups.Value(slot).data(), &rec);
+      // The record as it now is (its extremes' keys), so that erasing frees what it holds.
+      StoreGroup(sh, rows, accs.data(), sh.groups.Value(slot).data(), &rec);
       std::memcpy(sh.groups.MutableValue(slot), rec.data(), rec.size());
       sh.gc.Removed(key);
       EraseGroup(sh, slot);
@@ -1048,21 +1121,20 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
                              std::vector<std::pair<std::string, uint32_t>>* emitted) {
   BatchBuilder& out = *out_rows;
   const size_t A = aggs_.size();
-  Group scratch;  // results are computed from one group whose inline fields are set per record
-  scratch.accs.resize(A);
+  std::vector<Acc> scratch(A);  // results are computed from accumulators set from each record
   std::vector<Value> old_vals(A), new_vals(A);
   std::string rec(record_bytes_, '\0');
   const std::vector<char>& flat = partials.flat;
   auto results = [&](const char* r, std::vector<Value>* vals) {
-    std::memcpy(&scratch.rows, r, 8);
+    const int64_t rows = LoadI64(r);
     for (size_t a = 0; a < A; ++a) {
       if (IsExtreme(stored_[a])) {
         (*vals)[a] = ExtremeResult(r, a);
         continue;
       }
-      Acc& acc = scratch.accs[a];
+      Acc& acc = scratch[a];
       InlineAcc(r, a, &acc);
-      (*vals)[a] = Result(aggs_[a], scratch, acc);
+      (*vals)[a] = Result(aggs_[a], rows, acc);
     }
   };
   auto emit = [&](const std::string& key, const std::vector<Value>& vals, int64_t w) {
@@ -1089,7 +1161,7 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
     if (num_keys_ == 0 && !initialized_) had = false;
     if (had) results(rec.data(), &old_vals);
     // Fold: the same additions as Fold, field by field of the two records.
-    AddRecord(rec.data(), flat.data() + static_cast<size_t>(g) * record_bytes_, sh, partials.rows);
+    AddRecord(rec.data(), flat.data() + static_cast<size_t>(g) * record_bytes_, sh, partials.batch);
     rows = LoadI64(rec.data());
     const bool has = rows != 0 || num_keys_ == 0;
     if (has) results(rec.data(), &new_vals);
@@ -1116,9 +1188,11 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
 }
 
 void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint32_t>& gid,
-                               std::vector<Group>* partial_groups) const {
+                               std::vector<Sums>* sums) const {
   const AggSpec& spec = aggs_[a];
-  std::vector<Group>& partial = *partial_groups;
+  const size_t A = aggs_.size();
+  // The sums of aggregate a in group gid[i].
+  auto part = [&, s = sums->data()](size_t i) -> Sums& { return s[gid[i] * A + a]; };
   const size_t n = in.size();
   const int64_t* w = in.weights.data();
   // FILTER (WHERE c): only rows where c is TRUE take part.
@@ -1132,7 +1206,7 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
   if (spec.kind == AggKind::kCountStar) {
     if (spec.filter < 0) return;  // the group's row count
     for (size_t i = 0; i < n; ++i)
-      if (!skipped(i)) partial[gid[i]].accs[a].count += w[i];
+      if (!skipped(i)) part(i).count += w[i];
     return;
   }
   const Column& col = *in.cols[spec.arg];
@@ -1142,7 +1216,7 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
     for (size_t i = 0; i < n; ++i) {
       if (w[i] < 0) DeletionFromInsertsOnly();
       if (w[i] == 0 || skipped(i) || (!IsArg(spec) && col.IsNull(i))) continue;
-      partial[gid[i]].accs[a].count += w[i];
+      part(i).count += w[i];
     }
   }
   if (KeepsValues(spec)) return;  // FoldRows adds them to the group itself
@@ -1151,7 +1225,7 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
   if (IsWideSum(spec)) {
     for (size_t i = 0; i < n; ++i) {
       if (skipped(i) || (has_nulls && col.nulls[i])) continue;
-      Acc& acc = partial[gid[i]].accs[a];
+      Sums& acc = part(i);
       acc.count += w[i];
       Int128 prod;
       Int128& wsum = acc.wide.Get().wsum;
@@ -1166,7 +1240,7 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
     const int64_t* x = col.i64.data();
     for (size_t i = 0; i < n; ++i) {
       if (skipped(i) || (has_nulls && col.nulls[i])) continue;
-      Acc& acc = partial[gid[i]].accs[a];
+      Sums& acc = part(i);
       acc.count += w[i];
       std::vector<int64_t>& bits = acc.wide.Get().bits;
       if (bits.empty()) bits.assign(64, 0);
@@ -1182,7 +1256,7 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
     const bool need_sum = spec.kind != AggKind::kCount;
     for (size_t i = 0; i < n; ++i) {
       if (skipped(i) || (has_nulls && col.nulls[i])) continue;
-      Acc& acc = partial[gid[i]].accs[a];
+      Sums& acc = part(i);
       acc.count += w[i];
       if (need_sum) {
         int64_t prod;
@@ -1195,14 +1269,14 @@ void AggregateOp::Preaggregate(size_t a, const Batch& in, const std::vector<uint
     const double* x = col.f64.data();
     for (size_t i = 0; i < n; ++i) {
       if (skipped(i) || (has_nulls && col.nulls[i])) continue;
-      Acc& acc = partial[gid[i]].accs[a];
+      Sums& acc = part(i);
       acc.count += w[i];
       acc.dsum += static_cast<double>(w[i]) * x[i];
       if (moments) acc.wide.Get().dsumsq += static_cast<double>(w[i]) * x[i] * x[i];
     }
   } else {
     for (size_t i = 0; i < n; ++i)
-      if (!skipped(i) && !col.IsNull(i)) partial[gid[i]].accs[a].count += w[i];
+      if (!skipped(i) && !col.IsNull(i)) part(i).count += w[i];
   }
 }
 
@@ -1237,6 +1311,8 @@ void AggregateOp::AddRecord(char* into, const char* part, Shard& sh, const Batch
     switch (stored_[a]) {
       case Stored::kNothing:
       case Stored::kBox:
+      case Stored::kValues:
+      case Stored::kPairs:
         break;
       case Stored::kExtremeNum: {
         const int64_t n = LoadI64(p);
@@ -1514,12 +1590,13 @@ void AggregateOp::WriteGroup(StateWriter& w, const Shard& sh, const char* rec) c
   std::memcpy(&rows, rec, 8);
   w.I64(rows);
   for (size_t a = 0; a < aggs_.size(); ++a) {
-    const Acc& acc = AccIn(sh, rec, a, &tmp);
+    const AccRef r = AccIn(sh, rec, a, &tmp);
+    const Acc& acc = r.acc;
     w.I64(acc.count);
     w.I64(acc.isum);
     w.F64(acc.dsum);
-    w.U64(acc.values.size());
-    acc.values.ForEach([&](const Value& v, int64_t wt) {
+    w.U64(r.values.size());
+    r.values.ForEach([&](const Value& v, int64_t wt) {
       std::string enc;
       EncodeValue(&enc, v);
       w.Str(enc);
@@ -1540,8 +1617,8 @@ void AggregateOp::WriteGroup(StateWriter& w, const Shard& sh, const char* rec) c
       for (int64_t b : acc.W().bits) w.I64(b);
     }
     if (IsPairs(aggs_[a])) {
-      w.U64(acc.pairs.size());
-      acc.pairs.ForEach([&](const InlineKey& key, int64_t wt) {
+      w.U64(r.pairs.size());
+      r.pairs.ForEach([&](const InlineKey& key, int64_t wt) {
         const auto kv = PairOf(aggs_[a], key.view());
         std::string enc;
         EncodeValue(&enc, kv.first);
@@ -1561,11 +1638,10 @@ void AggregateOp::RestoreState(StateReader& r) {
 }
 
 void AggregateOp::ReadGroup(StateReader& r, const std::string& key) {
-  Group g;
-  g.rows = r.I64();
-  g.accs.resize(aggs_.size());
-  for (size_t a = 0; a < g.accs.size(); ++a) {
-    Acc& acc = g.accs[a];
+  const int64_t rows = r.I64();
+  std::vector<Acc> accs(aggs_.size());
+  for (size_t a = 0; a < accs.size(); ++a) {
+    Acc& acc = accs[a];
     acc.count = r.I64();
     acc.isum = r.I64();
     acc.dsum = r.F64();
@@ -1607,7 +1683,9 @@ void AggregateOp::ReadGroup(StateReader& r, const std::string& key) {
   Shard& sh = ShardOf(key);
   sh.gc.Added(key);
   std::string rec;
-  StoreGroup(sh, &g, nullptr, &rec);
+  std::vector<Acc*> ptrs(accs.size());
+  for (size_t a = 0; a < accs.size(); ++a) ptrs[a] = &accs[a];
+  StoreGroup(sh, rows, ptrs.data(), nullptr, &rec);
   sh.groups.Insert(key, rec);
 }
 
@@ -1639,8 +1717,9 @@ void AggregateOp::BeginRestore(StateReader& r) {
   FreeAllExtremes();
   for (Shard& sh : shards_) {
     sh.groups.Clear();
-    sh.boxes.clear();
-    sh.free_boxes.clear();
+    sh.boxes.Clear();
+    sh.value_boxes.Clear();
+    sh.pair_boxes.Clear();
     sh.gc.Clear();
     sh.box_heap = 0;
     sh.stored.Reset();

@@ -37,7 +37,9 @@
 // merged back into key order, so outputs and saved state do not depend on the number of workers.
 // Groups live in an ArenaMap (core/zset/arena_map.h): key encoding -> a fixed-width record of
 // the row count and, per aggregate, COUNT/SUM/AVG over narrow types inline (the count and the
-// sum their type uses), any other aggregate as the index of its accumulator in a side table.
+// sum their type uses), MIN/MAX as the index of their value multiset in a side table, the kinds
+// keeping (key, value) pairs as the index of those alone, any other aggregate as the index of
+// its whole accumulator. A step updates the side tables' entries in place.
 // Over an input that only inserts (an append-only table's rows through filters, projections and
 // unions: InputsInsertOnly), no value can leave a group, so MIN, MAX, ARG_MIN and ARG_MAX keep
 // only the extreme instead of every value, in the record: integers and doubles as themselves
@@ -190,30 +192,67 @@ class AggregateOp : public Operator {
       return wide ? *wide.get() : kNone;
     }
   };
-  struct Group {
-    int64_t rows = 0;
-    std::vector<Acc> accs;
+  // What a batch adds to one aggregate of one group besides values and pairs (which FoldRows
+  // takes from the batch's rows): the Acc fields Preaggregate sums and Fold adds.
+  struct Sums {
+    int64_t count = 0;
+    int64_t isum = 0;
+    double dsum = 0;
+    Boxed<Acc::Wide> wide;
   };
   // One batch pre-aggregated per group (group g: keys[g] in the caller). When every accumulator
   // is inline (all_inline_), group g is the record at flat[g * record_bytes_], laid out as the
   // groups' records (its row count, then each aggregate's fields): no heap per group. Otherwise
-  // groups[g].
+  // its row count rows[g] and aggregate a's sums sums[g * aggs_.size() + a]: two allocations
+  // per batch, none per group.
   struct Partials {
-    std::vector<Group> groups;
+    std::vector<int64_t> rows;
+    std::vector<Sums> sums;
     std::vector<char> flat;
-    const Batch* rows = nullptr;  // the batch pre-aggregated (kExtremeKey partials name its rows)
+    const Batch* batch = nullptr;  // the batch pre-aggregated (kExtremeKey partials name its rows)
     // groups: the batch's rows of group g are rows_by_group[group_rows[g] .. group_rows[g + 1]]
     // (empty when no aggregate KeepsValues).
     std::vector<uint32_t> group_rows, rows_by_group;
   };
+  // Accumulators (or their containers) kept outside the group records, which hold their 4-byte
+  // indexes. Growing moves none (ChunkedVector); an index given back is reused.
+  template <class T>
+  struct BoxPool {
+    ChunkedVector<T> items;
+    std::vector<uint32_t> free;  // indexes of unused items
+    T& operator[](uint32_t i) { return items[i]; }
+    const T& operator[](uint32_t i) const { return items[i]; }
+    uint32_t Take() {
+      if (free.empty()) {
+        items.emplace_back();
+        return static_cast<uint32_t>(items.size() - 1);
+      }
+      const uint32_t i = free.back();
+      free.pop_back();
+      return i;
+    }
+    void Give(uint32_t i) {
+      items[i] = T{};
+      free.push_back(i);
+    }
+    // Frees the chunks when no item is in use (after evictions).
+    void ReleaseIfUnused() {
+      if (free.size() == items.size()) Clear();
+    }
+    void Clear() {
+      items.clear();
+      std::vector<uint32_t>().swap(free);
+    }
+  };
   // A worker's part of the groups: those whose key KeyShard maps to it.
   struct Shard {
-    ArenaMap groups;                   // key encoding -> group record
-    ChunkedVector<Acc> boxes;          // boxed accumulators
-    std::vector<uint32_t> free_boxes;  // indexes of unused boxes
-    size_t box_heap = 0;               // heap bytes the boxes' trees hold (HeapBytes), and long extremes
-    WaterlineIndex gc;                 // groups by a key column with a waterline
-    StoredEntries stored;              // backed state (core/circuit/operator.h)
+    ArenaMap groups;                     // key encoding -> group record
+    BoxPool<Acc> boxes;                  // boxed accumulators (Stored::kBox)
+    BoxPool<ValueMultiset> value_boxes;  // MIN/MAX values (Stored::kValues)
+    BoxPool<KeyWeights> pair_boxes;      // pairs (Stored::kPairs)
+    size_t box_heap = 0;                 // heap bytes the boxes' containers hold (HeapBytes), and long extremes
+    WaterlineIndex gc;                   // groups by a key column with a waterline
+    StoredEntries stored;                // backed state (core/circuit/operator.h)
   };
   // A group missing from the shard's memory: when the store may hold it, reads it into memory
   // (clean). Returns its slot, or kNone when it does not exist.
@@ -277,20 +316,27 @@ class AggregateOp : public Operator {
   // STDDEV/VARIANCE over DECIMAL(p > 18): the multiset of values, the moments computed exactly
   // from it in 512 bits for each result.
   static bool IsWideMoment(const AggSpec& a) { return IsMoment(a) && a.arg_type.IsWideDecimal(); }
-  // Pre-aggregates one aggregate of the batch: rows -> partial[gid[row]].accs[a].
-  void Preaggregate(size_t a, const Batch& in, const std::vector<uint32_t>& gid, std::vector<Group>* partial) const;
+  // Pre-aggregates one aggregate of the batch: rows -> (*sums)[gid[row] * aggs_.size() + a].
+  void Preaggregate(size_t a, const Batch& in, const std::vector<uint32_t>& gid, std::vector<Sums>* sums) const;
   // Adds a flat partial record's fields to a group record's (Fold, for all-inline records) of
   // shard sh; `rows`: the batch the partial was made from.
   void AddRecord(char* into, const char* part, Shard& sh, const Batch* rows);
   // The same into flat records (all_inline_): rows -> the fields of aggregate a in record gid[row].
   void PreaggregateFlat(size_t a, const Batch& in, const std::vector<uint32_t>& gid, char* flat) const;
-  Value Result(const AggSpec& a, const Group& g, const Acc& acc) const;
+  // Aggregate a's result for a group of `rows` rows (its weight) whose accumulator is acc, with
+  // its values and pairs (those of acc, or of a typed box read in place: AccIn).
+  Value Result(const AggSpec& a, int64_t rows, const Acc& acc, const ValueMultiset& values,
+               const KeyWeights& pairs) const;
+  Value Result(const AggSpec& a, int64_t rows, const Acc& acc) const {
+    return Result(a, rows, acc, acc.values, acc.pairs);
+  }
   // Fast path for one integer key spanning a small range and linear aggregates: group ids are
   // key - min, no hashing. Returns false when the batch does not qualify.
   bool SmallKeyPreaggregate(const Batch& in, ThreadPool* pool, std::vector<std::string>* keys, Partials* partial) const;
-  // Adds a pre-aggregated group's counts and sums into *into. Partials hold no values or pairs:
-  // the aggregates that keep them take the batch's rows directly (FoldRows).
-  void Fold(Group* into, const Group& partial) const;
+  // Adds a pre-aggregated group's sums (part[a], one per aggregate) into its accumulators
+  // *accs[a]. Partials hold no values or pairs: the aggregates that keep them take the batch's
+  // rows directly (FoldRows).
+  void Fold(Acc* const* accs, const Sums* part) const;
 
   // How an aggregate's accumulator is kept in the group record. Any Acc field an aggregate of
   // an inline kind may touch must be stored here (see Layout in aggregate.cc); everything else is
@@ -302,6 +348,10 @@ class AggregateOp : public Operator {
     kCountDouble,  // count, dsum
     kSumInt,       // isum: SUM/AVG of a NOT NULL integer column without FILTER (count = rows)
     kBox,          // index into the shard's boxes of the whole Acc
+    // The kinds whose Acc holds nothing but a container (count, sums and wide stay 0): the index
+    // of the container alone, 112 or 40 bytes where a whole Acc is 184.
+    kValues,  // MIN, MAX: index into the shard's value_boxes
+    kPairs,   // ARG_MIN, ARG_MAX, ARRAY_AGG, MAP_AGG: index into the shard's pair_boxes
     // Over an input that only inserts (inserts_only_):
     kExtremeNum,  // MIN/MAX of integers or doubles: count, the extreme (its 8 bytes)
     // Any other MIN/MAX, ARG_MIN/ARG_MAX: count, then the order key of the extreme value or
@@ -310,6 +360,7 @@ class AggregateOp : public Operator {
     kExtremeKey,
   };
   static bool IsExtreme(Stored st) { return st == Stored::kExtremeNum || st == Stored::kExtremeKey; }
+  static bool IsBoxed(Stored st) { return st == Stored::kBox || st == Stored::kValues || st == Stored::kPairs; }
   // The record layout of the aggregates (stored_, offset_, ...), from aggs_ and inserts_only_.
   void Layout();
   // Whether candidate beats current as aggregate a's extreme (strictly: on a tie the first
@@ -332,10 +383,14 @@ class AggregateOp : public Operator {
   // A kExtremeNum/kExtremeKey field as an accumulator: its count, and its one value (MIN/MAX)
   // or pair (ARG_*) at weight 1.
   void ExtremeAcc(const char* rec, size_t a, Acc* acc) const;
-  // Group record <-> Group: Load moves boxed accumulators out of the shard's boxes into *g; Store moves
-  // them back (allocating boxes for a new group, rec == null) and writes the record into *rec.
-  void LoadGroup(Shard& sh, const char* rec, Group* g);
-  void StoreGroup(Shard& sh, Group* g, const char* old_rec, std::string* rec);
+  // A group's accumulators, to update in place: (*accs)[a] points at aggregate a's box in the
+  // shard, or at (*scratch)[a] filled from the record's inline or extreme fields or holding a
+  // typed box's container, moved out (StoreGroup moves it back). Returns the group's row count.
+  int64_t ViewGroup(Shard& sh, const char* rec, std::vector<Acc>* scratch, std::vector<Acc*>* accs);
+  // Writes the record of a group of `rows` rows and accumulators *accs[a] into *rec: inline and
+  // extreme fields from them, and each boxed one's box index (old_rec's, or a new box for a new
+  // group, old_rec == null), an accumulator that is not its box already being moved into it.
+  void StoreGroup(Shard& sh, int64_t rows, Acc* const* accs, const char* old_rec, std::string* rec);
   // An inline aggregate's fields in a record <-> count/isum/dsum (the rest of *acc untouched).
   void InlineAcc(const char* rec, size_t a, Acc* acc) const;
   void WriteInline(char* rec, size_t a, int64_t count, int64_t isum, double dsum) const;
@@ -345,12 +400,11 @@ class AggregateOp : public Operator {
   static size_t StoredFieldBytes(Stored st) {
     return st == Stored::kNothing      ? 0
            : st == Stored::kCount      ? 8
-           : st == Stored::kBox        ? 4
+           : IsBoxed(st)               ? 4
            : st == Stored::kExtremeKey ? 8 + InlineKey::kBytes
                                        : 16;
   }
   void StoredToRecord(std::string_view stored, std::string* out) const;
-  // The accumulator of aggregate a in a record, without moving it (tmp holds inline ones).
   // Heap bytes an accumulator's trees and vectors hold, about (for StateMemoryBytes).
   static size_t HeapBytes(const Acc& acc);
   // Acc::pairs: adds w to the weight of the pair whose order key is `key` (dropped at 0).
@@ -358,7 +412,14 @@ class AggregateOp : public Operator {
   // The order key of the pair (k, v) of aggregate a, appended to *out; PairOf reads it back.
   static void AppendPairKey(Value k, Value v, std::string* out);
   std::pair<Value, Value> PairOf(const AggSpec& a, std::string_view key) const;
-  const Acc& AccIn(const Shard& sh, const char* rec, size_t a, Acc* tmp) const;
+  // The accumulator of aggregate a in a record, read in place: a boxed Acc, or *tmp set from
+  // the record's inline or extreme fields; and its values and pairs (a typed box's own).
+  struct AccRef {
+    const Acc& acc;
+    const ValueMultiset& values;
+    const KeyWeights& pairs;
+  };
+  AccRef AccIn(const Shard& sh, const char* rec, size_t a, Acc* tmp) const;
   void EraseGroup(Shard& sh, uint32_t slot);
   // Gives the group's boxed accumulators back to the shard (before it leaves memory).
   void FreeBoxes(Shard& sh, uint32_t slot);

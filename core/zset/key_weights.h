@@ -62,12 +62,12 @@ class KeyWeights {
     tree_.reset();
     heap_ = 0;
   }
-  // Asks the CPU to fetch the first entries (of an array: all, up to 8 cache lines).
+  // Asks the CPU to fetch what FirstPositive and LastPositive read first (of an array: its first
+  // and last entries).
   void Prefetch() const {
     if (tree_ || small_.empty()) return;
-    const char* p = reinterpret_cast<const char*>(small_.data());
-    const size_t n = std::min<size_t>(small_.size() * sizeof(Entry), 512);
-    for (size_t at = 0; at < n; at += 64) __builtin_prefetch(p + at);
+    __builtin_prefetch(small_.data());
+    __builtin_prefetch(small_.data() + small_.size() - 1);
   }
   // Heap bytes held: the array's capacity or the tree's entries with its slack, and long keys.
   size_t HeapBytes() const;
