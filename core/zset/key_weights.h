@@ -4,10 +4,11 @@
 //
 // Most groups hold few values, and there are many groups: a B-tree of 10 keys takes three nodes
 // (about 800 bytes) and its first key is a walk from the root. So a set of up to kSmall keys is a
-// sorted array of (InlineKey, weight) entries, 32 bytes each (2, 4, 8, then grown by half); past
-// kSmall it moves into an absl::btree_set of the same entries for good (an insert into the array
-// moves the entries after it, which stays cheap only while the array is short). Keys are
-// InlineKeys (core/zset/order_key.h): up to 23 bytes inline, longer ones on the heap.
+// sorted array of (InlineKey, weight) entries, 32 bytes each (capacity 2, 4, then by 2 up to
+// 16, then by half); past kSmall it moves into an absl::btree_set of the same entries for good
+// (an insert into the array moves the entries after it, which stays cheap only while the array
+// is short). Keys are InlineKeys (core/zset/order_key.h): up to 23 bytes inline, longer ones on
+// the heap.
 //
 // A weight that reaches 0 removes its key, so every key held has a nonzero weight; weights may
 // be negative (a retraction seen before its insertion).

@@ -88,9 +88,9 @@ TEST_CASE("KeyWeights keeps a small set in an array sized to it", "[key_weights]
   KeyWeights s;
   for (int i = 0; i < 10; ++i) s.Add(std::to_string(1000 + (i * 7) % 10), 1);
   REQUIRE(s.size() == 10);
-  // 2, 4, 8, then grown by half, and no B-tree nodes: 12 entries of 32 bytes.
+  // 2, 4, then by 2 up to 16, and no B-tree nodes: 10 entries of 32 bytes.
   REQUIRE(sizeof(KeyWeights::Entry) == 32);
-  REQUIRE(s.HeapBytes() == 12 * sizeof(KeyWeights::Entry));
+  REQUIRE(s.HeapBytes() == 10 * sizeof(KeyWeights::Entry));
   REQUIRE(s.FirstPositive()->view() == "1000");
   REQUIRE(s.LastPositive()->view() == "1009");
   s.Add("1000", -1);
