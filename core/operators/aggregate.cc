@@ -218,13 +218,14 @@ int64_t AggregateOp::ViewGroup(Shard& sh, const char* rec, std::vector<Acc>* scr
     if (st == Stored::kValues || st == Stored::kPairs) {
       acc.count = acc.isum = 0;
       acc.dsum = 0;
-      if (st == Stored::kValues) {
-        sh.box_heap -= sh.value_boxes[box].HeapBytes();
-        acc.values = std::move(sh.value_boxes[box]);
-      } else {
-        sh.box_heap -= sh.pair_boxes[box].HeapBytes();
-        acc.pairs = std::move(sh.pair_boxes[box]);
-      }
+      auto take = [&](auto& pool, auto& container) {
+        sh.box_heap -= HeapBytes(pool[box]);  // (StoreGroup counts it again)
+        container = std::move(pool[box]);
+      };
+      if (st == Stored::kValues)
+        take(sh.value_boxes, acc.values);
+      else
+        take(sh.pair_boxes, acc.pairs);
     } else if (IsExtreme(st)) {
       acc = Acc{};
       ExtremeAcc(rec, a, &acc);
@@ -347,17 +348,16 @@ void AggregateOp::StoreGroup(Shard& sh, int64_t rows, Acc* const* accs, const ch
         // A typed box keeps the container alone: the rest of the Acc must be empty.
         if (acc.count != 0 || acc.isum != 0 || acc.dsum != 0 || acc.wide)
           Fail(ErrorKind::kRuntime, "internal error: a {} accumulator holds sums", AggName(aggs_[a].kind));
-        if (stored_[a] == Stored::kValues) {
-          ValueMultiset& b = sh.value_boxes[box];
-          b = std::move(acc.values);
-          acc.values = ValueMultiset();
-          sh.box_heap += b.HeapBytes();
-        } else {
-          KeyWeights& b = sh.pair_boxes[box];
-          b = std::move(acc.pairs);
-          acc.pairs.clear();
-          sh.box_heap += b.HeapBytes();
-        }
+        auto put = [&](auto& pool, auto& container) {
+          auto& b = pool[box];
+          b = std::move(container);
+          container = {};
+          sh.box_heap += HeapBytes(b);
+        };
+        if (stored_[a] == Stored::kValues)
+          put(sh.value_boxes, acc.values);
+        else
+          put(sh.pair_boxes, acc.pairs);
         break;
       }
     }
@@ -482,16 +482,16 @@ void AggregateOp::FreeBoxes(Shard& sh, uint32_t slot) {
     if (!IsBoxed(stored_[a])) continue;
     uint32_t box;
     std::memcpy(&box, rec + offset_[a], 4);
-    if (stored_[a] == Stored::kBox) {
-      sh.box_heap -= HeapBytes(sh.boxes[box]);
-      sh.boxes.Give(box);
-    } else if (stored_[a] == Stored::kValues) {
-      sh.box_heap -= sh.value_boxes[box].HeapBytes();
-      sh.value_boxes.Give(box);
-    } else {
-      sh.box_heap -= sh.pair_boxes[box].HeapBytes();
-      sh.pair_boxes.Give(box);
-    }
+    auto give = [&](auto& pool) {
+      sh.box_heap -= HeapBytes(pool[box]);
+      pool.Give(box);
+    };
+    if (stored_[a] == Stored::kBox)
+      give(sh.boxes);
+    else if (stored_[a] == Stored::kValues)
+      give(sh.value_boxes);
+    else
+      give(sh.pair_boxes);
   }
 }
 

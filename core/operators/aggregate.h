@@ -407,6 +407,8 @@ class AggregateOp : public Operator {
   void StoredToRecord(std::string_view stored, std::string* out) const;
   // Heap bytes an accumulator's trees and vectors hold, about (for StateMemoryBytes).
   static size_t HeapBytes(const Acc& acc);
+  static size_t HeapBytes(const ValueMultiset& values) { return values.HeapBytes(); }
+  static size_t HeapBytes(const KeyWeights& pairs) { return pairs.HeapBytes(); }
   // Acc::pairs: adds w to the weight of the pair whose order key is `key` (dropped at 0).
   static void AddPair(Acc* acc, std::string_view key, int64_t w);
   // The order key of the pair (k, v) of aggregate a, appended to *out; PairOf reads it back.

@@ -37,12 +37,8 @@ void KeyWeights::Add(std::string_view key, int64_t w) {
     return;
   }
   if (small_.size() == small_.capacity()) {
-    // 2, 4, then by 2 up to 16, then by half (24, 36, 54, 64): most arrays stay at their first
-    // few sizes, where doubling (or growing by half) would leave entries of 32 bytes unused in
-    // every group (a group of 10 in 12 or 16); a step of 2 leaves at most one.
     const size_t at = static_cast<size_t>(it - small_.begin());
-    const size_t cap = small_.capacity();
-    small_.reserve(std::min(kSmall, cap < 4 ? std::max<size_t>(2, cap * 2) : cap < 16 ? cap + 2 : cap + cap / 2));
+    small_.reserve(std::min(kSmall, NextSmallCapacity(small_.capacity())));
     it = small_.begin() + static_cast<std::ptrdiff_t>(at);
   }
   small_.insert(it, Entry{std::move(k), w});

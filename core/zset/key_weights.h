@@ -4,8 +4,8 @@
 //
 // Most groups hold few values, and there are many groups: a B-tree of 10 keys takes three nodes
 // (about 800 bytes) and its first key is a walk from the root. So a set of up to kSmall keys is a
-// sorted array of (InlineKey, weight) entries, 32 bytes each (capacity 2, 4, then by 2 up to
-// 16, then by half); past kSmall it moves into an absl::btree_set of the same entries for good
+// sorted array of (InlineKey, weight) entries, 32 bytes each (its capacity grown by
+// NextSmallCapacity); past kSmall it moves into an absl::btree_set of the same entries for good
 // (an insert into the array moves the entries after it, which stays cheap only while the array
 // is short). Keys are InlineKeys (core/zset/order_key.h): up to 23 bytes inline, longer ones on
 // the heap.
@@ -27,6 +27,14 @@
 #include "core/zset/order_key.h"
 
 namespace fld {
+
+// The capacity after `cap` of an array holding one group's values (KeyWeights' entries,
+// ValueMultiset's pending integers): 2, 4, then by 2 up to 16, then by half. Most groups hold a
+// handful of values, where doubling (or growing by half) would leave several slots unused in
+// every group (10 values in 12 or 16); a step of 2 leaves at most one.
+inline size_t NextSmallCapacity(size_t cap) {
+  return cap < 4 ? std::max<size_t>(2, cap * 2) : cap < 16 ? cap + 2 : cap + cap / 2;
+}
 
 class KeyWeights {
  public:

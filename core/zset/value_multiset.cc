@@ -42,12 +42,7 @@ void ValueMultiset::AddKey(int64_t i, int64_t w) {
       pending_min_ = std::min(pending_min_, i);
       pending_max_ = std::max(pending_max_, i);
     }
-    if (pending_.size() == pending_.capacity()) {
-      // Grown as KeyWeights grows its arrays (by 2 up to 16, then by half): a group's handful of
-      // values leaves little unused, where doubling leaves up to half.
-      const size_t cap = pending_.capacity();
-      pending_.reserve(cap < 4 ? std::max<size_t>(2, cap * 2) : cap < 16 ? cap + 2 : cap + cap / 2);
-    }
+    if (pending_.size() == pending_.capacity()) pending_.reserve(NextSmallCapacity(pending_.capacity()));
     pending_.push_back(i);
     return;
   }
