@@ -266,14 +266,14 @@ class AggregateOp : public Operator {
   void FoldGroups(Shard* only, const std::vector<std::string>& keys, const Partials& partial, BatchBuilder* out,
                   std::vector<std::pair<std::string, uint32_t>>* emitted);
   // FoldGroups when every accumulator is inline (all_inline_): adds the flat partial records'
-  // fields to the stored records' fields in place, without Group/Acc objects.
+  // fields to the stored records' fields in place, without Acc objects.
   void FoldInline(Shard* only, const std::vector<std::string>& keys, const Partials& partials,
                   const std::vector<uint32_t>& order, BatchBuilder* out,
                   std::vector<std::pair<std::string, uint32_t>>* emitted);
   // Folding visits groups keys[order[i]] in key order, not table order: each lookup is a cache
   // miss. Prefetch(i) fetches the slot of the group 16 ahead, the record of the one 8 ahead and,
-  // with `boxes`, the boxed accumulators of the one 4 ahead (found through its record) and the
-  // first values their containers hold of the one 2 ahead.
+  // with `boxes`, the boxes of the one 4 ahead (found through its record) and, of the one 2
+  // ahead, the entries their containers' extremes read first (ValueMultiset/KeyWeights Prefetch).
   struct Lookahead {
     Lookahead(AggregateOp* op, Shard* only, const std::vector<std::string>& keys, const std::vector<uint32_t>& order,
               bool boxes);
