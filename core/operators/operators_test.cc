@@ -19,6 +19,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/common/error.h"
@@ -2665,6 +2666,118 @@ TEST_CASE("map and union_all are linear for arbitrary weights", "[operators]") {
     // The inputs are not modified (batches are immutable and shared).
     REQUIRE(Diff(ToZSet(b), ToZSet(cb)) == "");
   }
+}
+
+TEST_CASE("map over slices on a pool: the same batch, row for row, and the same error", "[operators]") {
+  // Large batches (slices of at least MapOp::kSliceRows rows), with NULLs, long and short strings.
+  const std::vector<ColSpec> specs = {{PhysType::kI64, Ints({-1, 0, 1, 2, 3, 4}), 0.2}, kDbl, kStr};
+  const Types types = TypesOf(specs);
+  Gen g(11500);
+  auto column = [](int i, SqlType t) { return MakeColumn(i, t); };
+  auto add_one = [&] {
+    std::vector<BoundExprPtr> add;
+    add.push_back(column(0, kBigInt));
+    add.push_back(MakeLiteral(Value::Int(1), kBigInt));
+    return MakeCall(ExprOp::kAdd, kBigInt, std::move(add));
+  };
+  auto positive = [&] {
+    std::vector<BoundExprPtr> args;
+    args.push_back(column(0, kBigInt));
+    args.push_back(MakeLiteral(Value::Int(1), kBigInt));
+    return MakeCall(ExprOp::kGt, SqlType::Of(TypeId::kBoolean), std::move(args));
+  };
+  // Filter and map; map alone (a reference first, a computed column, a reference again); filter
+  // alone.
+  auto make = [&](int shape, ThreadPool* pool) {
+    std::vector<BoundExprPtr> proj;
+    if (shape != 2) {
+      if (shape == 1) proj.push_back(column(2, kVarchar));
+      proj.push_back(add_one());
+      proj.push_back(column(2, kVarchar));
+      proj.push_back(column(1, kDouble));
+    }
+    return std::make_unique<MapOp>(shape == 1 ? nullptr : positive(), std::move(proj), pool);
+  };
+  const Types out_types[] = {{PhysType::kI64, PhysType::kStr, PhysType::kF64},
+                             {PhysType::kStr, PhysType::kI64, PhysType::kStr, PhysType::kF64},
+                             types};
+  ThreadPool two(2), three(3);
+  for (size_t rows : {size_t{100}, 2 * MapOp::kSliceRows - 1, 2 * MapOp::kSliceRows, size_t{10007}}) {
+    Changes ch;
+    while (ch.size() < rows) {
+      Changes more = g.ArbitraryDelta(specs);
+      ch.insert(ch.end(), more.begin(), more.end());
+    }
+    ch.resize(rows);
+    const Batch in = MakeBatch(types, ch);
+    for (int shape = 0; shape < 3; ++shape) {
+      INFO("rows " << rows << " shape " << shape);
+      const Batch* p = &in;
+      const Batch one = make(shape, nullptr)->Step({&p, 1});
+      for (ThreadPool* pool : {&two, &three}) {
+        const Batch par = make(shape, pool)->Step({&p, 1});
+        REQUIRE(ShapeError(par, out_types[shape]) == "");
+        REQUIRE(ByteDiff(par, one) == "");
+      }
+    }
+  }
+  // Two projections that fail on different rows: $0 * 2^62 on row 9000 (in the second slice),
+  // $0 + (2^63 - 1) on rows 10 and 9000 (the first slice's fails there). One thread evaluates the
+  // first projection over every row first, so it fails on the multiplication; the pool must too.
+  Changes ch;
+  for (int i = 0; i < 10000; ++i)
+    ch.push_back({{Value::Int(i == 9000 ? 2 : i == 10 ? 1 : 0), Value::Double(0), Value::String("")}, 1});
+  const Batch in = MakeBatch(types, ch);
+  auto failing = [&](ThreadPool* pool) {
+    std::vector<BoundExprPtr> proj, mul, add;
+    mul.push_back(column(0, kBigInt));
+    mul.push_back(MakeLiteral(Value::Int(int64_t{1} << 62), kBigInt));
+    add.push_back(column(0, kBigInt));
+    add.push_back(MakeLiteral(Value::Int(INT64_MAX), kBigInt));
+    proj.push_back(MakeCall(ExprOp::kMul, kBigInt, std::move(mul)));
+    proj.push_back(MakeCall(ExprOp::kAdd, kBigInt, std::move(add)));
+    MapOp op(nullptr, std::move(proj), pool);
+    const Batch* p = &in;
+    try {
+      op.Step({&p, 1});
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string alone = failing(nullptr);
+  REQUIRE(alone.find("overflow in *") != std::string::npos);
+  REQUIRE(failing(&two) == alone);
+  REQUIRE(failing(&three) == alone);
+}
+
+TEST_CASE("map calling a function implemented outside SQL stays on the calling thread", "[operators]") {
+  // Nothing says a user's implementation may run on two threads at once.
+  auto f = std::make_shared<ExternalFunction>();
+  f->name = "f";
+  f->params = {kBigInt};
+  f->result = kBigInt;
+  std::set<std::thread::id> threads;  // written by the calls: a data race if two threads called
+  f->impl = [&](std::span<const Value> args) {
+    threads.insert(std::this_thread::get_id());
+    return args[0];
+  };
+  std::vector<BoundExprPtr> args;
+  args.push_back(MakeColumn(0, kBigInt));
+  auto call = MakeCall(ExprOp::kCall, kBigInt, std::move(args));
+  call->external = f;
+  std::vector<BoundExprPtr> proj;
+  proj.push_back(std::move(call));
+  ThreadPool two(2);
+  MapOp op(nullptr, std::move(proj), &two);
+  Changes ch;
+  for (int i = 0; i < 10000; ++i) ch.push_back({{Value::Int(i)}, 1});
+  const Batch in = MakeBatch({PhysType::kI64}, ch);
+  const Batch* p = &in;
+  const Batch out = op.Step({&p, 1});
+  REQUIRE(out.size() == 10000);
+  REQUIRE(out.cols[0]->i64[9999] == 9999);
+  REQUIRE(threads == std::set<std::thread::id>{std::this_thread::get_id()});
 }
 
 TEST_CASE("source and constant emit what they should", "[operators]") {

@@ -915,7 +915,8 @@ int Planner::AddMap(BoundExprPtr pred, std::vector<BoundExprPtr> proj, int input
     if (pred) pred = ReplaceNow(*pred, col);
     for (auto& e : proj) e = ReplaceNow(*e, col);
   }
-  return circuit_->AddNode(std::make_unique<MapOp>(std::move(pred), std::move(proj)), {input}, std::move(types));
+  return circuit_->AddNode(std::make_unique<MapOp>(std::move(pred), std::move(proj), circuit_->pool()), {input},
+                           std::move(types));
 }
 
 void Planner::KeyColumns(std::vector<std::pair<BoundExprPtr, BoundExprPtr>>& keys, Plan& left, Plan& right, Pos pos,

@@ -699,6 +699,70 @@ ConsolidatedRows ConsolidateRows(std::span<const Batch> parts, ThreadPool* pool,
   return {std::move(rows), std::move(weights)};
 }
 
+ColumnPtr Concat(std::span<const ColumnPtr> parts) {
+  std::vector<ColumnPtr> copy(parts.begin(), parts.end());
+  return Concat(std::move(copy));
+}
+
+ColumnPtr Concat(std::vector<ColumnPtr>&& parts) {
+  if (parts.size() == 1) return std::move(parts[0]);
+  auto col = std::make_shared<Column>(parts[0]->phys);
+  size_t total = 0;
+  bool any_null = false;
+  for (const auto& p : parts) {
+    total += p->size();
+    any_null |= p->HasNulls();
+  }
+  col->Reserve(total);
+  if (any_null) col->nulls.reserve(total);
+  for (const auto& p : parts) {
+    const Column& src = *p;
+    switch (src.phys) {
+      case PhysType::kI64:
+        col->i64.insert(col->i64.end(), src.i64.begin(), src.i64.end());
+        break;
+      case PhysType::kF64:
+        col->f64.insert(col->f64.end(), src.f64.begin(), src.f64.end());
+        break;
+      case PhysType::kStr:
+        if (p.use_count() == 1) {  // no one else sees it: its strings move (Columns are made non-const)
+          auto& strs = const_cast<Column&>(src).str;
+          col->str.insert(col->str.end(), std::make_move_iterator(strs.begin()), std::make_move_iterator(strs.end()));
+        } else {
+          col->str.insert(col->str.end(), src.str.begin(), src.str.end());
+        }
+        break;
+    }
+    if (any_null) {
+      if (src.HasNulls())
+        col->nulls.insert(col->nulls.end(), src.nulls.begin(), src.nulls.end());
+      else
+        col->nulls.insert(col->nulls.end(), src.size(), 0);
+    }
+  }
+  return col;
+}
+
+ColumnPtr Slice(const Column& c, size_t begin, size_t end) {
+  auto col = std::make_shared<Column>(c.phys);
+  switch (c.phys) {
+    case PhysType::kI64:
+      col->i64.assign(c.i64.begin() + begin, c.i64.begin() + end);
+      break;
+    case PhysType::kF64:
+      col->f64.assign(c.f64.begin() + begin, c.f64.begin() + end);
+      break;
+    case PhysType::kStr:
+      col->str.assign(c.str.begin() + begin, c.str.begin() + end);
+      break;
+  }
+  if (c.HasNulls()) {
+    col->nulls.assign(c.nulls.begin() + begin, c.nulls.begin() + end);
+    col->CompactNulls();
+  }
+  return col;
+}
+
 Batch Concat(std::span<const Batch> parts) {
   const Batch* first = nullptr;
   size_t total = 0, nonempty = 0;
@@ -714,34 +778,10 @@ Batch Concat(std::span<const Batch> parts) {
     return parts[0];
   }
   Batch out;
+  std::vector<ColumnPtr> cols(parts.size());
   for (size_t c = 0; c < first->width(); ++c) {
-    auto col = std::make_shared<Column>(first->cols[c]->phys);
-    col->Reserve(total);
-    bool any_null = false;
-    for (const auto& p : parts) any_null |= p.cols[c]->HasNulls();
-    if (any_null) col->nulls.reserve(total);
-    for (const auto& p : parts) {
-      const Column& src = *p.cols[c];
-      size_t n = p.size();
-      switch (src.phys) {
-        case PhysType::kI64:
-          col->i64.insert(col->i64.end(), src.i64.begin(), src.i64.end());
-          break;
-        case PhysType::kF64:
-          col->f64.insert(col->f64.end(), src.f64.begin(), src.f64.end());
-          break;
-        case PhysType::kStr:
-          col->str.insert(col->str.end(), src.str.begin(), src.str.end());
-          break;
-      }
-      if (any_null) {
-        if (src.HasNulls())
-          col->nulls.insert(col->nulls.end(), src.nulls.begin(), src.nulls.end());
-        else
-          col->nulls.insert(col->nulls.end(), n, 0);
-      }
-    }
-    out.cols.push_back(std::move(col));
+    for (size_t i = 0; i < parts.size(); ++i) cols[i] = parts[i].cols[c];
+    out.cols.push_back(Concat(cols));
   }
   out.weights.reserve(total);
   for (const auto& p : parts) out.weights.insert(out.weights.end(), p.weights.begin(), p.weights.end());
