@@ -300,8 +300,8 @@ void AggregateOp::StoreGroup(Shard& sh, int64_t rows, Acc* const* accs, const ch
         }
         std::string key;
         if (IsArg(spec)) {
-          acc.pairs.ForEach([&](const InlineKey& k, int64_t w) {
-            if (w > 0 && (key.empty() || KeyBeats(a, k.view(), key))) key.assign(k.view());
+          acc.pairs.ForEach([&](std::string_view k, int64_t w) {
+            if (w > 0 && (key.empty() || KeyBeats(a, k, key))) key.assign(k);
           });
         } else {
           std::vector<Value> row{spec.kind == AggKind::kMin ? acc.values.FirstPositive() : acc.values.LastPositive()};
@@ -780,13 +780,13 @@ Value AggregateOp::Result(const AggSpec& a, int64_t rows, const Acc& acc, const 
       // Rows whose key is NULL count only when no row has a key (NULL sorts first: its order
       // key's first byte is 0, a value's is not; so start at the smallest non-NULL key, then
       // fall back to the NULL keys).
-      const InlineKey* k = pairs.FirstPositive(std::string_view("\x01", 1));
-      if (k == nullptr) k = pairs.FirstPositive();
-      return k == nullptr ? Value::Null() : PairOf(a, k->view()).second;
+      auto k = pairs.FirstPositive(std::string_view("\x01", 1));
+      if (!k) k = pairs.FirstPositive();
+      return k ? PairOf(a, *k).second : Value::Null();
     }
     case AggKind::kArgMax: {
-      const InlineKey* k = pairs.LastPositive();
-      return k == nullptr ? Value::Null() : PairOf(a, k->view()).second;
+      const auto k = pairs.LastPositive();
+      return k ? PairOf(a, *k).second : Value::Null();
     }
     case AggKind::kStddevPop:
     case AggKind::kStddevSamp:
@@ -799,9 +799,9 @@ Value AggregateOp::Result(const AggSpec& a, int64_t rows, const Acc& acc, const 
       return BitsResult(a.kind, acc.count, acc.W().bits);
     case AggKind::kArrayAgg: {
       std::vector<Value> elements;
-      pairs.ForEach([&](const InlineKey& key, int64_t w) {
+      pairs.ForEach([&](std::string_view key, int64_t w) {
         if (w <= 0) return;
-        const Value v = PairOf(a, key.view()).second;
+        const Value v = PairOf(a, key).second;
         for (int64_t k = 0; k < w; ++k) elements.push_back(v);
       });
       return Value::String(EncodeArrayValue(elements, a.arg_type));
@@ -809,9 +809,9 @@ Value AggregateOp::Result(const AggSpec& a, int64_t rows, const Acc& acc, const 
     case AggKind::kMapAgg: {
       // Pairs are sorted by (key, value): the last live pair of a key holds its largest value.
       std::vector<std::pair<Value, Value>> entries;
-      pairs.ForEach([&](const InlineKey& key, int64_t w) {
+      pairs.ForEach([&](std::string_view key, int64_t w) {
         if (w <= 0) return;
-        auto kv = PairOf(a, key.view());
+        auto kv = PairOf(a, key);
         if (kv.first.IsNull()) return;
         if (!entries.empty() && entries.back().first == kv.first)
           entries.back().second = kv.second;
@@ -1618,8 +1618,8 @@ void AggregateOp::WriteGroup(StateWriter& w, const Shard& sh, const char* rec) c
     }
     if (IsPairs(aggs_[a])) {
       w.U64(r.pairs.size());
-      r.pairs.ForEach([&](const InlineKey& key, int64_t wt) {
-        const auto kv = PairOf(aggs_[a], key.view());
+      r.pairs.ForEach([&](std::string_view key, int64_t wt) {
+        const auto kv = PairOf(aggs_[a], key);
         std::string enc;
         EncodeValue(&enc, kv.first);
         EncodeValue(&enc, kv.second);

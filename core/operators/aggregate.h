@@ -349,7 +349,7 @@ class AggregateOp : public Operator {
     kSumInt,       // isum: SUM/AVG of a NOT NULL integer column without FILTER (count = rows)
     kBox,          // index into the shard's boxes of the whole Acc
     // The kinds whose Acc holds nothing but a container (count, sums and wide stay 0): the index
-    // of the container alone, 112 or 40 bytes where a whole Acc is 184.
+    // of the container alone, 104 or 32 bytes where a whole Acc is 168.
     kValues,  // MIN, MAX: index into the shard's value_boxes
     kPairs,   // ARG_MIN, ARG_MAX, ARRAY_AGG, MAP_AGG: index into the shard's pair_boxes
     // Over an input that only inserts (inserts_only_):

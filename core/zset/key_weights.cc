@@ -1,18 +1,72 @@
 #include "core/zset/key_weights.h"
 
-#include <algorithm>
+#include <cstring>
+#include <new>
 #include <utility>
 
 namespace fld {
 
+static_assert(sizeof(KeyWeights) <= 32, "one is in every group's MIN/MAX and pair box");
+
+namespace {
+// Varints of 7 bits a byte, the low ones first; weights zigzag-encoded (small magnitudes of
+// either sign in one byte).
+size_t PutVarint(char* out, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    out[n++] = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  out[n++] = static_cast<char>(v);
+  return n;
+}
+size_t VarintBytes(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) v >>= 7, ++n;
+  return n;
+}
+uint64_t GetVarint(const char* p, uint32_t* at) {
+  uint64_t v = 0;
+  for (int shift = 0;; shift += 7) {
+    const auto b = static_cast<uint8_t>(p[(*at)++]);
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (b < 0x80) return v;
+  }
+}
+uint64_t Zigzag(int64_t w) {
+  return (static_cast<uint64_t>(w) << 1) ^ static_cast<uint64_t>(w >> 63);
+}
+int64_t Unzigzag(uint64_t v) {
+  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+}
+}  // namespace
+
+KeyWeights::Packed KeyWeights::Decode(uint32_t at) const {
+  Packed e;
+  const auto len = static_cast<uint32_t>(GetVarint(buf_, &at));
+  e.key = std::string_view(buf_ + at, len);
+  at += len;
+  e.weight = Unzigzag(GetVarint(buf_, &at));
+  e.end = at;
+  return e;
+}
+
+KeyWeights::KeyWeights(const KeyWeights& o) : used_(o.used_), cap_(o.used_), count_(o.count_), heap_(o.heap_) {
+  if (o.tree_) tree_ = std::make_unique<absl::btree_set<Entry, Less>>(*o.tree_);
+  if (used_ > 0) {
+    buf_ = static_cast<char*>(std::malloc(used_));
+    if (!buf_) throw std::bad_alloc();
+    std::memcpy(buf_, o.buf_, used_);
+  }
+}
+
 void KeyWeights::Add(std::string_view key, int64_t w) {
   if (w == 0) return;
-  InlineKey k(key);
   if (tree_) {
     auto it = tree_->find(key);
     if (it == tree_->end()) {
       heap_ += InlineKeyHeapBytes(key.size());
-      tree_->insert(Entry{std::move(k), w});
+      tree_->insert(Entry{InlineKey(key), w});
       return;
     }
     it->weight += w;
@@ -21,64 +75,105 @@ void KeyWeights::Add(std::string_view key, int64_t w) {
     tree_->erase(it);
     return;
   }
-  auto it = std::lower_bound(small_.begin(), small_.end(), k,
-                             [](const Entry& e, const InlineKey& x) { return e.key.Compare(x) < 0; });
-  if (it != small_.end() && it->key.Compare(k) == 0) {
-    it->weight += w;
-    if (it->weight != 0) return;
-    heap_ -= InlineKeyHeapBytes(key.size());
-    small_.erase(it);
+  // The first entry whose key is not below `key`.
+  uint32_t at = 0;
+  Packed e{};
+  bool found = false;
+  while (at < used_) {
+    e = Decode(at);
+    const int c = e.key.compare(key);
+    if (c >= 0) {
+      found = c == 0;
+      break;
+    }
+    at = e.end;
+  }
+  // Replaces bytes [at, end) of the buffer by `bytes` new ones, written by write(dest).
+  auto splice = [&](uint32_t end, size_t bytes, auto&& write) {
+    const size_t new_used = used_ - (end - at) + bytes;
+    if (new_used > cap_) {
+      const size_t cap = new_used + new_used / 4;
+      char* grown = static_cast<char*>(std::realloc(buf_, cap));
+      if (!grown) throw std::bad_alloc();
+      buf_ = grown;
+      cap_ = static_cast<uint16_t>(cap);
+    }
+    std::memmove(buf_ + at + bytes, buf_ + end, used_ - end);
+    write(buf_ + at);
+    used_ = static_cast<uint16_t>(new_used);
+  };
+  if (found) {
+    const int64_t weight = e.weight + w;
+    const uint32_t weight_at = e.end - static_cast<uint32_t>(VarintBytes(Zigzag(e.weight)));
+    if (weight == 0) {
+      splice(e.end, 0, [](char*) {});
+      --count_;
+      if (count_ == 0) *this = KeyWeights();
+      return;
+    }
+    at = weight_at;
+    splice(e.end, VarintBytes(Zigzag(weight)), [&](char* p) { PutVarint(p, Zigzag(weight)); });
     return;
   }
-  heap_ += InlineKeyHeapBytes(key.size());
-  if (small_.size() == kSmall) {
+  const size_t bytes = VarintBytes(key.size()) + key.size() + VarintBytes(Zigzag(w));
+  if (count_ == kSmall || used_ + bytes > kSmallBytes) {
     ToTree();
-    tree_->insert(Entry{std::move(k), w});
+    heap_ += InlineKeyHeapBytes(key.size());
+    tree_->insert(Entry{InlineKey(key), w});
     return;
   }
-  if (small_.size() == small_.capacity()) {
-    const size_t at = static_cast<size_t>(it - small_.begin());
-    small_.reserve(std::min(kSmall, NextSmallCapacity(small_.capacity())));
-    it = small_.begin() + static_cast<std::ptrdiff_t>(at);
-  }
-  small_.insert(it, Entry{std::move(k), w});
+  splice(at, bytes, [&](char* p) {
+    p += PutVarint(p, key.size());
+    std::memcpy(p, key.data(), key.size());
+    PutVarint(p + key.size(), Zigzag(w));
+  });
+  ++count_;
 }
 
 void KeyWeights::ToTree() {
-  tree_ = std::make_unique<absl::btree_set<Entry, Less>>();
-  for (Entry& e : small_) tree_->insert(tree_->end(), std::move(e));
-  std::vector<Entry>().swap(small_);
+  auto tree = std::make_unique<absl::btree_set<Entry, Less>>();
+  size_t heap = 0;
+  ForEach([&](std::string_view key, int64_t w) {
+    heap += InlineKeyHeapBytes(key.size());
+    tree->insert(tree->end(), Entry{InlineKey(key), w});
+  });
+  *this = KeyWeights();
+  tree_ = std::move(tree);
+  heap_ = heap;
 }
 
 size_t KeyWeights::HeapBytes() const {
   if (tree_) return tree_->size() * kInlineKeyEntryBytes + heap_;
-  return small_.capacity() * sizeof(Entry) + heap_;
+  return cap_;
 }
 
-const InlineKey* KeyWeights::FirstPositive(std::string_view from) const {
+std::optional<std::string_view> KeyWeights::FirstPositive(std::string_view from) const {
   if (tree_) {
     for (auto it = from.empty() ? tree_->begin() : tree_->lower_bound(from); it != tree_->end(); ++it)
-      if (it->weight > 0) return &it->key;
-    return nullptr;
+      if (it->weight > 0) return it->key.view();
+    return std::nullopt;
   }
-  auto it = small_.begin();
-  if (!from.empty())
-    it = std::lower_bound(small_.begin(), small_.end(), from,
-                          [](const Entry& e, std::string_view x) { return e.key.view() < x; });
-  for (; it != small_.end(); ++it)
-    if (it->weight > 0) return &it->key;
-  return nullptr;
+  for (uint32_t at = 0; at < used_;) {
+    const Packed e = Decode(at);
+    if (e.weight > 0 && e.key >= from) return e.key;
+    at = e.end;
+  }
+  return std::nullopt;
 }
 
-const InlineKey* KeyWeights::LastPositive() const {
+std::optional<std::string_view> KeyWeights::LastPositive() const {
   if (tree_) {
     for (auto it = tree_->rbegin(); it != tree_->rend(); ++it)
-      if (it->weight > 0) return &it->key;
-    return nullptr;
+      if (it->weight > 0) return it->key.view();
+    return std::nullopt;
   }
-  for (auto it = small_.rbegin(); it != small_.rend(); ++it)
-    if (it->weight > 0) return &it->key;
-  return nullptr;
+  std::optional<std::string_view> last;
+  for (uint32_t at = 0; at < used_;) {
+    const Packed e = Decode(at);
+    if (e.weight > 0) last = e.key;
+    at = e.end;
+  }
+  return last;
 }
 
 }  // namespace fld

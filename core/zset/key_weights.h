@@ -3,12 +3,13 @@
 // (key, value) pairs of ARG_MIN/ARG_MAX, ARRAY_AGG and MAP_AGG.
 //
 // Most groups hold few values, and there are many groups: a B-tree of 10 keys takes three nodes
-// (about 800 bytes) and its first key is a walk from the root. So a set of up to kSmall keys is a
-// sorted array of (InlineKey, weight) entries, 32 bytes each (its capacity grown by
-// NextSmallCapacity); past kSmall it moves into an absl::btree_set of the same entries for good
-// (an insert into the array moves the entries after it, which stays cheap only while the array
-// is short). Keys are InlineKeys (core/zset/order_key.h): up to 23 bytes inline, longer ones on
-// the heap.
+// (about 800 bytes) and its first key is a walk from the root. So a small set (up to kSmall keys
+// in up to kSmallBytes) is one packed buffer of entries in key order, each its key's length (a
+// varint), its bytes and its weight (a zigzag varint: 1 byte for most): 9 bytes for a 7-byte
+// key where a fixed-size entry took 32. Its capacity grows by a quarter (a few bytes unused per
+// group). Lookups scan it from the start, which stays cheap while it is short; past the limits
+// it moves into an absl::btree_set of (InlineKey, weight) entries for good (InlineKeys: core/
+// zset/order_key.h, up to 23 bytes inline, longer ones on the heap).
 //
 // A weight that reaches 0 removes its key, so every key held has a nonzero weight; weights may
 // be negative (a retraction seen before its insertion).
@@ -19,7 +20,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -28,35 +31,36 @@
 
 namespace fld {
 
-// The capacity after `cap` of an array holding one group's values (KeyWeights' entries,
-// ValueMultiset's pending integers): 2, 4, then by 2 up to 16, then by half. Most groups hold a
-// handful of values, where doubling (or growing by half) would leave several slots unused in
-// every group (10 values in 12 or 16); a step of 2 leaves at most one.
-inline size_t NextSmallCapacity(size_t cap) {
-  return cap < 4 ? std::max<size_t>(2, cap * 2) : cap < 16 ? cap + 2 : cap + cap / 2;
-}
-
 class KeyWeights {
  public:
-  struct Entry {
+  struct Entry {  // of the B-tree
     InlineKey key;
     mutable int64_t weight;  // mutable: the B-tree's entries are const, their weights are not
   };
-  static constexpr size_t kSmall = 64;
+  static constexpr size_t kSmall = 64, kSmallBytes = 2048;
 
   KeyWeights() = default;
+  ~KeyWeights() { std::free(buf_); }
   KeyWeights(KeyWeights&& o) noexcept
-      : small_(std::move(o.small_)), tree_(std::move(o.tree_)), heap_(std::exchange(o.heap_, 0)) {}
+      : buf_(std::exchange(o.buf_, nullptr)),
+        used_(std::exchange(o.used_, 0)),
+        cap_(std::exchange(o.cap_, 0)),
+        count_(std::exchange(o.count_, 0)),
+        tree_(std::move(o.tree_)),
+        heap_(std::exchange(o.heap_, 0)) {}
   KeyWeights& operator=(KeyWeights&& o) noexcept {
-    small_ = std::move(o.small_);
-    tree_ = std::move(o.tree_);
-    heap_ = std::exchange(o.heap_, 0);
+    if (this != &o) {
+      std::free(buf_);
+      buf_ = std::exchange(o.buf_, nullptr);
+      used_ = std::exchange(o.used_, 0);
+      cap_ = std::exchange(o.cap_, 0);
+      count_ = std::exchange(o.count_, 0);
+      tree_ = std::move(o.tree_);
+      heap_ = std::exchange(o.heap_, 0);
+    }
     return *this;
   }
-  KeyWeights(const KeyWeights& o)
-      : small_(o.small_),
-        tree_(o.tree_ ? std::make_unique<absl::btree_set<Entry, Less>>(*o.tree_) : nullptr),
-        heap_(o.heap_) {}
+  KeyWeights(const KeyWeights& o);
   KeyWeights& operator=(const KeyWeights& o) {
     if (this != &o) *this = KeyWeights(o);
     return *this;
@@ -64,36 +68,36 @@ class KeyWeights {
 
   // Adds w to key's weight; a key whose weight reaches 0 is removed.
   void Add(std::string_view key, int64_t w);
-  size_t size() const { return tree_ ? tree_->size() : small_.size(); }
+  size_t size() const { return tree_ ? tree_->size() : count_; }
   bool empty() const { return size() == 0; }
-  void clear() {
-    small_ = {};
-    tree_.reset();
-    heap_ = 0;
-  }
-  // Asks the CPU to fetch what FirstPositive and LastPositive read first (of an array: its first
-  // and last entries).
+  void clear() { *this = KeyWeights(); }
+  // Asks the CPU to fetch what FirstPositive and LastPositive read first (of a buffer: its first
+  // and last bytes).
   void Prefetch() const {
-    if (tree_ || small_.empty()) return;
-    __builtin_prefetch(small_.data());
-    __builtin_prefetch(small_.data() + small_.size() - 1);
+    if (tree_ || used_ == 0) return;
+    __builtin_prefetch(buf_);
+    __builtin_prefetch(buf_ + used_ - 1);
   }
-  // Heap bytes held: the array's capacity or the tree's entries with its slack, and long keys.
+  // Heap bytes held: the buffer's capacity, or the tree's entries with its slack and long keys.
   size_t HeapBytes() const;
 
-  // f(const InlineKey&, int64_t weight) for each key, ascending.
+  // f(std::string_view key, int64_t weight) for each key, ascending.
   template <class F>
   void ForEach(F&& f) const {
     if (tree_) {
-      for (const Entry& e : *tree_) f(e.key, e.weight);
-    } else {
-      for (const Entry& e : small_) f(e.key, e.weight);
+      for (const Entry& e : *tree_) f(e.key.view(), e.weight);
+      return;
+    }
+    for (uint32_t at = 0; at < used_;) {
+      const Packed e = Decode(at);
+      f(e.key, e.weight);
+      at = e.end;
     }
   }
   // The first key (in ascending order) at or after `from` whose weight is positive, and the
-  // last one; null when there is none.
-  const InlineKey* FirstPositive(std::string_view from = {}) const;
-  const InlineKey* LastPositive() const;
+  // last one; nullopt when there is none. Valid until the set changes.
+  std::optional<std::string_view> FirstPositive(std::string_view from = {}) const;
+  std::optional<std::string_view> LastPositive() const;
 
  private:
   struct Less {
@@ -106,12 +110,23 @@ class KeyWeights {
       return View(a) < View(b);
     }
   };
-  // Moves the array's entries into the tree.
+  // One entry of the buffer, decoded: its key, weight, and where the next one starts.
+  struct Packed {
+    std::string_view key;
+    int64_t weight;
+    uint32_t end;
+  };
+  Packed Decode(uint32_t at) const;
+  // Moves the buffer's entries into the tree.
   void ToTree();
 
-  std::vector<Entry> small_;  // sorted by key, while tree_ is null
+  // The packed entries (malloc), while tree_ is null: at most kSmallBytes, and 9 bytes more a
+  // key when weights grow.
+  char* buf_ = nullptr;
+  uint16_t used_ = 0, cap_ = 0;
+  uint16_t count_ = 0;  // entries in buf_
   std::unique_ptr<absl::btree_set<Entry, Less>> tree_;
-  size_t heap_ = 0;  // heap bytes of the long keys (InlineKeyHeapBytes)
+  size_t heap_ = 0;  // tree: heap bytes of the long keys (InlineKeyHeapBytes)
 };
 
 }  // namespace fld

@@ -1,11 +1,13 @@
 // Tests of KeyWeights (core/zset/key_weights.h) against a std::map<std::string, int64_t> model:
 // random additions and retractions of short and long keys (with zero bytes), in sets that stay
-// arrays and sets that pass kSmall into the B-tree; the positive extremes, from a bound; copies
-// and moves; the heap bytes of long keys.
+// packed buffers and sets that pass kSmall (or kSmallBytes) into the B-tree; weights of every
+// size (varints of one to ten bytes); the positive extremes, from a bound; copies and moves; the
+// heap bytes.
 #include "core/zset/key_weights.h"
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,7 +21,7 @@ void Check(const KeyWeights& s, const Model& m) {
   REQUIRE(s.size() == m.size());
   REQUIRE(s.empty() == m.empty());
   std::vector<std::pair<std::string, int64_t>> got;
-  s.ForEach([&](const InlineKey& k, int64_t w) { got.emplace_back(std::string(k.view()), w); });
+  s.ForEach([&](std::string_view k, int64_t w) { got.emplace_back(std::string(k), w); });
   REQUIRE(got == std::vector<std::pair<std::string, int64_t>>(m.begin(), m.end()));
   const std::string* first = nullptr;
   const std::string* last = nullptr;
@@ -30,16 +32,18 @@ void Check(const KeyWeights& s, const Model& m) {
     if (!first_from && k >= std::string("\x01", 1)) first_from = &k;
     last = &k;
   }
-  auto same = [](const InlineKey* got, const std::string* want) {
-    if (!want) return got == nullptr;
-    return got != nullptr && got->view() == *want;
+  auto same = [](std::optional<std::string_view> got, const std::string* want) {
+    if (!want) return !got;
+    return got && *got == *want;
   };
   REQUIRE(same(s.FirstPositive(), first));
   REQUIRE(same(s.LastPositive(), last));
   REQUIRE(same(s.FirstPositive(std::string_view("\x01", 1)), first_from));
-  size_t long_heap = 0;
-  for (const auto& [k, w] : m) long_heap += InlineKeyHeapBytes(k.size());
-  REQUIRE(s.HeapBytes() >= long_heap + s.size() * sizeof(KeyWeights::Entry));
+  // At least the keys' bytes; as a B-tree, at least its entries and long keys.
+  size_t key_bytes = 0, long_heap = 0;
+  for (const auto& [k, w] : m) key_bytes += k.size(), long_heap += InlineKeyHeapBytes(k.size());
+  REQUIRE(s.HeapBytes() >= key_bytes);
+  if (s.size() > KeyWeights::kSmall) REQUIRE(s.HeapBytes() >= long_heap + s.size() * sizeof(KeyWeights::Entry));
 }
 
 std::string RandomKey(std::mt19937_64& rng, int distinct) {
@@ -57,7 +61,10 @@ TEST_CASE("KeyWeights matches a map through random additions and retractions", "
     Model m;
     for (int step = 0; step < 3000; ++step) {
       const std::string k = RandomKey(rng, distinct);
-      const int64_t w = static_cast<int64_t>(rng() % 5) - 2;
+      // Mostly small weights; some of every magnitude, to the ends of int64 (their sums stay
+      // far from overflow: each large one is taken back soon after).
+      int64_t w = static_cast<int64_t>(rng() % 5) - 2;
+      if (step % 13 == 0) w = static_cast<int64_t>(rng() >> (rng() % 64)) * (w < 0 ? -1 : 1) / 4;
       s.Add(k, w);
       if (w != 0) {
         int64_t& mw = m[k];
@@ -81,23 +88,50 @@ TEST_CASE("KeyWeights matches a map through random additions and retractions", "
     for (const auto& [k, w] : m) moved.Add(k, -w);
     Check(moved, Model{});
     REQUIRE(moved.HeapBytes() <= KeyWeights::kSmall * sizeof(KeyWeights::Entry));
+    if (distinct < static_cast<int>(KeyWeights::kSmall)) REQUIRE(moved.HeapBytes() == 0);
   }
 }
 
-TEST_CASE("KeyWeights keeps a small set in an array sized to it", "[key_weights]") {
+TEST_CASE("KeyWeights packs a small set: its keys' bytes and a byte or two each", "[key_weights]") {
   KeyWeights s;
   for (int i = 0; i < 10; ++i) s.Add(std::to_string(1000 + (i * 7) % 10), 1);
   REQUIRE(s.size() == 10);
-  // 2, 4, then by 2 up to 16, and no B-tree nodes: 10 entries of 32 bytes.
-  REQUIRE(sizeof(KeyWeights::Entry) == 32);
-  REQUIRE(s.HeapBytes() == 10 * sizeof(KeyWeights::Entry));
-  REQUIRE(s.FirstPositive()->view() == "1000");
-  REQUIRE(s.LastPositive()->view() == "1009");
+  // 10 entries of a length byte, 4 key bytes and a weight byte (60 bytes), in a buffer grown by
+  // a quarter: at most 75. Fixed 32-byte entries took 320.
+  REQUIRE(s.HeapBytes() >= 60);
+  REQUIRE(s.HeapBytes() <= 75);
+  REQUIRE(*s.FirstPositive() == "1000");
+  REQUIRE(*s.LastPositive() == "1009");
   s.Add("1000", -1);
   s.Add("1009", -2);  // a negative weight: not positive, still held
-  REQUIRE(s.FirstPositive()->view() == "1001");
-  REQUIRE(s.LastPositive()->view() == "1008");
+  REQUIRE(*s.FirstPositive() == "1001");
+  REQUIRE(*s.LastPositive() == "1008");
+  REQUIRE(*s.FirstPositive("1005") == "1005");
+  REQUIRE(*s.FirstPositive("10055") == "1006");
   REQUIRE(s.size() == 9);
+  // A weight growing past one byte's varint and back.
+  s.Add("1004", 1000000);
+  s.Add("1004", -1000000);
+  REQUIRE(s.size() == 9);
+  std::vector<std::pair<std::string, int64_t>> got;
+  s.ForEach([&](std::string_view k, int64_t w) { got.emplace_back(std::string(k), w); });
+  REQUIRE(got.front() == std::pair<std::string, int64_t>("1001", 1));
+  REQUIRE(got.back() == std::pair<std::string, int64_t>("1009", -1));
+  REQUIRE(got[3] == std::pair<std::string, int64_t>("1004", 1));
+}
+
+TEST_CASE("KeyWeights moves long keys into the B-tree past kSmallBytes", "[key_weights]") {
+  // 20 keys of 200 bytes exceed kSmallBytes before kSmall keys: the set becomes a B-tree (its
+  // heap bytes are its entries and long keys), and stays right.
+  KeyWeights s;
+  Model m;
+  for (int i = 0; i < 20; ++i) {
+    const std::string k = std::string(200, static_cast<char>('a' + i % 7)) + std::to_string(i);
+    s.Add(k, i + 1);
+    m[k] = i + 1;
+  }
+  Check(s, m);
+  REQUIRE(s.HeapBytes() >= 20 * (sizeof(KeyWeights::Entry) + 200));
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ void ValueMultiset::AddAll(const ValueMultiset& o) {
     for (const int64_t i : o.pending_) AddKey(i, 1);
     for (const int64_t i : o.trees().ones) AddKey(i, 1);
     for (const auto& [i, w] : o.trees().ints) AddKey(i, w);
-    o.strings_.ForEach([&](const InlineKey& k, int64_t w) { strings_.Add(k.view(), w); });
+    o.strings_.ForEach([&](std::string_view k, int64_t w) { strings_.Add(k, w); });
     return;
   }
   o.ForEach([&](const Value& v, int64_t w) { Add(v, w); });
@@ -128,14 +128,14 @@ void ValueMultiset::FlushPending() {
 Value ValueMultiset::FirstPositive() const {
   for (const auto& [v, w] : other())
     if (w > 0) return v;  // NULL: it sorts first
-  if (const InlineKey* k = strings_.FirstPositive()) return Value::String(std::string(k->view()));
+  if (const auto k = strings_.FirstPositive()) return Value::String(std::string(*k));
   Value t = TreeFirst();
   if (!pending_.empty() && (t.IsNull() || pending_min_ <= t.i)) t = Value::Int(pending_min_);
   return form_ == Form::kDoubles && !t.IsNull() ? DoubleOf(t.i) : t;
 }
 
 Value ValueMultiset::LastPositive() const {
-  if (const InlineKey* k = strings_.LastPositive()) return Value::String(std::string(k->view()));
+  if (const auto k = strings_.LastPositive()) return Value::String(std::string(*k));
   Value t = TreeLast();
   if (!pending_.empty() && (t.kind != Value::Kind::kInt || pending_max_ >= t.i)) t = Value::Int(pending_max_);
   if (form_ == Form::kDoubles && t.kind == Value::Kind::kInt) return DoubleOf(t.i);

@@ -11,8 +11,8 @@
 //   - doubles as integers, in the same trees: the bits of the value (-0.0 written as 0.0, every
 //     NaN as one NaN) mapped to an integer that orders as Value orders doubles (NaN last). Zero
 //     keeps the spelling it first arrived with, as a map keyed by Value would;
-//   - strings as (bytes, weight) entries of a KeyWeights (core/zset/key_weights.h): a sorted
-//     array of 32-byte entries while a set is small, a B-tree of them beyond.
+//   - strings as (bytes, weight) entries of a KeyWeights (core/zset/key_weights.h): one packed
+//     buffer in order while a set is small, a B-tree of them beyond.
 // A Value in a red-black tree node would take 100 bytes. NULL is kept apart with its weight. A
 // set given values of two kinds (no column gives them) moves everything into a
 // std::map<Value, int64_t> for good: kinds compare across each other there.
@@ -43,6 +43,14 @@
 
 namespace fld {
 
+// The capacity after `cap` of the pending integers of one group's values: 2, 4, then by 2 up
+// to 16, then by half. Most groups hold a handful of values, where doubling (or growing by half)
+// would leave several slots unused in every group (10 values in 12 or 16); a step of 2 leaves at
+// most one.
+inline size_t NextSmallCapacity(size_t cap) {
+  return cap < 4 ? std::max<size_t>(2, cap * 2) : cap < 16 ? cap + 2 : cap + cap / 2;
+}
+
 class ValueMultiset {
  public:
   // Adds w to v's weight (w may be negative); a value whose weight reaches 0 is removed.
@@ -69,7 +77,7 @@ class ValueMultiset {
         f(static_cast<const Value&>(x), w);
       });
     }
-    strings_.ForEach([&](const InlineKey& k, int64_t w) { f(Value::String(std::string(k.view())), w); });
+    strings_.ForEach([&](std::string_view k, int64_t w) { f(Value::String(std::string(k)), w); });
   }
   // The smallest (largest) value whose weight is positive; NULL when there is none.
   Value FirstPositive() const;
