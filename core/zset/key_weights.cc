@@ -1,5 +1,8 @@
 #include "core/zset/key_weights.h"
 
+#include <malloc.h>
+
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -51,7 +54,8 @@ KeyWeights::Packed KeyWeights::Decode(uint32_t at) const {
   return e;
 }
 
-KeyWeights::KeyWeights(const KeyWeights& o) : used_(o.used_), cap_(o.used_), count_(o.count_), heap_(o.heap_) {
+KeyWeights::KeyWeights(const KeyWeights& o)
+    : used_(o.used_), cap_(o.used_), count_(o.count_), last_(o.last_), heap_(o.heap_) {
   if (o.tree_) tree_ = std::make_unique<absl::btree_set<Entry, Less>>(*o.tree_);
   if (used_ > 0) {
     buf_ = static_cast<char*>(std::malloc(used_));
@@ -75,44 +79,57 @@ void KeyWeights::Add(std::string_view key, int64_t w) {
     tree_->erase(it);
     return;
   }
-  // The first entry whose key is not below `key`.
-  uint32_t at = 0;
+  // The first entry whose key is not below `key` (at; used_ when none), and the one before it.
+  // A key above the last one (rising keys: an ARG_MAX over a timestamp) is appended unscanned.
+  uint32_t at = 0, prev = 0;
   Packed e{};
   bool found = false;
-  while (at < used_) {
-    e = Decode(at);
-    const int c = e.key.compare(key);
-    if (c >= 0) {
-      found = c == 0;
-      break;
+  if (count_ > 0 && Decode(last_).key < key) {
+    at = used_;
+    prev = last_;
+  } else {
+    while (at < used_) {
+      e = Decode(at);
+      const int c = e.key.compare(key);
+      if (c >= 0) {
+        found = c == 0;
+        break;
+      }
+      prev = at;
+      at = e.end;
     }
-    at = e.end;
   }
-  // Replaces bytes [at, end) of the buffer by `bytes` new ones, written by write(dest).
+  // Replaces bytes [at, end) of the buffer by `bytes` new ones, written by write(dest). The
+  // capacity is what malloc gave: its size class's slack is used, not wasted.
   auto splice = [&](uint32_t end, size_t bytes, auto&& write) {
     const size_t new_used = used_ - (end - at) + bytes;
     if (new_used > cap_) {
-      const size_t cap = new_used + new_used / 4;
-      char* grown = static_cast<char*>(std::realloc(buf_, cap));
+      char* grown = static_cast<char*>(std::realloc(buf_, new_used + new_used / 4));
       if (!grown) throw std::bad_alloc();
       buf_ = grown;
-      cap_ = static_cast<uint16_t>(cap);
+      cap_ = static_cast<uint16_t>(std::min<size_t>(malloc_usable_size(grown), UINT16_MAX));
     }
     std::memmove(buf_ + at + bytes, buf_ + end, used_ - end);
     write(buf_ + at);
     used_ = static_cast<uint16_t>(new_used);
   };
   if (found) {
+    const uint32_t start = at;
     const int64_t weight = e.weight + w;
     const uint32_t weight_at = e.end - static_cast<uint32_t>(VarintBytes(Zigzag(e.weight)));
     if (weight == 0) {
+      if (--count_ == 0) {
+        *this = KeyWeights();
+        return;
+      }
       splice(e.end, 0, [](char*) {});
-      --count_;
-      if (count_ == 0) *this = KeyWeights();
+      last_ = start == last_ ? static_cast<uint16_t>(prev) : static_cast<uint16_t>(last_ - (e.end - start));
       return;
     }
+    const size_t bytes = VarintBytes(Zigzag(weight));
     at = weight_at;
-    splice(e.end, VarintBytes(Zigzag(weight)), [&](char* p) { PutVarint(p, Zigzag(weight)); });
+    splice(e.end, bytes, [&](char* p) { PutVarint(p, Zigzag(weight)); });
+    if (start != last_) last_ = static_cast<uint16_t>(last_ + bytes - (e.end - weight_at));
     return;
   }
   const size_t bytes = VarintBytes(key.size()) + key.size() + VarintBytes(Zigzag(w));
@@ -122,11 +139,13 @@ void KeyWeights::Add(std::string_view key, int64_t w) {
     tree_->insert(Entry{InlineKey(key), w});
     return;
   }
+  const bool at_end = at == used_;
   splice(at, bytes, [&](char* p) {
     p += PutVarint(p, key.size());
     std::memcpy(p, key.data(), key.size());
     PutVarint(p + key.size(), Zigzag(w));
   });
+  last_ = at_end ? static_cast<uint16_t>(at) : static_cast<uint16_t>(last_ + bytes);
   ++count_;
 }
 
@@ -167,13 +186,16 @@ std::optional<std::string_view> KeyWeights::LastPositive() const {
       if (it->weight > 0) return it->key.view();
     return std::nullopt;
   }
-  std::optional<std::string_view> last;
-  for (uint32_t at = 0; at < used_;) {
+  if (count_ == 0) return std::nullopt;
+  const Packed last = Decode(last_);
+  if (last.weight > 0) return last.key;
+  std::optional<std::string_view> found;  // a negative weight last: the one before it, scanned for
+  for (uint32_t at = 0; at < last_;) {
     const Packed e = Decode(at);
-    if (e.weight > 0) last = e.key;
+    if (e.weight > 0) found = e.key;
     at = e.end;
   }
-  return last;
+  return found;
 }
 
 }  // namespace fld

@@ -6,8 +6,9 @@
 // (about 800 bytes) and its first key is a walk from the root. So a small set (up to kSmall keys
 // in up to kSmallBytes) is one packed buffer of entries in key order, each its key's length (a
 // varint), its bytes and its weight (a zigzag varint: 1 byte for most): 9 bytes for a 7-byte
-// key where a fixed-size entry took 32. Its capacity grows by a quarter (a few bytes unused per
-// group). Lookups scan it from the start, which stays cheap while it is short; past the limits
+// key where a fixed-size entry took 32. Its capacity grows by a quarter, to what malloc gives.
+// Lookups scan it from the start, which stays cheap while it is short; where the last entry
+// starts is kept, so the largest key and a key above it (rising keys) need no scan. Past the limits
 // it moves into an absl::btree_set of (InlineKey, weight) entries for good (InlineKeys: core/
 // zset/order_key.h, up to 23 bytes inline, longer ones on the heap).
 //
@@ -46,6 +47,7 @@ class KeyWeights {
         used_(std::exchange(o.used_, 0)),
         cap_(std::exchange(o.cap_, 0)),
         count_(std::exchange(o.count_, 0)),
+        last_(std::exchange(o.last_, 0)),
         tree_(std::move(o.tree_)),
         heap_(std::exchange(o.heap_, 0)) {}
   KeyWeights& operator=(KeyWeights&& o) noexcept {
@@ -55,6 +57,7 @@ class KeyWeights {
       used_ = std::exchange(o.used_, 0);
       cap_ = std::exchange(o.cap_, 0);
       count_ = std::exchange(o.count_, 0);
+      last_ = std::exchange(o.last_, 0);
       tree_ = std::move(o.tree_);
       heap_ = std::exchange(o.heap_, 0);
     }
@@ -72,10 +75,11 @@ class KeyWeights {
   bool empty() const { return size() == 0; }
   void clear() { *this = KeyWeights(); }
   // Asks the CPU to fetch what FirstPositive and LastPositive read first (of a buffer: its first
-  // and last bytes).
+  // entry and its last).
   void Prefetch() const {
     if (tree_ || used_ == 0) return;
     __builtin_prefetch(buf_);
+    __builtin_prefetch(buf_ + last_);
     __builtin_prefetch(buf_ + used_ - 1);
   }
   // Heap bytes held: the buffer's capacity, or the tree's entries with its slack and long keys.
@@ -125,6 +129,7 @@ class KeyWeights {
   char* buf_ = nullptr;
   uint16_t used_ = 0, cap_ = 0;
   uint16_t count_ = 0;  // entries in buf_
+  uint16_t last_ = 0;   // where the last one starts (while count_ > 0)
   std::unique_ptr<absl::btree_set<Entry, Less>> tree_;
   size_t heap_ = 0;  // tree: heap bytes of the long keys (InlineKeyHeapBytes)
 };
