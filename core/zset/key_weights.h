@@ -8,9 +8,9 @@
 // varint), its bytes and its weight (a zigzag varint: 1 byte for most): 9 bytes for a 7-byte
 // key where a fixed-size entry took 32. Its capacity grows by a quarter, to what malloc gives.
 // Lookups scan it from the start, which stays cheap while it is short; where the last entry
-// starts is kept, so the largest key and a key above it (rising keys) need no scan. Past the limits
-// it moves into an absl::btree_set of (InlineKey, weight) entries for good (InlineKeys: core/
-// zset/order_key.h, up to 23 bytes inline, longer ones on the heap).
+// starts is kept, so the largest key and a key above it (rising keys) need no scan. Past the
+// limits it moves into an absl::btree_set of (InlineKey, weight) entries for good (InlineKey:
+// core/zset/order_key.h, up to 23 bytes inline, longer ones on the heap).
 //
 // A weight that reaches 0 removes its key, so every key held has a nonzero weight; weights may
 // be negative (a retraction seen before its insertion).
@@ -18,7 +18,6 @@
 
 #include <absl/container/btree_set.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -26,7 +25,6 @@
 #include <optional>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 #include "core/zset/order_key.h"
 

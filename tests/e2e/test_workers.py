@@ -1,4 +1,5 @@
-"""Workers: a pipeline whose aggregates and joins shard their state across 1, 2 or 3 workers
+"""Workers: a pipeline whose aggregates and joins shard their state across 1, 2 or 3 workers,
+and whose filters and projections evaluate 10,000-row batches in slices on them,
 writes byte-identical output files, query answers and checkpoints' results; a checkpoint taken
 with 2 workers resumes after kill -9 with 1 (and one taken with 1 with 3) to the answer a
 recomputation in Python gives.
@@ -21,6 +22,7 @@ VIEWS = """CREATE VIEW by_a AS SELECT a, SUM(v) AS s, COUNT(*) AS n, MAX(note) A
 CREATE VIEW by_b AS SELECT b, SUM(v) AS s FROM t GROUP BY b;
 CREATE MATERIALIZED VIEW ab AS SELECT by_a.a, by_a.s - by_b.s AS d, by_a.n FROM by_a JOIN by_b ON by_a.a = by_b.b;
 CREATE VIEW pairs AS SELECT t.a, u.v FROM t LEFT JOIN t AS u ON t.a = u.b AND u.v > 95;
+CREATE VIEW shaped AS SELECT a * 3 + b AS x, UPPER(note) AS u, v FROM t WHERE v % 4 <> 0;
 """
 OUTPUTS = """connectors:
   ab:
@@ -31,6 +33,9 @@ OUTPUTS = """connectors:
       format: {name: json}
   pairs:
     - transport: {name: file_output, config: {path: pairs.csv}}
+      format: {name: csv}
+  shaped:
+    - transport: {name: file_output, config: {path: shaped.csv}}
       format: {name: csv}
 """
 KEYS = 5000
@@ -77,11 +82,14 @@ def _():
     d1, sp1 = runs[1]
     for workers in (2, 3):
         d, sp = runs[workers]
-        for out in ("ab.csv", "by_a.json", "pairs.csv"):
+        for out in ("ab.csv", "by_a.json", "pairs.csv", "shaped.csv"):
             assert filecmp.cmp(os.path.join(d1, out), os.path.join(d, out), shallow=False), (workers, out)
         assert query(sp, "SELECT * FROM ab") == query(sp1, "SELECT * FROM ab")
     got = sorted(tuple(r) for r in integrate_csv(os.path.join(d1, "ab.csv"), [int, int, int]))
     assert got == expected_ab()
+    notes = [f'n {v}, {a}{chr(10) if v == 42 else ""}'.upper() for a, b, v in ROWS]
+    want = sorted(((a * 3 + b, n, v) for (a, b, v), n in zip(ROWS, notes) if v % 4 != 0), key=repr)
+    assert integrate_csv(os.path.join(d1, "shaped.csv"), [int, str, int]) == want
 
 
 @check("kill -9 with 2 workers, resume with 1; kill -9 with 1, resume with 3: the recomputed answer")
