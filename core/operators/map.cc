@@ -39,28 +39,26 @@ MapOp::MapOp(BoundExprPtr predicate, std::vector<BoundExprPtr> projections, Thre
   parallel_ = pool_ && pool_->workers() > 1 && pure && computes;
 }
 
-Batch MapOp::Apply(const Batch& in, bool slice) const {
+Batch MapOp::Apply(const Batch& in) const {
   Batch filtered;
   const Batch* src = &in;
   if (predicate_ && !in.empty()) {
     std::vector<uint32_t> sel = SelectTrue(*predicate_, in);
-    if (sel.size() != in.size() && !slice) {
-      filtered = Gather(in, sel);
-      src = &filtered;
-    } else if (sel.size() != in.size()) {
-      // A slice's columns that nothing reads are empty: only the others are gathered.
-      Batch one;
-      one.weights = in.weights;
+    if (sel.size() != in.size()) {
+      // Only the columns an expression reads are gathered (all, without a projection); the
+      // others stay as they were (a slice's are empty): nothing reads them.
+      Batch narrow;
+      std::vector<size_t> read;
       for (size_t c = 0; c < in.width(); ++c) {
-        if (SliceReads(c)) {
-          one.cols = {in.cols[c]};
-          filtered.cols.push_back(Gather(one, sel).cols[0]);
-        } else {
-          filtered.cols.push_back(in.cols[c]);
-        }
+        if (!Reads(c)) continue;
+        read.push_back(c);
+        narrow.cols.push_back(in.cols[c]);
       }
-      filtered.weights.reserve(sel.size());
-      for (uint32_t r : sel) filtered.weights.push_back(in.weights[r]);
+      narrow.weights = in.weights;
+      filtered = Gather(narrow, sel);
+      std::vector<ColumnPtr> cols = in.cols;
+      for (size_t k = 0; k < read.size(); ++k) cols[read[k]] = std::move(filtered.cols[k]);
+      filtered.cols = std::move(cols);
       src = &filtered;
     }
   }
@@ -87,12 +85,11 @@ Batch MapOp::Step(std::span<const Batch* const> inputs) {
       Batch slice;
       slice.cols.reserve(in.width());
       for (size_t c = 0; c < in.width(); ++c) {
-        slice.cols.push_back(SliceReads(c) ? Slice(*in.cols[c], begin, end)
-                                           : std::make_shared<Column>(in.cols[c]->phys));
+        slice.cols.push_back(Reads(c) ? Slice(*in.cols[c], begin, end) : std::make_shared<Column>(in.cols[c]->phys));
       }
       slice.weights.assign(in.weights.begin() + static_cast<ptrdiff_t>(begin),
                            in.weights.begin() + static_cast<ptrdiff_t>(end));
-      parts[s] = Apply(slice, /*slice=*/true);
+      parts[s] = Apply(slice);
     } catch (...) {
       failed = true;
     }

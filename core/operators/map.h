@@ -33,16 +33,17 @@ class MapOp : public Operator {
   const std::vector<BoundExprPtr>& projections() const { return projections_; }
 
  private:
-  // The filter and the projection over b, on the calling thread. A slice's columns that no
-  // expression reads are empty (reads_).
-  Batch Apply(const Batch& b, bool slice = false) const;
-  bool SliceReads(size_t c) const { return projections_.empty() || (c < reads_.size() && reads_[c]); }
+  // The filter and the projection over b, on the calling thread. Columns no expression reads
+  // may be empty (a slice's).
+  Batch Apply(const Batch& b) const;
+  // Whether the output needs input column c: an expression reads it, or nothing is projected.
+  bool Reads(size_t c) const { return projections_.empty() || (c < reads_.size() && reads_[c]); }
 
   BoundExprPtr predicate_;
   std::vector<BoundExprPtr> projections_;
   ThreadPool* pool_;
   bool parallel_ = false;    // a pool of more than one worker, and no external function called
-  std::vector<bool> reads_;  // input columns the expressions read (SliceReads: what a slice copies)
+  std::vector<bool> reads_;  // input columns the expressions read (see Reads)
 };
 
 }  // namespace fld

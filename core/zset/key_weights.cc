@@ -54,12 +54,12 @@ KeyWeights::Packed KeyWeights::Decode(uint32_t at) const {
   return e;
 }
 
-KeyWeights::KeyWeights(const KeyWeights& o)
-    : used_(o.used_), cap_(o.used_), count_(o.count_), last_(o.last_), heap_(o.heap_) {
+KeyWeights::KeyWeights(const KeyWeights& o) : used_(o.used_), count_(o.count_), last_(o.last_), heap_(o.heap_) {
   if (o.tree_) tree_ = std::make_unique<absl::btree_set<Entry, Less>>(*o.tree_);
   if (used_ > 0) {
     buf_ = static_cast<char*>(std::malloc(used_));
     if (!buf_) throw std::bad_alloc();
+    cap_ = static_cast<uint16_t>(std::min<size_t>(malloc_usable_size(buf_), UINT16_MAX));
     std::memcpy(buf_, o.buf_, used_);
   }
 }
