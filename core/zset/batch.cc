@@ -699,11 +699,6 @@ ConsolidatedRows ConsolidateRows(std::span<const Batch> parts, ThreadPool* pool,
   return {std::move(rows), std::move(weights)};
 }
 
-ColumnPtr Concat(std::span<const ColumnPtr> parts) {
-  std::vector<ColumnPtr> copy(parts.begin(), parts.end());
-  return Concat(std::move(copy));
-}
-
 ColumnPtr Concat(std::vector<ColumnPtr>&& parts) {
   if (parts.size() == 1) return std::move(parts[0]);
   auto col = std::make_shared<Column>(parts[0]->phys);
@@ -778,10 +773,10 @@ Batch Concat(std::span<const Batch> parts) {
     return parts[0];
   }
   Batch out;
-  std::vector<ColumnPtr> cols(parts.size());
   for (size_t c = 0; c < first->width(); ++c) {
+    std::vector<ColumnPtr> cols(parts.size());  // (shared with the parts: nothing is moved)
     for (size_t i = 0; i < parts.size(); ++i) cols[i] = parts[i].cols[c];
-    out.cols.push_back(Concat(cols));
+    out.cols.push_back(Concat(std::move(cols)));
   }
   out.weights.reserve(total);
   for (const auto& p : parts) out.weights.insert(out.weights.end(), p.weights.begin(), p.weights.end());

@@ -145,9 +145,8 @@ ConsolidatedRows ConsolidateRows(std::span<const Batch> parts, ThreadPool* pool 
                                  size_t parallel_rows = kParallelConsolidateRows);
 // Concatenates batches of the same shape.
 Batch Concat(std::span<const Batch> parts);
-// Concatenates columns of the same physical type (at least one; one is returned as it is).
-ColumnPtr Concat(std::span<const ColumnPtr> parts);
-// The same, taking the parts: the strings of a part no one else holds are moved, not copied.
+// Concatenates columns of the same physical type (at least one; one is returned as it is). The
+// strings of a part no one else holds are moved, not copied.
 ColumnPtr Concat(std::vector<ColumnPtr>&& parts);
 // Rows [begin, end) of c, copied.
 ColumnPtr Slice(const Column& c, size_t begin, size_t end);

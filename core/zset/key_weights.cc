@@ -42,6 +42,10 @@ uint64_t Zigzag(int64_t w) {
 int64_t Unzigzag(uint64_t v) {
   return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
 }
+// The capacity of a buffer malloc returned: its size class, not what was asked for.
+uint16_t CapacityOf(char* buf) {
+  return static_cast<uint16_t>(std::min<size_t>(malloc_usable_size(buf), UINT16_MAX));
+}
 }  // namespace
 
 KeyWeights::Packed KeyWeights::Decode(uint32_t at) const {
@@ -49,6 +53,7 @@ KeyWeights::Packed KeyWeights::Decode(uint32_t at) const {
   const auto len = static_cast<uint32_t>(GetVarint(buf_, &at));
   e.key = std::string_view(buf_ + at, len);
   at += len;
+  e.weight_at = at;
   e.weight = Unzigzag(GetVarint(buf_, &at));
   e.end = at;
   return e;
@@ -59,7 +64,7 @@ KeyWeights::KeyWeights(const KeyWeights& o) : used_(o.used_), count_(o.count_), 
   if (used_ > 0) {
     buf_ = static_cast<char*>(std::malloc(used_));
     if (!buf_) throw std::bad_alloc();
-    cap_ = static_cast<uint16_t>(std::min<size_t>(malloc_usable_size(buf_), UINT16_MAX));
+    cap_ = CapacityOf(buf_);
     std::memcpy(buf_, o.buf_, used_);
   }
 }
@@ -100,14 +105,14 @@ void KeyWeights::Add(std::string_view key, int64_t w) {
     }
   }
   // Replaces bytes [at, end) of the buffer by `bytes` new ones, written by write(dest). The
-  // capacity is what malloc gave: its size class's slack is used, not wasted.
+  // capacity is what malloc gave (CapacityOf): its size class's slack is used, not wasted.
   auto splice = [&](uint32_t end, size_t bytes, auto&& write) {
     const size_t new_used = used_ - (end - at) + bytes;
     if (new_used > cap_) {
       char* grown = static_cast<char*>(std::realloc(buf_, new_used + new_used / 4));
       if (!grown) throw std::bad_alloc();
       buf_ = grown;
-      cap_ = static_cast<uint16_t>(std::min<size_t>(malloc_usable_size(grown), UINT16_MAX));
+      cap_ = CapacityOf(grown);
     }
     std::memmove(buf_ + at + bytes, buf_ + end, used_ - end);
     write(buf_ + at);
@@ -116,7 +121,6 @@ void KeyWeights::Add(std::string_view key, int64_t w) {
   if (found) {
     const uint32_t start = at;
     const int64_t weight = e.weight + w;
-    const uint32_t weight_at = e.end - static_cast<uint32_t>(VarintBytes(Zigzag(e.weight)));
     if (weight == 0) {
       if (--count_ == 0) {
         *this = KeyWeights();
@@ -127,9 +131,9 @@ void KeyWeights::Add(std::string_view key, int64_t w) {
       return;
     }
     const size_t bytes = VarintBytes(Zigzag(weight));
-    at = weight_at;
+    at = e.weight_at;
     splice(e.end, bytes, [&](char* p) { PutVarint(p, Zigzag(weight)); });
-    if (start != last_) last_ = static_cast<uint16_t>(last_ + bytes - (e.end - weight_at));
+    if (start != last_) last_ = static_cast<uint16_t>(last_ + bytes - (e.end - e.weight_at));
     return;
   }
   const size_t bytes = VarintBytes(key.size()) + key.size() + VarintBytes(Zigzag(w));

@@ -112,11 +112,12 @@ class KeyWeights {
       return View(a) < View(b);
     }
   };
-  // One entry of the buffer, decoded: its key, weight, and where the next one starts.
+  // One entry of the buffer, decoded: its key, weight, where its weight starts and where the
+  // next entry starts.
   struct Packed {
     std::string_view key;
     int64_t weight;
-    uint32_t end;
+    uint32_t weight_at, end;
   };
   Packed Decode(uint32_t at) const;
   // Moves the buffer's entries into the tree.
