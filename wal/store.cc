@@ -14,6 +14,7 @@
 
 #include "core/common/byte_order.h"
 #include "core/common/error.h"
+#include "core/common/prefetch.h"
 #include "core/common/xxh64.h"
 #include "core/zset/arena_map.h"  // varints
 #include "wal/crc32c.h"
@@ -691,11 +692,11 @@ class SortedChanges {
   bool Next() {
     constexpr size_t kChangeAhead = 16, kBytesAhead = 8;
     if (next_ == sorted_.size()) return false;
-    if (next_ + kChangeAhead < sorted_.size()) __builtin_prefetch(sorted_[next_ + kChangeAhead]);
+    if (next_ + kChangeAhead < sorted_.size()) fld::Prefetch(sorted_[next_ + kChangeAhead]);
     if (next_ + kBytesAhead < sorted_.size()) {
       const StateDelta::Change a = StateDelta::Decode(sorted_[next_ + kBytesAhead]);
-      __builtin_prefetch(a.value.data());
-      __builtin_prefetch(a.value.data() + a.value.size() - 1);
+      fld::Prefetch(a.value.data());
+      fld::Prefetch(a.value.data() + a.value.size() - 1);
     }
     c_ = StateDelta::Decode(sorted_[next_++]);
     full_.assign(prefix_).append(c_.key);

@@ -11,6 +11,7 @@
 #include "core/common/byte_order.h"
 #include "core/common/error.h"
 #include "core/common/int512.h"
+#include "core/common/prefetch.h"
 #include "core/operators/moment.h"
 
 namespace fld {
@@ -1031,8 +1032,8 @@ void AggregateOp::Lookahead::Prefetch(size_t i) {
   if (i + kBoxesAhead < n) {
     boxes_of(i + kBoxesAhead, [](const void* box, size_t bytes, const ValueMultiset*, const KeyWeights*) {
       const char* p = static_cast<const char*>(box);
-      for (size_t at = 0; at < bytes; at += 64) __builtin_prefetch(p + at);
-      __builtin_prefetch(p + bytes - 1);  // (a box need not start a cache line)
+      for (size_t at = 0; at < bytes; at += 64) fld::Prefetch(p + at);
+      fld::Prefetch(p + bytes - 1);  // (a box need not start a cache line)
     });
   }
   if (i + kDataAhead < n) {
@@ -1068,7 +1069,7 @@ void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, 
   for (size_t i = 0; i < order.size(); ++i) {
     ahead.Prefetch(i);
     const uint32_t g = order[i];
-    __builtin_prefetch(&partials.sums[g * A]);
+    fld::Prefetch(&partials.sums[g * A]);
     const std::string& key = keys[g];
     Shard& sh = *ahead.shards[i];
     uint32_t slot = sh.groups.Find(key, ahead.hashes[i]);

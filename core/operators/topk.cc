@@ -6,6 +6,7 @@
 
 #include "core/common/byte_order.h"
 #include "core/common/error.h"
+#include "core/common/prefetch.h"
 
 namespace fld {
 
@@ -309,13 +310,13 @@ void TopKOp::StepRows(Shard& shard, const Batch& in, const std::vector<std::stri
     if (g + kPartAhead < groups) {
       const Part* p = resident[g + kPartAhead] = shard.Resident(pkey_of(g + kPartAhead));
       if (p != nullptr) {
-        __builtin_prefetch(p);
-        __builtin_prefetch(reinterpret_cast<const char*>(p) + sizeof(Part) - 1);
+        fld::Prefetch(p);
+        fld::Prefetch(reinterpret_cast<const char*>(p) + sizeof(Part) - 1);
       }
     }
     if (g + kPendingAhead < groups)
       if (const Part* p = resident[g + kPendingAhead]; p != nullptr && p->full)
-        __builtin_prefetch(p->pending.data() + p->pending.size());
+        fld::Prefetch(p->pending.data() + p->pending.size());
     const size_t i = starts[g], j = starts[g + 1];
     const std::string& pkey = pkey_of(g);
     const size_t before_rows = out.size();

@@ -80,7 +80,7 @@ void ArenaMap::PrefetchRecord(uint32_t h) const {
     const Slot& s = slots_[i];
     if (!s.used()) return;
     if (s.hash() == h) {
-      __builtin_prefetch(Record(s));
+      fld::Prefetch(Record(s));
       return;
     }
   }

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/common/large_memory.h"
+#include "core/common/prefetch.h"
 #include "core/common/serialize.h"
 
 namespace fld {
@@ -54,7 +55,7 @@ class ArenaMap {
   // key with that hash probes first; a few lookups later, once it is loaded, PrefetchRecord(hash)
   // starts loading the record of the first slot holding that hash. Both are hints only.
   void Prefetch(uint32_t hash) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[Home(hash, slots_.size() - 1)]);
+    if (!slots_.empty()) fld::Prefetch(&slots_[Home(hash, slots_.size() - 1)]);
   }
   void PrefetchRecord(uint32_t hash) const;
   // Adds key (which must be absent) with value; returns its slot.
@@ -184,7 +185,7 @@ class ArenaMap {
       while (queued < kAhead && ahead < n) {
         const Slot& a = slots_[ahead++];
         if (a.used() && want(a)) {
-          __builtin_prefetch(Record(a));
+          fld::Prefetch(Record(a));
           ++queued;
         }
       }

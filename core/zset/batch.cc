@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "core/common/byte_order.h"
+#include "core/common/prefetch.h"
 #include "core/common/serialize.h"
 #include "core/common/thread_pool.h"
 
@@ -219,8 +220,8 @@ void PrefetchRow(const Batch& b, size_t r) {
     const void* at = c->phys == PhysType::kI64   ? static_cast<const void*>(c->i64.data() + r)
                      : c->phys == PhysType::kF64 ? static_cast<const void*>(c->f64.data() + r)
                                                  : static_cast<const void*>(c->str.data() + r);
-    __builtin_prefetch(at);
-    if (!c->nulls.empty()) __builtin_prefetch(c->nulls.data() + r);
+    fld::Prefetch(at);
+    if (!c->nulls.empty()) fld::Prefetch(c->nulls.data() + r);
   }
 }
 
@@ -619,7 +620,7 @@ ConsolidatedRows ConsolidateRows(std::span<const Batch> parts, ThreadPool* pool,
     Entry* fetched = lo;
     for (Entry* i = lo; i < hi;) {
       for (; fetched < hi && fetched - i < kAhead; ++fetched)
-        __builtin_prefetch(parts[fetched->ref.part].weights.data() + fetched->ref.row);
+        fld::Prefetch(parts[fetched->ref.part].weights.data() + fetched->ref.row);
       auto weight = [&](const Entry* e) { return parts[e->ref.part].weights[e->ref.row]; };
       int64_t w = weight(i);
       Entry* j = i + 1;

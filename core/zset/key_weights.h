@@ -26,6 +26,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/common/prefetch.h"
 #include "core/zset/order_key.h"
 
 namespace fld {
@@ -76,9 +77,9 @@ class KeyWeights {
   // entry and its last).
   void Prefetch() const {
     if (tree_ || used_ == 0) return;
-    __builtin_prefetch(buf_);
-    __builtin_prefetch(buf_ + last_);
-    __builtin_prefetch(buf_ + used_ - 1);
+    fld::Prefetch(buf_);
+    fld::Prefetch(buf_ + last_);
+    fld::Prefetch(buf_ + used_ - 1);
   }
   // Heap bytes held: the buffer's capacity, or the tree's entries with its slack and long keys.
   size_t HeapBytes() const;

@@ -85,7 +85,7 @@ class ValueMultiset {
   // Asks the CPU to fetch what adding a value and reading the extremes touch first.
   void Prefetch() const {
     strings_.Prefetch();
-    if (!pending_.empty()) __builtin_prefetch(pending_.data() + pending_.size() - 1);
+    if (!pending_.empty()) fld::Prefetch(pending_.data() + pending_.size() - 1);
   }
   // Heap bytes held (B-tree nodes, tree nodes; strings' own buffers not counted).
   size_t HeapBytes() const;
