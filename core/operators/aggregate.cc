@@ -878,12 +878,16 @@ Batch AggregateOp::Step(std::span<const Batch* const> inputs) {
   std::vector<Batch> outs(shards);
   std::vector<std::vector<std::pair<std::string, uint32_t>>> emitted(shards);
   pool_->ParallelFor(shards, [&](size_t s) {
+    // (Into a vector of this thread's: the shards' vectors lie next to each other, and growing
+    // them in place made the workers write one cache line row after row.)
+    std::vector<std::pair<std::string, uint32_t>> keys;
     BatchBuilder b(out_types_);
     if (rows[s].size() == in.size())
-      StepShard(shards_[s], in, nullptr, &b, &emitted[s]);
+      StepShard(shards_[s], in, nullptr, &b, &keys);
     else
-      StepShard(shards_[s], Gather(in, rows[s]), nullptr, &b, &emitted[s]);
+      StepShard(shards_[s], Gather(in, rows[s]), nullptr, &b, &keys);
     outs[s] = b.Finish();
+    emitted[s] = std::move(keys);
   });
   initialized_ = true;
   return GatherRows(outs, MergeByKey(emitted), out_types_, pool_);

@@ -244,8 +244,9 @@ class AggregateOp : public Operator {
       std::vector<uint32_t>().swap(free);
     }
   };
-  // A worker's part of the groups: those whose key KeyShard maps to it.
-  struct Shard {
+  // A worker's part of the groups: those whose key KeyShard maps to it. (Cache-line aligned: the
+  // workers write their shards' counters all through a step.)
+  struct alignas(64) Shard {
     ArenaMap groups;                     // key encoding -> group record
     BoxPool<Acc> boxes;                  // boxed accumulators (Stored::kBox)
     BoxPool<ValueMultiset> value_boxes;  // MIN/MAX values (Stored::kValues)

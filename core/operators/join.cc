@@ -614,8 +614,10 @@ Batch JoinOp::Step(std::span<const Batch* const> inputs) {
     BatchBuilder b(types);
     const Batch l = lrows[s].size() == dl.size() ? dl : Gather(dl, lrows[s]);
     const Batch r = rrows[s].size() == dr.size() ? dr : Gather(dr, rrows[s]);
-    StepShard(shards_[s], l, r, &b, outer ? nullptr : &counts[s]);
+    std::vector<uint32_t> n;  // (this thread's: see AggregateOp::Step)
+    StepShard(shards_[s], l, r, &b, outer ? nullptr : &n);
     outs[s] = b.Finish();
+    counts[s] = std::move(n);
   });
   if (outer) return Consolidate(outs, pool_);
   // Which shard each input row went to, then its output rows from that shard, in row order.

@@ -160,7 +160,7 @@ class JoinOp : public Operator {
     Spine spine;                    // rows added but not yet in the trace (see the top of this file)
     size_t spine_cost = 0;          // lookups in the spine since it was last merged, in trace inserts
   };
-  struct Shard {
+  struct alignas(64) Shard {  // (cache-line aligned: see AggregateOp::Shard)
     Side left, right;
   };
   // One shard's step over its rows of both changes. With counts: the number of output rows of

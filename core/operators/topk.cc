@@ -280,8 +280,10 @@ Batch TopKOp::Step(std::span<const Batch* const> inputs) {
   pool_->ParallelFor(shards, [&](size_t s) {
     by_key(&rows[s]);
     BatchBuilder b(out_types_);
-    StepRows(*shards_[s], in, pkeys, rows[s], &b, &emitted[s]);
+    std::vector<std::pair<std::string_view, uint32_t>> keys;  // (this thread's: see AggregateOp::Step)
+    StepRows(*shards_[s], in, pkeys, rows[s], &b, &keys);
     outs[s] = b.Finish();
+    emitted[s] = std::move(keys);
   });
   return GatherRows(outs, MergeByKey(emitted), out_types_, pool_);
 }

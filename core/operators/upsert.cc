@@ -128,8 +128,10 @@ Batch UpsertOp::Step(std::span<const Batch* const> inputs) {
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> from(shards);
   auto step = [&](size_t s) {
     BatchBuilder b(types_);
-    StepShard(static_cast<uint32_t>(s), in, keys, &b, &from[s]);
+    std::vector<std::pair<uint32_t, uint32_t>> rows;  // (this thread's: see AggregateOp::Step)
+    StepShard(static_cast<uint32_t>(s), in, keys, &b, &rows);
     outs[s] = b.Finish();
+    from[s] = std::move(rows);
   };
   if (shards == 1) {
     step(0);

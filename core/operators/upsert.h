@@ -48,8 +48,8 @@ class UpsertOp : public Operator {
 
  private:
   // A worker's part of the keys: those KeyShard maps to it.
-  struct Shard {
-    ArenaMap rows;  // key encoding -> row encoding (both compact)
+  struct alignas(64) Shard {  // (cache-line aligned: see AggregateOp::Shard)
+    ArenaMap rows;            // key encoding -> row encoding (both compact)
     StoredEntries stored;
   };
   // The keys of a slice of one step's rows (from row `first` on): the k-th row's key is bytes
