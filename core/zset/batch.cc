@@ -654,29 +654,32 @@ ConsolidatedRows ConsolidateRows(std::span<const Batch> parts, ThreadPool* pool,
   auto bucket_of = [&](uint64_t prefix) {
     return static_cast<size_t>(std::upper_bound(bounds.begin(), bounds.end(), prefix) - bounds.begin());
   };
-  // Scatter: each piece counts its entries per bucket, then copies them to its slots.
-  std::vector<size_t> counts(pieces.size() * nb, 0);
+  // Scatter: each piece counts its entries per bucket, then copies them to its slots. A piece's
+  // counters start a stride of whole cache lines after the last's, a line apart: no two threads
+  // write one line.
+  const size_t stride = (nb + 7) / 8 * 8 + 8;
+  std::vector<size_t> counts(pieces.size() * stride, 0);
   pool->ParallelFor(pieces.size(), [&](size_t i) {
     for (size_t k = pieces[i].at, e = k + (pieces[i].end - pieces[i].row); k < e; ++k)
-      ++counts[i * nb + bucket_of(order[k].prefix)];
+      ++counts[i * stride + bucket_of(order[k].prefix)];
   });
   // The sorted run's entries per bucket: its pieces come first, so they lead each bucket.
   std::vector<size_t> run_in(nb, 0);
   for (size_t i = 0; i < pieces.size() && run > 0 && pieces[i].part == 0; ++i)
-    for (size_t b = 0; b < nb; ++b) run_in[b] += counts[i * nb + b];
+    for (size_t b = 0; b < nb; ++b) run_in[b] += counts[i * stride + b];
   std::vector<size_t> start(nb + 1, 0);
   for (size_t b = 0; b < nb; ++b) {
     size_t at = start[b];
     for (size_t i = 0; i < pieces.size(); ++i) {
-      const size_t c = counts[i * nb + b];
-      counts[i * nb + b] = at;
+      const size_t c = counts[i * stride + b];
+      counts[i * stride + b] = at;
       at += c;
     }
     start[b + 1] = at;
   }
   std::unique_ptr<Entry[]> scattered(new Entry[total]);
   pool->ParallelFor(pieces.size(), [&](size_t i) {
-    size_t* next = &counts[i * nb];
+    size_t* next = &counts[i * stride];
     for (size_t k = pieces[i].at, e = k + (pieces[i].end - pieces[i].row); k < e; ++k)
       scattered[next[bucket_of(order[k].prefix)]++] = order[k];
   });

@@ -422,9 +422,9 @@ bool FileInputConnector::ReadParallel(size_t max_records, Batch* batch) {
     return false;
   }
   const size_t slices = (n + kSlice - 1) / kSlice;
-  if (csv && csv_slice_parsers_.size() < slices) csv_slice_parsers_.resize(slices, csv_);
+  if (csv && csv_slice_parsers_.size() < slices) csv_slice_parsers_.resize(slices, {csv_});
   while (!csv && json_slice_parsers_.size() < slices)
-    json_slice_parsers_.emplace_back(schema_, options_.update_format, options_.append_only);
+    json_slice_parsers_.push_back({JsonParser(schema_, options_.update_format, options_.append_only)});
   std::vector<Batch> parts(slices);
   std::vector<uint8_t> bad(slices, 0);
   pool->ParallelFor(slices, [&](size_t sl) {
@@ -432,7 +432,8 @@ bool FileInputConnector::ReadParallel(size_t max_records, Batch* batch) {
     FormatError error;
     for (size_t r = sl * kSlice; r < std::min(n, (sl + 1) * kSlice); ++r) {
       const std::string_view text = texts.substr(spans[r].first - origin, spans[r].second);
-      if (!(csv ? csv_slice_parsers_[sl].Parse(text, &b, &error) : json_slice_parsers_[sl].Parse(text, &b, &error))) {
+      if (!(csv ? csv_slice_parsers_[sl].parser.Parse(text, &b, &error)
+                : json_slice_parsers_[sl].parser.Parse(text, &b, &error))) {
         bad[sl] = 1;
         return;
       }

@@ -178,9 +178,14 @@ class FileInputConnector : public InputConnector {
   std::vector<PhysType> types_;
   CsvParser csv_;
   JsonParser json_;
-  // ReadParallel: one parser per slice (parsers keep scratch state), of the input's format.
-  std::vector<CsvParser> csv_slice_parsers_;
-  std::vector<JsonParser> json_slice_parsers_;
+  // ReadParallel: one parser per slice (parsers keep scratch state), of the input's format, each
+  // on cache lines of its own (the threads write their parsers' state row after row).
+  template <class Parser>
+  struct alignas(64) SliceParser {
+    Parser parser;
+  };
+  std::vector<SliceParser<CsvParser>> csv_slice_parsers_;
+  std::vector<SliceParser<JsonParser>> json_slice_parsers_;
   uint64_t parallel_reads_ = 0, parallel_rejects_ = 0;
   LineReader reader_;
   std::string record_;                      // a CSV record spanning lines

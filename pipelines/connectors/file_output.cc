@@ -182,8 +182,13 @@ void FileOutputConnector::Write(const Batch& delta, uint64_t step) {
     const size_t slices = (n + kSlice - 1) / kSlice;
     if (parts.size() < slices) parts.resize(slices);
     pool->ParallelFor(slices, [&](size_t i) {
-      parts[i].clear();
-      format(i * kSlice, std::min(n, (i + 1) * kSlice), &parts[i]);
+      // Into a string of this thread's (its buffer moved out and back): the slices' strings lie
+      // next to each other, and appending to them in place made the threads write one cache
+      // line row after row.
+      std::string text = std::move(parts[i]);
+      text.clear();
+      format(i * kSlice, std::min(n, (i + 1) * kSlice), &text);
+      parts[i] = std::move(text);
     });
     size_t bytes = buffer_.size();
     for (size_t i = 0; i < slices; ++i) bytes += parts[i].size();
