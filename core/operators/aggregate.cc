@@ -993,7 +993,7 @@ void AggregateOp::DiscardBelow(Shard& sh) {
 
 AggregateOp::Lookahead::Lookahead(AggregateOp* op, Shard* only, const std::vector<std::string>& keys,
                                   const std::vector<uint32_t>& order, bool boxes)
-    : op_(op), keys_(keys), order_(order), boxes_(boxes) {
+    : op_(op), keys_(keys), order_(order), stages_(boxes ? 4 : 2) {
   const size_t n = order.size();
   hashes.resize(n);
   shards.resize(n);
@@ -1001,50 +1001,61 @@ AggregateOp::Lookahead::Lookahead(AggregateOp* op, Shard* only, const std::vecto
     hashes[i] = ArenaMap::Hash(keys[order[i]]);
     shards[i] = only ? only : &op->ShardOf(keys[order[i]]);
   }
-  for (size_t i = 0; i < std::min(n, kSlotsAhead); ++i) shards[i]->groups.Prefetch(hashes[i]);
+  // What the bursts of the blocks before the first would have fetched: stage s over blocks 0 to
+  // stages_ - 1 - s, a stage's bursts after the one before it.
+  for (size_t s = 0; s < stages_; ++s)
+    for (size_t b = 0; b + s < stages_; ++b) Run(static_cast<Stage>(s), b);
 }
 
-void AggregateOp::Lookahead::Prefetch(size_t i) {
-  const size_t n = hashes.size();
-  if (i + kSlotsAhead < n) shards[i + kSlotsAhead]->groups.Prefetch(hashes[i + kSlotsAhead]);
-  if (i + kRecordsAhead < n) shards[i + kRecordsAhead]->groups.PrefetchRecord(hashes[i + kRecordsAhead]);
-  if (!boxes_) return;
-  // The record of group j is in cache by now: its boxes' addresses can be read. f(the box, its
-  // bytes, its values or null, its pairs or null) for each.
-  auto boxes_of = [&](size_t j, auto&& f) {
+void AggregateOp::Lookahead::Burst(size_t next) {
+  for (size_t s = 0; s < stages_; ++s) Run(static_cast<Stage>(s), next + stages_ - 1 - s);
+}
+
+void AggregateOp::Lookahead::Run(Stage stage, size_t b) {
+  const size_t from = b * kBlock, to = std::min(hashes.size(), from + kBlock);
+  if (stage == kSlots) {
+    for (size_t j = from; j < to; ++j) shards[j]->groups.Prefetch(hashes[j]);
+    return;
+  }
+  if (stage == kRecords) {
+    for (size_t j = from; j < to; ++j) shards[j]->groups.PrefetchRecord(hashes[j]);
+    return;
+  }
+  // The records of these groups are in cache by now: their boxes' addresses can be read.
+  for (size_t j = from; j < to; ++j) {
     Shard& sh = *shards[j];
     const uint32_t slot = sh.groups.Find(keys_[order_[j]], hashes[j]);
-    if (slot == ArenaMap::kNone) return;
+    if (slot == ArenaMap::kNone) continue;
     const char* rec = sh.groups.Value(slot).data();
     for (size_t a = 0; a < op_->aggs_.size(); ++a) {
       const Stored st = op_->stored_[a];
       if (!IsBoxed(st)) continue;
       uint32_t box;
       std::memcpy(&box, rec + op_->offset_[a], 4);
+      // The box (its bytes), its values or null, its pairs or null.
+      const void* p;
+      size_t bytes;
+      const ValueMultiset* values = nullptr;
+      const KeyWeights* pairs = nullptr;
       if (st == Stored::kBox) {
         const Acc& acc = sh.boxes[box];
-        f(&acc, sizeof(Acc), &acc.values, &acc.pairs);
+        p = &acc, bytes = sizeof(Acc), values = &acc.values, pairs = &acc.pairs;
       } else if (st == Stored::kValues) {
-        const ValueMultiset& values = sh.value_boxes[box];
-        f(&values, sizeof(ValueMultiset), &values, nullptr);
+        values = &sh.value_boxes[box];
+        p = values, bytes = sizeof(ValueMultiset);
       } else {
-        const KeyWeights& pairs = sh.pair_boxes[box];
-        f(&pairs, sizeof(KeyWeights), nullptr, &pairs);
+        pairs = &sh.pair_boxes[box];
+        p = pairs, bytes = sizeof(KeyWeights);
+      }
+      if (stage == kBoxes) {
+        const char* c = static_cast<const char*>(p);
+        for (size_t at = 0; at < bytes; at += 64) fld::Prefetch(c + at);
+        fld::Prefetch(c + bytes - 1);  // (a box need not start a cache line)
+      } else {
+        if (values) values->Prefetch();
+        if (pairs) pairs->Prefetch();
       }
     }
-  };
-  if (i + kBoxesAhead < n) {
-    boxes_of(i + kBoxesAhead, [](const void* box, size_t bytes, const ValueMultiset*, const KeyWeights*) {
-      const char* p = static_cast<const char*>(box);
-      for (size_t at = 0; at < bytes; at += 64) fld::Prefetch(p + at);
-      fld::Prefetch(p + bytes - 1);  // (a box need not start a cache line)
-    });
-  }
-  if (i + kDataAhead < n) {
-    boxes_of(i + kDataAhead, [](const void*, size_t, const ValueMultiset* values, const KeyWeights* pairs) {
-      if (values) values->Prefetch();
-      if (pairs) pairs->Prefetch();
-    });
   }
 }
 
