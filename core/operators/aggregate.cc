@@ -991,70 +991,68 @@ void AggregateOp::DiscardBelow(Shard& sh) {
   }
 }
 
+namespace {
+// The hashes (ArenaMap::Hash) of keys[order[i]].
+std::vector<uint32_t> HashesInOrder(const std::vector<std::string>& keys, const std::vector<uint32_t>& order) {
+  std::vector<uint32_t> h(order.size());
+  for (size_t i = 0; i < order.size(); ++i) h[i] = ArenaMap::Hash(keys[order[i]]);
+  return h;
+}
+}  // namespace
+
 AggregateOp::Lookahead::Lookahead(AggregateOp* op, Shard* only, const std::vector<std::string>& keys,
                                   const std::vector<uint32_t>& order, bool boxes)
-    : op_(op), keys_(keys), order_(order), stages_(boxes ? 4 : 2) {
-  const size_t n = order.size();
-  hashes.resize(n);
-  shards.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    hashes[i] = ArenaMap::Hash(keys[order[i]]);
-    shards[i] = only ? only : &op->ShardOf(keys[order[i]]);
-  }
-  // What the bursts of the blocks before the first would have fetched: stage s over blocks 0 to
-  // stages_ - 1 - s, a stage's bursts after the one before it.
-  for (size_t s = 0; s < stages_; ++s)
-    for (size_t b = 0; b + s < stages_; ++b) Run(static_cast<Stage>(s), b);
+    : hashes(HashesInOrder(keys, order)),
+      shards(ShardsOf(op, only, keys, order)),
+      op_(op),
+      keys_(keys),
+      order_(order),
+      bursts_(order.size(), boxes ? 4 : 2, Fetch{this}) {}
+
+std::vector<AggregateOp::Shard*> AggregateOp::Lookahead::ShardsOf(AggregateOp* op, Shard* only,
+                                                                  const std::vector<std::string>& keys,
+                                                                  const std::vector<uint32_t>& order) {
+  std::vector<Shard*> s(order.size(), only);
+  if (only == nullptr)
+    for (size_t i = 0; i < order.size(); ++i) s[i] = &op->ShardOf(keys[order[i]]);
+  return s;
 }
 
-void AggregateOp::Lookahead::Burst(size_t next) {
-  for (size_t s = 0; s < stages_; ++s) Run(static_cast<Stage>(s), next + stages_ - 1 - s);
-}
-
-void AggregateOp::Lookahead::Run(Stage stage, size_t b) {
-  const size_t from = b * kBlock, to = std::min(hashes.size(), from + kBlock);
-  if (stage == kSlots) {
-    for (size_t j = from; j < to; ++j) shards[j]->groups.Prefetch(hashes[j]);
-    return;
-  }
-  if (stage == kRecords) {
-    for (size_t j = from; j < to; ++j) shards[j]->groups.PrefetchRecord(hashes[j]);
-    return;
-  }
-  // The records of these groups are in cache by now: their boxes' addresses can be read.
-  for (size_t j = from; j < to; ++j) {
-    Shard& sh = *shards[j];
-    const uint32_t slot = sh.groups.Find(keys_[order_[j]], hashes[j]);
-    if (slot == ArenaMap::kNone) continue;
-    const char* rec = sh.groups.Value(slot).data();
-    for (size_t a = 0; a < op_->aggs_.size(); ++a) {
-      const Stored st = op_->stored_[a];
-      if (!IsBoxed(st)) continue;
-      uint32_t box;
-      std::memcpy(&box, rec + op_->offset_[a], 4);
-      // The box (its bytes), its values or null, its pairs or null.
-      const void* p;
-      size_t bytes;
-      const ValueMultiset* values = nullptr;
-      const KeyWeights* pairs = nullptr;
-      if (st == Stored::kBox) {
-        const Acc& acc = sh.boxes[box];
-        p = &acc, bytes = sizeof(Acc), values = &acc.values, pairs = &acc.pairs;
-      } else if (st == Stored::kValues) {
-        values = &sh.value_boxes[box];
-        p = values, bytes = sizeof(ValueMultiset);
-      } else {
-        pairs = &sh.pair_boxes[box];
-        p = pairs, bytes = sizeof(KeyWeights);
-      }
-      if (stage == kBoxes) {
-        const char* c = static_cast<const char*>(p);
-        for (size_t at = 0; at < bytes; at += 64) fld::Prefetch(c + at);
-        fld::Prefetch(c + bytes - 1);  // (a box need not start a cache line)
-      } else {
-        if (values) values->Prefetch();
-        if (pairs) pairs->Prefetch();
-      }
+void AggregateOp::Lookahead::Run(Stage stage, size_t j) {
+  Shard& sh = *shards[j];
+  if (stage == kSlots) return sh.groups.Prefetch(hashes[j]);
+  if (stage == kRecords) return sh.groups.PrefetchRecord(hashes[j]);
+  // The record is in cache by now: its boxes' addresses can be read.
+  const uint32_t slot = sh.groups.Find(keys_[order_[j]], hashes[j]);
+  if (slot == ArenaMap::kNone) return;
+  const char* rec = sh.groups.Value(slot).data();
+  for (size_t a = 0; a < op_->aggs_.size(); ++a) {
+    const Stored st = op_->stored_[a];
+    if (!IsBoxed(st)) continue;
+    uint32_t box;
+    std::memcpy(&box, rec + op_->offset_[a], 4);
+    // The box (its bytes), its values or null, its pairs or null.
+    const void* p;
+    size_t bytes;
+    const ValueMultiset* values = nullptr;
+    const KeyWeights* pairs = nullptr;
+    if (st == Stored::kBox) {
+      const Acc& acc = sh.boxes[box];
+      p = &acc, bytes = sizeof(Acc), values = &acc.values, pairs = &acc.pairs;
+    } else if (st == Stored::kValues) {
+      values = &sh.value_boxes[box];
+      p = values, bytes = sizeof(ValueMultiset);
+    } else {
+      pairs = &sh.pair_boxes[box];
+      p = pairs, bytes = sizeof(KeyWeights);
+    }
+    if (stage == kBoxes) {
+      const char* c = static_cast<const char*>(p);
+      for (size_t at = 0; at < bytes; at += 64) fld::Prefetch(c + at);
+      fld::Prefetch(c + bytes - 1);  // (a box need not start a cache line)
+    } else {
+      if (values) values->Prefetch();
+      if (pairs) pairs->Prefetch();
     }
   }
 }

@@ -272,34 +272,33 @@ class AggregateOp : public Operator {
                   const std::vector<uint32_t>& order, BatchBuilder* out,
                   std::vector<std::pair<std::string, uint32_t>>* emitted);
   // Folding visits groups keys[order[i]] in key order, not table order: each lookup is a cache
-  // miss. The misses are fetched ahead in bursts, a block of kBlock groups at a time, one stage
-  // per block: the slots of the groups 4 blocks ahead, their records 3 blocks ahead and, with
-  // `boxes`, the boxes 2 blocks ahead (found through their records) and, 1 block ahead, the
-  // entries their containers' extremes read first (ValueMultiset/KeyWeights Prefetch). A burst
-  // keeps kBlock misses in flight at once: a prefetch here holds up the instructions behind it
-  // for much of a miss (measured: one prefetch per group, however far ahead, hid about half of
-  // the wait; bursts of 16 nearly all of it), so spreading them one per group overlapped little.
-  struct Lookahead {
+  // miss. Prefetch(i), before group i, fetches ahead in bursts (BurstPrefetch,
+  // core/common/prefetch.h): the groups' slots, their records and, with `boxes`, their boxes
+  // (found through their records) and the entries their containers' extremes read first
+  // (ValueMultiset/KeyWeights Prefetch).
+  class Lookahead {
+   public:
     Lookahead(AggregateOp* op, Shard* only, const std::vector<std::string>& keys, const std::vector<uint32_t>& order,
               bool boxes);
-    // Before group i is folded (i = 0, 1, 2, ...).
-    void Prefetch(size_t i) {
-      if (i % kBlock == 0) Burst(i / kBlock + 1);
-    }
+    void Prefetch(size_t i) { bursts_.Before(i); }
     std::vector<uint32_t> hashes;  // ArenaMap::Hash of each keys[order[i]]
     std::vector<Shard*> shards;    // and its shard
 
    private:
-    static constexpr size_t kBlock = 16;
     enum Stage { kSlots, kRecords, kBoxes, kData };
-    // The stages due when block `next` - 1 starts: each stage over the block it serves.
-    void Burst(size_t next);
-    // One stage over the groups of block b.
-    void Run(Stage stage, size_t b);
+    struct Fetch {
+      Lookahead* ahead;
+      void operator()(size_t stage, size_t j) const { ahead->Run(static_cast<Stage>(stage), j); }
+    };
+    // One stage of group j.
+    void Run(Stage stage, size_t j);
+    // The shard of each keys[order[i]] (`only` when set).
+    static std::vector<Shard*> ShardsOf(AggregateOp* op, Shard* only, const std::vector<std::string>& keys,
+                                        const std::vector<uint32_t>& order);
     AggregateOp* op_;
     const std::vector<std::string>& keys_;
     const std::vector<uint32_t>& order_;
-    size_t stages_;  // 2, or 4 with boxes
+    BurstPrefetch<Fetch> bursts_;  // (last: its constructor fetches the first blocks)
   };
   // Erases the shard's groups that lie below its waterline (after each step).
   void DiscardBelow(Shard& sh);

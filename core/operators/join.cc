@@ -7,6 +7,8 @@
 #include <set>
 #include <tuple>
 
+#include "core/common/prefetch.h"
+
 namespace fld {
 
 JoinOp::JoinOp(std::vector<PhysType> left_types, std::vector<PhysType> right_types, std::vector<int> left_keys,
@@ -326,10 +328,11 @@ void JoinOp::FoldSpine(Side* side) {
   std::vector<Row> batch;
   std::string key;
   auto flush = [&] {
-    for (size_t i = 0; i < std::min(batch.size(), kSlotsAhead); ++i) side->trace.Prefetch(batch[i].hash);
+    BurstPrefetch ahead(batch.size(), 2, [&](size_t stage, size_t i) {
+      stage == 0 ? side->trace.Prefetch(batch[i].hash) : side->trace.PrefetchRecord(batch[i].hash);
+    });
     for (size_t i = 0; i < batch.size(); ++i) {
-      if (i + kSlotsAhead < batch.size()) side->trace.Prefetch(batch[i + kSlotsAhead].hash);
-      if (i + kRecordsAhead < batch.size()) side->trace.PrefetchRecord(batch[i + kRecordsAhead].hash);
+      ahead.Before(i);
       key.assign(batch[i].key);
       Add(side, key, batch[i].row, batch[i].w, batch[i].hash);
     }
@@ -719,13 +722,10 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
       }
       if (by_trace_key) thashes[r] = ArenaMap::Hash(tkeys[r]);
     }
-    for (size_t r = 0; r < std::min(n, kSlotsAhead); ++r)
-      if (valid[r]) slots(r);
   };
-  auto prefetch = [&](size_t r) {
-    const size_t n = valid.size();
-    if (r + kSlotsAhead < n && valid[r + kSlotsAhead]) slots(r + kSlotsAhead);
-    if (r + kRecordsAhead < n && valid[r + kRecordsAhead]) records(r + kRecordsAhead);
+  // Stage 0 of row r: its slots; stage 1: its records (in bursts, BurstPrefetch).
+  auto fetch_stage = [&](size_t stage, size_t r) {
+    if (valid[r]) stage == 0 ? slots(r) : records(r);
   };
   // A side reading an aggregate (ReadSideFrom) has stepped already: its old rows are computed.
   ChangeIndex right_index;
@@ -740,8 +740,9 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
   fetch[0] = &right;
   fetch[1] = left.source || left_spine ? nullptr : &left;
   key_rows(dl, left.keys);
+  BurstPrefetch left_ahead(dl.size(), 2, fetch_stage);
   for (size_t r = 0; r < dl.size(); count_row(), ++r) {
-    prefetch(r);
+    left_ahead.Before(r);
     // The row encoding where a side reads an aggregate (its lookups), else the compact one.
     const std::string& key = by_key ? keys[r] : tkeys[r];
     if (!valid[r]) {
@@ -781,8 +782,9 @@ void JoinOp::StepShard(Shard& sh, const Batch& dl, const Batch& dr, BatchBuilder
   fetch[0] = &left;
   fetch[1] = right.source || right_spine ? nullptr : &right;
   key_rows(dr, right.keys);
+  BurstPrefetch right_ahead(dr.size(), 2, fetch_stage);
   for (size_t r = 0; r < dr.size(); count_row(), ++r) {
-    prefetch(r);
+    right_ahead.Before(r);
     // The row encoding where a side reads an aggregate (its lookups), else the compact one.
     const std::string& key = by_key ? keys[r] : tkeys[r];
     if (!valid[r]) {

@@ -237,7 +237,6 @@ class JoinOp : public Operator {
   static uint32_t AllocBig(Side* side);
   // Before erasing slot s: remembers its key when the side is backed.
   static void Forget(Side* side, uint32_t s) { side->stored.Erased(StandardRow(side->trace.Key(s))); }
-  static constexpr size_t kSlotsAhead = 16, kRecordsAhead = 8;  // prefetch distances, in rows
   // f(row encoding, weight) for each row of the key in slot s, in row order.
   template <typename F>
   static void ForEachRow(const Side& side, uint32_t s, F f);
