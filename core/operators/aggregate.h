@@ -280,6 +280,8 @@ class AggregateOp : public Operator {
    public:
     Lookahead(AggregateOp* op, Shard* only, const std::vector<std::string>& keys, const std::vector<uint32_t>& order,
               bool boxes);
+    Lookahead(const Lookahead&) = delete;  // (bursts_ points back at it)
+    Lookahead& operator=(const Lookahead&) = delete;
     void Prefetch(size_t i) { bursts_.Before(i); }
     std::vector<uint32_t> hashes;  // ArenaMap::Hash of each keys[order[i]]
     std::vector<Shard*> shards;    // and its shard
