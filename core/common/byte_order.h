@@ -2,7 +2,8 @@
 // encodings) in memcmp order, fast: each string's first 16 bytes as two big-endian integers,
 // compared first, so the strings themselves are read only on a tie. Encoded keys of one or two
 // columns (an integer's encoding is 9 bytes) never tie there, where a comparison of the strings
-// would be a call and a cache miss per step of the sort.
+// would be a call and a cache miss per step of the sort. Many keys are radix sorted by such a
+// prefix (SortByPrefix), compared only where prefixes tie.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -36,10 +38,42 @@ inline void BytePrefix(std::string_view s, uint64_t* hi, uint64_t* lo) {
   *lo = part[1];
 }
 
-// Indexes 0..n-1 ordered by key(i) (a string_view) in memcmp order, equal keys by index. From
-// kRadixSortFrom keys on, the first 8 bytes are radix sorted (a pass per byte in which the keys
-// differ: a step's group keys, integers, differ in two or three) and only runs that tie there are
-// compared; below, a comparison sort.
+// Sorts [lo, hi) by less, given prefix(e): a uint64_t whose order is less's on whatever it
+// covers (a key's first 8 bytes, ByteOrder64). From radix_from entries, a stable least-significant
+// -digit radix sort of the prefixes, one pass per byte in which they differ (all eight counted in
+// one read: integer keys below 2^20 differ in two or three), then each run of equal prefixes by
+// less: the fewer the passes, the more it beats a comparison sort's log2(n) rounds. Below, std::sort.
+template <typename Entry, typename Prefix, typename Less>
+void SortByPrefix(Entry* lo, Entry* hi, Prefix prefix, Less less, size_t radix_from) {
+  const size_t n = static_cast<size_t>(hi - lo);
+  if (n < radix_from) {
+    std::sort(lo, hi, less);
+    return;
+  }
+  std::vector<std::array<size_t, 256>> counts(8);
+  for (const Entry* e = lo; e < hi; ++e)
+    for (int d = 0; d < 8; ++d) ++counts[d][(prefix(*e) >> (8 * d)) & 0xff];
+  std::unique_ptr<Entry[]> spare(new Entry[n]);  // (not zeroed: every entry is written first)
+  Entry *from = lo, *to = spare.get();
+  for (int d = 0; d < 8; ++d) {
+    std::array<size_t, 256>& c = counts[d];
+    if (c[(prefix(*lo) >> (8 * d)) & 0xff] == n) continue;  // every prefix has this byte
+    size_t at = 0;
+    for (size_t& k : c) at += std::exchange(k, at);
+    for (const Entry* e = from; e < from + n; ++e) to[c[(prefix(*e) >> (8 * d)) & 0xff]++] = *e;
+    std::swap(from, to);
+  }
+  if (from != lo) std::copy(from, from + n, lo);
+  for (Entry* i = lo; i < hi;) {
+    Entry* j = i + 1;
+    while (j < hi && prefix(*j) == prefix(*i)) ++j;
+    if (j - i > 1) std::sort(i, j, less);
+    i = j;
+  }
+}
+
+// Indexes 0..n-1 ordered by key(i) (a string_view) in memcmp order, equal keys by index
+// (SortByPrefix of the first 8 bytes from kRadixSortFrom keys on).
 constexpr size_t kRadixSortFrom = 1024;
 template <typename Key>
 std::vector<uint32_t> SortedByBytes(size_t n, Key key) {
@@ -52,39 +86,15 @@ std::vector<uint32_t> SortedByBytes(size_t n, Key key) {
     BytePrefix(key(i), &e[i].hi, &e[i].lo);
     e[i].index = static_cast<uint32_t>(i);
   }
-  auto less = [&](const Entry& x, const Entry& y) {
-    if (x.hi != y.hi) return x.hi < y.hi;
-    if (x.lo != y.lo) return x.lo < y.lo;
-    const int c = std::string_view(key(x.index)).compare(std::string_view(key(y.index)));
-    return c != 0 ? c < 0 : x.index < y.index;
-  };
-  if (n < kRadixSortFrom) {
-    std::sort(e.begin(), e.end(), less);
-  } else {
-    // Least significant byte of hi first; each pass is stable. The counts of all 8 bytes in one
-    // read; a byte whose count is n everywhere it occurs (all keys share it) needs no pass.
-    std::vector<std::array<uint32_t, 256>> counts(8);
-    for (const Entry& x : e)
-      for (int d = 0; d < 8; ++d) ++counts[d][(x.hi >> (8 * d)) & 0xff];
-    std::vector<Entry> other(n);
-    Entry* from = e.data();
-    Entry* to = other.data();
-    for (int d = 0; d < 8; ++d) {
-      std::array<uint32_t, 256>& c = counts[d];
-      if (c[(from[0].hi >> (8 * d)) & 0xff] == n) continue;
-      uint32_t at = 0;
-      for (uint32_t& k : c) at += std::exchange(k, at);
-      for (const Entry* x = from; x < from + n; ++x) to[c[(x->hi >> (8 * d)) & 0xff]++] = *x;
-      std::swap(from, to);
-    }
-    if (from != e.data()) std::copy(from, from + n, e.data());
-    for (size_t i = 0; i < n;) {
-      size_t j = i + 1;
-      while (j < n && e[j].hi == e[i].hi) ++j;
-      if (j - i > 1) std::sort(e.begin() + static_cast<ptrdiff_t>(i), e.begin() + static_cast<ptrdiff_t>(j), less);
-      i = j;
-    }
-  }
+  SortByPrefix(
+      e.data(), e.data() + n, [](const Entry& x) { return x.hi; },
+      [&](const Entry& x, const Entry& y) {
+        if (x.hi != y.hi) return x.hi < y.hi;
+        if (x.lo != y.lo) return x.lo < y.lo;
+        const int c = std::string_view(key(x.index)).compare(std::string_view(key(y.index)));
+        return c != 0 ? c < 0 : x.index < y.index;
+      },
+      kRadixSortFrom);
   std::vector<uint32_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = e[i].index;
   return order;

@@ -577,37 +577,11 @@ ConsolidatedRows ConsolidateRows(std::span<const Batch> parts, ThreadPool* pool,
         break;
       }
   }
-  // Sorts entries [lo, hi) by `less`: a stable least-significant-digit radix sort of the
-  // prefixes, one pass per byte in which they differ (a column of small integers differs in two
-  // or three), then each run of equal prefixes by `less`. The fewer the passes, the more it
-  // beats a comparison sort's log2(n) rounds.
+  // Sorts entries [lo, hi) by `less`: by their prefixes (radix, from 4096 entries), then runs of
+  // equal prefixes by `less`.
   auto sort_entries = [&](Entry* lo, Entry* hi) {
-    const size_t n = static_cast<size_t>(hi - lo);
-    constexpr size_t kRadixMin = 4096;
-    if (n < kRadixMin) {
-      std::sort(lo, hi, less);
-      return;
-    }
-    std::vector<std::array<size_t, 256>> counts(8);
-    for (const Entry* e = lo; e < hi; ++e)
-      for (int d = 0; d < 8; ++d) ++counts[d][(e->prefix >> (8 * d)) & 0xff];
-    std::unique_ptr<Entry[]> spare(new Entry[n]);
-    Entry *from = lo, *to = spare.get();
-    for (int d = 0; d < 8; ++d) {
-      std::array<size_t, 256>& c = counts[d];
-      if (c[(lo->prefix >> (8 * d)) & 0xff] == n) continue;  // every prefix has this byte
-      size_t at = 0;
-      for (size_t& k : c) at += std::exchange(k, at);
-      for (const Entry* e = from; e < from + n; ++e) to[c[(e->prefix >> (8 * d)) & 0xff]++] = *e;
-      std::swap(from, to);
-    }
-    if (from != lo) std::copy(from, from + n, lo);
-    for (Entry* i = lo; i < hi;) {
-      Entry* j = i + 1;
-      while (j < hi && j->prefix == i->prefix) ++j;
-      if (j - i > 1) std::sort(i, j, less);
-      i = j;
-    }
+    SortByPrefix(
+        lo, hi, [](const Entry& e) { return e.prefix; }, less, 4096);
   };
   // Sorts entries [lo, hi), whose first `sorted` are in order already, and appends each group
   // of equal rows (weight not 0) to rows/weights.
