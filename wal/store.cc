@@ -686,18 +686,15 @@ class SortedChanges {
     // Gathered once (independent loads), so the walk below reads them in sequence.
     sorted_.resize(order.size());
     for (size_t n = 0; n < order.size(); ++n) sorted_[n] = entries[order[n]];
+    ahead_.emplace(sorted_.size(), 2, Fetch{this});
   }
+  SortedChanges(const SortedChanges&) = delete;  // (ahead_ points back at it)
+  SortedChanges& operator=(const SortedChanges&) = delete;
   // The next change, false after the last. Each is read far from where the last lay in memory:
-  // the entries are prefetched some way ahead, their bytes a little later.
+  // the entries, then their bytes, are prefetched ahead in bursts.
   bool Next() {
-    constexpr size_t kChangeAhead = 16, kBytesAhead = 8;
     if (next_ == sorted_.size()) return false;
-    if (next_ + kChangeAhead < sorted_.size()) fld::Prefetch(sorted_[next_ + kChangeAhead]);
-    if (next_ + kBytesAhead < sorted_.size()) {
-      const StateDelta::Change a = StateDelta::Decode(sorted_[next_ + kBytesAhead]);
-      fld::Prefetch(a.value.data());
-      fld::Prefetch(a.value.data() + a.value.size() - 1);
-    }
+    ahead_->Before(next_);
     c_ = StateDelta::Decode(sorted_[next_++]);
     full_.assign(prefix_).append(c_.key);
     long_key_ = full_.size() >= max_key_;
@@ -723,9 +720,20 @@ class SortedChanges {
   }
 
  private:
+  // Stage 0 of change j: its entry; stage 1: its value's bytes (BurstPrefetch).
+  struct Fetch {
+    const SortedChanges* changes;
+    void operator()(size_t stage, size_t j) const {
+      if (stage == 0) return fld::Prefetch(changes->sorted_[j]);
+      const StateDelta::Change a = StateDelta::Decode(changes->sorted_[j]);
+      fld::Prefetch(a.value.data());
+      fld::Prefetch(a.value.data() + a.value.size() - 1);
+    }
+  };
   size_t max_key_;
   std::string prefix_, full_, key_;
   std::vector<const char*> sorted_;
+  std::optional<BurstPrefetch<Fetch>> ahead_;  // over sorted_, made once it is filled
   size_t next_ = 0;
   StateDelta::Change c_{};
   bool long_key_ = false;

@@ -577,17 +577,13 @@ ConsolidatedRows ConsolidateRows(std::span<const Batch> parts, ThreadPool* pool,
         break;
       }
   }
-  // Sorts entries [lo, hi) by `less`: by their prefixes (radix, from 4096 entries), then runs of
-  // equal prefixes by `less`.
-  auto sort_entries = [&](Entry* lo, Entry* hi) {
-    SortByPrefix(
-        lo, hi, [](const Entry& e) { return e.prefix; }, less, 4096);
-  };
   // Sorts entries [lo, hi), whose first `sorted` are in order already, and appends each group
   // of equal rows (weight not 0) to rows/weights.
   auto consolidate = [&](Entry* lo, Entry* hi, size_t sorted, std::vector<RowRef>* rows,
                          std::vector<int64_t>* weights) {
-    sort_entries(lo + sorted, hi);
+    // (By their prefixes, radix from 4096 entries, then runs of equal prefixes by `less`.)
+    SortByPrefix(
+        lo + sorted, hi, [](const Entry& e) { return e.prefix; }, less, 4096);
     if (sorted > 0) std::inplace_merge(lo, lo + sorted, hi, less);
     // The weights are read in sorted order, scattered over the parts: fetch some ahead.
     constexpr ptrdiff_t kAhead = 16;
