@@ -9,7 +9,8 @@
 
 namespace fld {
 
-static_assert(sizeof(KeyWeights) <= 32, "one is in every group's MIN/MAX and pair box");
+static_assert(sizeof(KeyWeights) == 8, "one is in every group's MIN/MAX and pair accumulator");
+static_assert(alignof(std::max_align_t) >= 2, "a tree's address leaves the low bit free");
 
 namespace {
 // Varints of 7 bits a byte, the low ones first; weights zigzag-encoded (small magnitudes of
@@ -42,58 +43,76 @@ uint64_t Zigzag(int64_t w) {
 int64_t Unzigzag(uint64_t v) {
   return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
 }
-// The capacity of a buffer malloc returned: its size class, not what was asked for.
-uint16_t CapacityOf(char* buf) {
-  return static_cast<uint16_t>(std::min<size_t>(malloc_usable_size(buf), UINT16_MAX));
+// The bytes of entries a buffer malloc returned has room for: its size class, not what was
+// asked for, less the header.
+template <class H>
+uint16_t CapacityOf(H* buf) {
+  return static_cast<uint16_t>(std::min<size_t>(malloc_usable_size(buf) - sizeof(H), UINT16_MAX));
 }
 }  // namespace
 
 KeyWeights::Packed KeyWeights::Decode(uint32_t at) const {
+  const char* buf = entries();
   Packed e;
-  const auto len = static_cast<uint32_t>(GetVarint(buf_, &at));
-  e.key = std::string_view(buf_ + at, len);
+  const auto len = static_cast<uint32_t>(GetVarint(buf, &at));
+  e.key = std::string_view(buf + at, len);
   at += len;
   e.weight_at = at;
-  e.weight = Unzigzag(GetVarint(buf_, &at));
+  e.weight = Unzigzag(GetVarint(buf, &at));
   e.end = at;
   return e;
 }
 
-KeyWeights::KeyWeights(const KeyWeights& o) : used_(o.used_), count_(o.count_), last_(o.last_), heap_(o.heap_) {
-  if (o.tree_) tree_ = std::make_unique<absl::btree_set<Entry, Less>>(*o.tree_);
-  if (used_ > 0) {
-    buf_ = static_cast<char*>(std::malloc(used_));
-    if (!buf_) throw std::bad_alloc();
-    cap_ = CapacityOf(buf_);
-    std::memcpy(buf_, o.buf_, used_);
+void KeyWeights::Free() {
+  if (Tree* t = tree())
+    delete t;
+  else
+    std::free(head());
+  rep_ = 0;
+}
+
+KeyWeights::KeyWeights(const KeyWeights& o) {
+  if (o.rep_ == 0) return;
+  if (const Tree* t = o.tree()) {
+    rep_ = reinterpret_cast<uintptr_t>(new Tree(*t)) | 1;
+    return;
   }
+  const size_t bytes = sizeof(Header) + o.head()->used;
+  auto* h = static_cast<Header*>(std::malloc(bytes));
+  if (!h) throw std::bad_alloc();
+  std::memcpy(h, o.head(), bytes);
+  h->cap = CapacityOf(h);
+  rep_ = reinterpret_cast<uintptr_t>(h);
 }
 
 void KeyWeights::Add(std::string_view key, int64_t w) {
   if (w == 0) return;
-  if (tree_) {
-    auto it = tree_->find(key);
-    if (it == tree_->end()) {
-      heap_ += InlineKeyHeapBytes(key.size());
-      tree_->insert(Entry{InlineKey(key), w});
+  if (Tree* t = tree()) {
+    auto it = t->set.find(key);
+    if (it == t->set.end()) {
+      t->heap += InlineKeyHeapBytes(key.size());
+      t->set.insert(Entry{InlineKey(key), w});
       return;
     }
     it->weight += w;
     if (it->weight != 0) return;
-    heap_ -= InlineKeyHeapBytes(key.size());
-    tree_->erase(it);
+    t->heap -= InlineKeyHeapBytes(key.size());
+    t->set.erase(it);
+    if (t->set.empty()) Free();
     return;
   }
-  // The first entry whose key is not below `key` (at; used_ when none), and the one before it.
+  const uint32_t used = rep_ == 0 ? 0 : head()->used, count = rep_ == 0 ? 0 : head()->count,
+                 last = rep_ == 0 ? 0 : head()->last;
+  // The first entry whose key is not below `key` (at; used when none), and the one before it.
   // A key above the last one (rising keys: an ARG_MAX over a timestamp) is appended unscanned.
   uint32_t at = 0, prev = 0;
   Packed e{};
   bool found = false;
-  if (count_ > 0 && Decode(last_).key < key) {
-    at = used_;
-    prev = last_;
+  if (count > 0 && Decode(last).key < key) {
+    at = used;
+    prev = last;
   } else {
-    while (at < used_) {
+    while (at < used) {
       e = Decode(at);
       const int c = e.key.compare(key);
       if (c >= 0) {
@@ -104,79 +123,83 @@ void KeyWeights::Add(std::string_view key, int64_t w) {
       at = e.end;
     }
   }
-  // Replaces bytes [at, end) of the buffer by `bytes` new ones, written by write(dest). The
+  // Replaces bytes [at, end) of the entries by `bytes` new ones, written by write(dest). The
   // capacity is what malloc gave (CapacityOf): its size class's slack is used, not wasted.
   auto splice = [&](uint32_t end, size_t bytes, auto&& write) {
-    const size_t new_used = used_ - (end - at) + bytes;
-    if (new_used > cap_) {
-      char* grown = static_cast<char*>(std::realloc(buf_, new_used + new_used / 4));
+    const size_t new_used = used - (end - at) + bytes;
+    if (rep_ == 0 || new_used > head()->cap) {
+      const size_t want = sizeof(Header) + new_used + new_used / 4;
+      auto* grown = static_cast<Header*>(std::realloc(rep_ == 0 ? nullptr : head(), want));
       if (!grown) throw std::bad_alloc();
-      buf_ = grown;
-      cap_ = CapacityOf(grown);
+      if (rep_ == 0) *grown = Header{0, 0, 0, 0};
+      grown->cap = CapacityOf(grown);
+      rep_ = reinterpret_cast<uintptr_t>(grown);
     }
-    std::memmove(buf_ + at + bytes, buf_ + end, used_ - end);
-    write(buf_ + at);
-    used_ = static_cast<uint16_t>(new_used);
+    char* buf = entries();
+    std::memmove(buf + at + bytes, buf + end, used - end);
+    write(buf + at);
+    head()->used = static_cast<uint16_t>(new_used);
   };
   if (found) {
     const uint32_t start = at;
     const int64_t weight = e.weight + w;
     if (weight == 0) {
-      if (--count_ == 0) {
-        *this = KeyWeights();
+      if (count == 1) {
+        Free();
         return;
       }
       splice(e.end, 0, [](char*) {});
-      last_ = start == last_ ? static_cast<uint16_t>(prev) : static_cast<uint16_t>(last_ - (e.end - start));
+      head()->count = static_cast<uint16_t>(count - 1);
+      head()->last = start == last ? static_cast<uint16_t>(prev) : static_cast<uint16_t>(last - (e.end - start));
       return;
     }
     const size_t bytes = VarintBytes(Zigzag(weight));
     at = e.weight_at;
     splice(e.end, bytes, [&](char* p) { PutVarint(p, Zigzag(weight)); });
-    if (start != last_) last_ = static_cast<uint16_t>(last_ + bytes - (e.end - e.weight_at));
+    if (start != last) head()->last = static_cast<uint16_t>(last + bytes - (e.end - e.weight_at));
     return;
   }
   const size_t bytes = VarintBytes(key.size()) + key.size() + VarintBytes(Zigzag(w));
-  if (count_ == kSmall || used_ + bytes > kSmallBytes) {
+  if (count == kSmall || used + bytes > kSmallBytes) {
     ToTree();
-    heap_ += InlineKeyHeapBytes(key.size());
-    tree_->insert(Entry{InlineKey(key), w});
+    Tree* t = tree();
+    t->heap += InlineKeyHeapBytes(key.size());
+    t->set.insert(Entry{InlineKey(key), w});
     return;
   }
-  const bool at_end = at == used_;
+  const bool at_end = at == used;
   splice(at, bytes, [&](char* p) {
     p += PutVarint(p, key.size());
     std::memcpy(p, key.data(), key.size());
     PutVarint(p + key.size(), Zigzag(w));
   });
-  last_ = at_end ? static_cast<uint16_t>(at) : static_cast<uint16_t>(last_ + bytes);
-  ++count_;
+  head()->last = at_end ? static_cast<uint16_t>(at) : static_cast<uint16_t>(last + bytes);
+  head()->count = static_cast<uint16_t>(count + 1);
 }
 
 void KeyWeights::ToTree() {
-  auto tree = std::make_unique<absl::btree_set<Entry, Less>>();
-  size_t heap = 0;
+  auto t = std::make_unique<Tree>();
   ForEach([&](std::string_view key, int64_t w) {
-    heap += InlineKeyHeapBytes(key.size());
-    tree->insert(tree->end(), Entry{InlineKey(key), w});
+    t->heap += InlineKeyHeapBytes(key.size());
+    t->set.insert(t->set.end(), Entry{InlineKey(key), w});
   });
-  *this = KeyWeights();
-  tree_ = std::move(tree);
-  heap_ = heap;
+  Free();
+  rep_ = reinterpret_cast<uintptr_t>(t.release()) | 1;
 }
 
 size_t KeyWeights::HeapBytes() const {
-  if (tree_) return tree_->size() * kInlineKeyEntryBytes + heap_;
-  return cap_;
+  if (const Tree* t = tree()) return sizeof(Tree) + t->set.size() * kInlineKeyEntryBytes + t->heap;
+  return rep_ == 0 ? 0 : sizeof(Header) + head()->cap;
 }
 
 std::optional<std::string_view> KeyWeights::FirstPositive(std::string_view from) const {
-  if (tree_) {
-    for (auto it = from.empty() ? tree_->begin() : tree_->lower_bound(from); it != tree_->end(); ++it)
+  if (rep_ == 0) return std::nullopt;
+  if (const Tree* t = tree()) {
+    for (auto it = from.empty() ? t->set.begin() : t->set.lower_bound(from); it != t->set.end(); ++it)
       if (it->weight > 0) return it->key.view();
     return std::nullopt;
   }
-  for (uint32_t at = 0; at < used_;) {
+  for (uint32_t at = 0, used = head()->used; at < used;) {
     const Packed e = Decode(at);
     if (e.weight > 0 && e.key >= from) return e.key;
     at = e.end;
@@ -185,21 +208,33 @@ std::optional<std::string_view> KeyWeights::FirstPositive(std::string_view from)
 }
 
 std::optional<std::string_view> KeyWeights::LastPositive() const {
-  if (tree_) {
-    for (auto it = tree_->rbegin(); it != tree_->rend(); ++it)
+  if (rep_ == 0) return std::nullopt;
+  if (const Tree* t = tree()) {
+    for (auto it = t->set.rbegin(); it != t->set.rend(); ++it)
       if (it->weight > 0) return it->key.view();
     return std::nullopt;
   }
-  if (count_ == 0) return std::nullopt;
-  const Packed last = Decode(last_);
+  const uint32_t last_at = head()->last;
+  const Packed last = Decode(last_at);
   if (last.weight > 0) return last.key;
   std::optional<std::string_view> found;  // a negative weight last: the one before it, scanned for
-  for (uint32_t at = 0; at < last_;) {
+  for (uint32_t at = 0; at < last_at;) {
     const Packed e = Decode(at);
     if (e.weight > 0) found = e.key;
     at = e.end;
   }
   return found;
+}
+
+size_t KeyWeights::size() const {
+  if (rep_ == 0) return 0;
+  if (const Tree* t = tree()) return t->set.size();
+  return head()->count;
+}
+
+std::string_view KeyWeights::LastKey() const {
+  if (const Tree* t = tree()) return t->set.rbegin()->key.view();
+  return Decode(head()->last).key;
 }
 
 }  // namespace fld

@@ -11,6 +11,8 @@
 // starts is kept, so the largest key and a key above it (rising keys) need no scan. Past the
 // limits it moves into an absl::btree_set of (InlineKey, weight) entries for good (InlineKey:
 // core/zset/order_key.h, up to 23 bytes inline, longer ones on the heap).
+// The set itself is one word (null, the buffer, or the tree): the buffer starts with its own
+// sizes, so that a set can sit in a group's record and a group's values are one miss away.
 //
 // A weight that reaches 0 removes its key, so every key held has a nonzero weight; weights may
 // be negative (a retraction seen before its insertion).
@@ -40,25 +42,12 @@ class KeyWeights {
   static constexpr size_t kSmall = 64, kSmallBytes = 2048;
 
   KeyWeights() = default;
-  ~KeyWeights() { std::free(buf_); }
-  KeyWeights(KeyWeights&& o) noexcept
-      : buf_(std::exchange(o.buf_, nullptr)),
-        used_(std::exchange(o.used_, 0)),
-        cap_(std::exchange(o.cap_, 0)),
-        count_(std::exchange(o.count_, 0)),
-        last_(std::exchange(o.last_, 0)),
-        tree_(std::move(o.tree_)),
-        heap_(std::exchange(o.heap_, 0)) {}
+  ~KeyWeights() { Free(); }
+  KeyWeights(KeyWeights&& o) noexcept : rep_(std::exchange(o.rep_, 0)) {}
   KeyWeights& operator=(KeyWeights&& o) noexcept {
     if (this != &o) {
-      std::free(buf_);
-      buf_ = std::exchange(o.buf_, nullptr);
-      used_ = std::exchange(o.used_, 0);
-      cap_ = std::exchange(o.cap_, 0);
-      count_ = std::exchange(o.count_, 0);
-      last_ = std::exchange(o.last_, 0);
-      tree_ = std::move(o.tree_);
-      heap_ = std::exchange(o.heap_, 0);
+      Free();
+      rep_ = std::exchange(o.rep_, 0);
     }
     return *this;
   }
@@ -70,16 +59,16 @@ class KeyWeights {
 
   // Adds w to key's weight; a key whose weight reaches 0 is removed.
   void Add(std::string_view key, int64_t w);
-  size_t size() const { return tree_ ? tree_->size() : count_; }
-  bool empty() const { return size() == 0; }
+  size_t size() const;
+  bool empty() const { return rep_ == 0; }
   void clear() { *this = KeyWeights(); }
-  // Asks the CPU to fetch what FirstPositive and LastPositive read first (of a buffer: its first
-  // entry and its last).
+  // Asks the CPU to fetch what FirstPositive and LastPositive read first (of a buffer: its
+  // header and first entry, its last entry).
   void Prefetch() const {
-    if (tree_ || used_ == 0) return;
-    fld::Prefetch(buf_);
-    fld::Prefetch(buf_ + last_);
-    fld::Prefetch(buf_ + used_ - 1);
+    if (rep_ == 0 || tree()) return;
+    const Header* h = head();
+    fld::Prefetch(h);
+    fld::Prefetch(reinterpret_cast<const char*>(h) + sizeof(Header) + h->used - 1);
   }
   // Heap bytes held: the buffer's capacity, or the tree's entries with its slack and long keys.
   size_t HeapBytes() const;
@@ -87,11 +76,12 @@ class KeyWeights {
   // f(std::string_view key, int64_t weight) for each key, ascending.
   template <class F>
   void ForEach(F&& f) const {
-    if (tree_) {
-      for (const Entry& e : *tree_) f(e.key.view(), e.weight);
+    if (rep_ == 0) return;
+    if (const Tree* t = tree()) {
+      for (const Entry& e : t->set) f(e.key.view(), e.weight);
       return;
     }
-    for (uint32_t at = 0; at < used_;) {
+    for (uint32_t at = 0, used = head()->used; at < used;) {
       const Packed e = Decode(at);
       f(e.key, e.weight);
       at = e.end;
@@ -101,6 +91,11 @@ class KeyWeights {
   // last one; nullopt when there is none. Valid until the set changes.
   std::optional<std::string_view> FirstPositive(std::string_view from = {}) const;
   std::optional<std::string_view> LastPositive() const;
+  // The last key whatever its weight (the set must not be empty).
+  std::string_view LastKey() const;
+  // The bytes of a packed set's entries (SIZE_MAX once it is a B-tree): a key of n bytes is
+  // packed while PackedBytes() + n + 12 <= kSmallBytes and size() < kSmall.
+  size_t PackedBytes() const { return tree() ? SIZE_MAX : rep_ == 0 ? 0 : head()->used; }
 
  private:
   struct Less {
@@ -113,6 +108,19 @@ class KeyWeights {
       return View(a) < View(b);
     }
   };
+  // The start of a packed buffer (malloc), before its entries: offsets count from the first
+  // entry, so that the buffer holds at most kSmallBytes of them (and 9 bytes more a key when
+  // weights grow).
+  struct Header {
+    uint16_t used;   // bytes of entries
+    uint16_t cap;    // bytes of entries the allocation has room for
+    uint16_t count;  // entries
+    uint16_t last;   // where the last one starts
+  };
+  struct Tree {
+    absl::btree_set<Entry, Less> set;
+    size_t heap = 0;  // heap bytes of the long keys (InlineKeyHeapBytes)
+  };
   // One entry of the buffer, decoded: its key, weight, where its weight starts and where the
   // next entry starts.
   struct Packed {
@@ -120,18 +128,17 @@ class KeyWeights {
     int64_t weight;
     uint32_t weight_at, end;
   };
+  Header* head() const { return reinterpret_cast<Header*>(rep_); }
+  char* entries() const { return reinterpret_cast<char*>(rep_) + sizeof(Header); }
+  Tree* tree() const { return (rep_ & 1) != 0 ? reinterpret_cast<Tree*>(rep_ - 1) : nullptr; }
   Packed Decode(uint32_t at) const;
   // Moves the buffer's entries into the tree.
   void ToTree();
+  void Free();
 
-  // The packed entries (malloc), while tree_ is null: at most kSmallBytes, and 9 bytes more a
-  // key when weights grow.
-  char* buf_ = nullptr;
-  uint16_t used_ = 0, cap_ = 0;
-  uint16_t count_ = 0;  // entries in buf_
-  uint16_t last_ = 0;   // where the last one starts (while count_ > 0)
-  std::unique_ptr<absl::btree_set<Entry, Less>> tree_;
-  size_t heap_ = 0;  // tree: heap bytes of the long keys (InlineKeyHeapBytes)
+  // 0 while empty; else a packed buffer (a Header, then the entries in key order), or a Tree
+  // with the low bit set. One word: a set lives in every group's MIN/MAX and pair accumulator.
+  uintptr_t rep_ = 0;
 };
 
 }  // namespace fld

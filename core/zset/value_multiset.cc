@@ -6,7 +6,7 @@
 
 namespace fld {
 
-void ValueMultiset::Add(const Value& v, int64_t w) {
+void LargeValueMultiset::Add(const Value& v, int64_t w) {
   if (w == 0) return;
   if (v.IsNull() || form_ == Form::kMixed) {
     auto& other = other_.Get();
@@ -34,7 +34,7 @@ void ValueMultiset::Add(const Value& v, int64_t w) {
   }
 }
 
-void ValueMultiset::AddKey(int64_t i, int64_t w) {
+void LargeValueMultiset::AddKey(int64_t i, int64_t w) {
   if (w == 1 && trees().negative == 0) {
     if (pending_.empty()) {
       pending_min_ = pending_max_ = i;
@@ -50,7 +50,7 @@ void ValueMultiset::AddKey(int64_t i, int64_t w) {
   AddInt(i, w);
 }
 
-void ValueMultiset::AddAll(const ValueMultiset& o) {
+void LargeValueMultiset::AddAll(const LargeValueMultiset& o) {
   if (form_ == o.form_ && form_ != Form::kMixed) {
     for (const auto& [v, w] : o.other()) Add(v, w);  // NULL only
     if (o.zero_weight_ != 0) {
@@ -67,16 +67,16 @@ void ValueMultiset::AddAll(const ValueMultiset& o) {
 }
 
 // The order keys' ordered bits (unsigned) with the top bit flipped: signed integers order the same.
-int64_t ValueMultiset::DoubleKey(double d) {
+int64_t LargeValueMultiset::DoubleKey(double d) {
   return static_cast<int64_t>(OrderedDoubleBits(d) ^ (uint64_t{1} << 63));
 }
 
-Value ValueMultiset::DoubleOf(int64_t key) const {
+Value LargeValueMultiset::DoubleOf(int64_t key) const {
   const double d = DoubleOfOrderedBits(static_cast<uint64_t>(key) ^ (uint64_t{1} << 63));
   return Value::Double(d == 0.0 && negative_zero_ ? -0.0 : d);
 }
 
-void ValueMultiset::AddDouble(double d, int64_t w) {
+void LargeValueMultiset::AddDouble(double d, int64_t w) {
   if (d == 0.0) {
     if (zero_weight_ == 0) negative_zero_ = std::signbit(d);  // the first spelling stays
     zero_weight_ += w;
@@ -84,7 +84,7 @@ void ValueMultiset::AddDouble(double d, int64_t w) {
   AddKey(DoubleKey(d), w);
 }
 
-void ValueMultiset::AddInt(int64_t i, int64_t w) {
+void LargeValueMultiset::AddInt(int64_t i, int64_t w) {
   IntTrees& t = trees_.Get();
   // A value of weight 1 is in ones, any other in ints (w is not 0).
   auto it = t.ints.empty() ? t.ints.end() : t.ints.find(i);
@@ -117,7 +117,7 @@ void ValueMultiset::AddInt(int64_t i, int64_t w) {
   }
 }
 
-void ValueMultiset::FlushPending() {
+void LargeValueMultiset::FlushPending() {
   // In ascending order: each insert's path through the B-tree is mostly the last one's.
   std::sort(pending_.begin(), pending_.end());
   for (const int64_t i : pending_) AddInt(i, 1);
@@ -125,7 +125,7 @@ void ValueMultiset::FlushPending() {
 }
 
 // With values pending no weight is negative: the extremes are those of the trees and the pending.
-Value ValueMultiset::FirstPositive() const {
+Value LargeValueMultiset::FirstPositive() const {
   for (const auto& [v, w] : other())
     if (w > 0) return v;  // NULL: it sorts first
   if (const auto k = strings_.FirstPositive()) return Value::String(std::string(*k));
@@ -134,7 +134,7 @@ Value ValueMultiset::FirstPositive() const {
   return form_ == Form::kDoubles && !t.IsNull() ? DoubleOf(t.i) : t;
 }
 
-Value ValueMultiset::LastPositive() const {
+Value LargeValueMultiset::LastPositive() const {
   if (const auto k = strings_.LastPositive()) return Value::String(std::string(*k));
   Value t = TreeLast();
   if (!pending_.empty() && (t.kind != Value::Kind::kInt || pending_max_ >= t.i)) t = Value::Int(pending_max_);
@@ -142,7 +142,7 @@ Value ValueMultiset::LastPositive() const {
   return t;
 }
 
-Value ValueMultiset::TreeFirst() const {
+Value LargeValueMultiset::TreeFirst() const {
   const IntTrees& t = trees();
   for (const auto& [v, w] : other())
     if (w > 0) return v;
@@ -154,7 +154,7 @@ Value ValueMultiset::TreeFirst() const {
   return Value::Null();
 }
 
-Value ValueMultiset::TreeLast() const {
+Value LargeValueMultiset::TreeLast() const {
   const IntTrees& t = trees();
   for (auto it = t.ints.rbegin(); it != t.ints.rend(); ++it) {
     if (!t.ones.empty() && *t.ones.rbegin() > it->first) return Value::Int(*t.ones.rbegin());
@@ -166,7 +166,7 @@ Value ValueMultiset::TreeLast() const {
   return Value::Null();
 }
 
-size_t ValueMultiset::HeapBytes() const {
+size_t LargeValueMultiset::HeapBytes() const {
   // An estimate in constant time: B-tree nodes of 16-byte entries about 3/4 full (a random
   // insertion order; ascending insertions fill them), a red-black tree node is 32 bytes of links
   // and colour plus its pair.
@@ -174,12 +174,107 @@ size_t ValueMultiset::HeapBytes() const {
          strings_.HeapBytes() + other().size() * (32 + sizeof(std::pair<const Value, int64_t>));
 }
 
-void ValueMultiset::ToMixed() {
+void LargeValueMultiset::ToMixed() {
   std::map<Value, int64_t> all;
   ForEach([&](const Value& v, int64_t w) { all.emplace(v, w); });
-  *this = ValueMultiset();
+  *this = LargeValueMultiset();
   form_ = Form::kMixed;
   other_.Get() = std::move(all);
+}
+
+namespace {
+// The tag byte of a small set's key: one per kind, so that a key says its value's kind (NULL is
+// the empty key, first).
+constexpr char kIntTag = 1, kDoubleTag = 2, kStringTag = 3;
+void PutOrdered(uint64_t bits, std::string* key) {
+  for (int shift = 56; shift >= 0; shift -= 8) key->push_back(static_cast<char>(bits >> shift));
+}
+uint64_t GetOrdered(std::string_view key) {
+  uint64_t bits = 0;
+  for (size_t i = 1; i < 9; ++i) bits = bits << 8 | static_cast<uint8_t>(key[i]);
+  return bits;
+}
+}  // namespace
+
+bool ValueMultiset::EncodeSmall(const Value& v, std::string_view held, std::string* key) {
+  key->clear();
+  if (v.IsNull()) return true;
+  switch (v.kind) {
+    case Value::Kind::kInt:
+      key->push_back(kIntTag);
+      PutOrdered(static_cast<uint64_t>(v.i) ^ (uint64_t{1} << 63), key);
+      break;
+    case Value::Kind::kDouble:
+      if (v.d == 0.0 && std::signbit(v.d)) return false;  // its spelling needs the large form
+      key->push_back(kDoubleTag);
+      PutOrdered(OrderedDoubleBits(v.d), key);
+      break;
+    case Value::Kind::kString:
+      key->push_back(kStringTag);
+      key->append(v.s);
+      break;
+    default:
+      return false;
+  }
+  return held.empty() || held[0] == (*key)[0];
+}
+
+void ValueMultiset::DecodeSmall(std::string_view key, Value* v) {
+  if (key.empty()) {
+    *v = Value::Null();
+  } else if (key[0] == kIntTag) {
+    *v = Value::Int(static_cast<int64_t>(GetOrdered(key) ^ (uint64_t{1} << 63)));
+  } else if (key[0] == kDoubleTag) {
+    *v = Value::Double(DoubleOfOrderedBits(GetOrdered(key)));
+  } else {
+    if (v->kind != Value::Kind::kString) *v = Value::String(std::string());
+    v->s.assign(key.data() + 1, key.size() - 1);
+  }
+}
+
+void ValueMultiset::Add(const Value& v, int64_t w) {
+  if (w == 0) return;
+  if (large_) {
+    large_.get()->Add(v, w);
+    if (large_.get()->empty()) large_.reset();  // emptied: small again
+    return;
+  }
+  thread_local std::string key;
+  // The kind held: that of the last key (NULL's, the empty key, is first).
+  const std::string_view held = small_.empty() ? std::string_view() : small_.LastKey();
+  if (EncodeSmall(v, held, &key) && small_.size() < kSmallValues &&
+      small_.PackedBytes() + key.size() + 12 <= KeyWeights::kSmallBytes) {
+    small_.Add(key, w);
+    return;
+  }
+  ToLarge();
+  large_.get()->Add(v, w);
+}
+
+void ValueMultiset::ToLarge() {
+  LargeValueMultiset large;
+  ForEach([&](const Value& v, int64_t w) { large.Add(v, w); });
+  small_.clear();
+  large_.Get() = std::move(large);
+}
+
+void ValueMultiset::AddAll(const ValueMultiset& o) {
+  if (large_ && o.large_) return large_.get()->AddAll(*o.large_.get());
+  o.ForEach([&](const Value& v, int64_t w) { Add(v, w); });
+}
+
+Value ValueMultiset::FirstPositive() const {
+  if (large_) return large_.get()->FirstPositive();
+  Value v;
+  if (const auto k = small_.FirstPositive()) DecodeSmall(*k, &v);
+  return v;
+}
+
+Value ValueMultiset::LastPositive() const {
+  if (large_) return large_.get()->LastPositive();
+  Value v;
+  if (const auto k = small_.LastPositive()) DecodeSmall(*k, &v);
+  return v;
 }
 
 }  // namespace fld

@@ -2,8 +2,14 @@
 // the accumulators that need every value rather than a running sum: MIN, MAX, the DISTINCT
 // aggregates, STDDEV/VARIANCE of wide decimals.
 //
-// A set holds the values of one column, so of one kind besides NULL, and keeps them in the form
-// of that kind, with no heap node per value:
+// Most groups hold a few values, and there are millions of groups, so a set is two words: a
+// small one (up to kSmallValues values of one kind besides NULL) is a KeyWeights
+// (core/zset/key_weights.h), one packed buffer whose entries are the values' encodings, in
+// Value order: NULL as the empty key, an integer or double as a tag byte and 8 ordered bytes,
+// a string as a tag byte and its bytes (up to about 11 bytes a value with its weight). Reading
+// the extremes is one miss to the buffer. A larger set, or one given a value of a second kind
+// or a negative zero (its spelling is kept, see below), moves into a LargeValueMultiset until
+// it empties:
 //   - integers (every INTEGER, BIGINT, narrow DECIMAL, DATE, TIMESTAMP, BOOLEAN value:
 //     Value::kInt) in B-trees: those of weight 1 (most: a MAX over an append-only input holds
 //     nothing else) as 8-byte values (absl::btree_set, about 10 bytes a value), the others as
@@ -11,8 +17,7 @@
 //   - doubles as integers, in the same trees: the bits of the value (-0.0 written as 0.0, every
 //     NaN as one NaN) mapped to an integer that orders as Value orders doubles (NaN last). Zero
 //     keeps the spelling it first arrived with, as a map keyed by Value would;
-//   - strings as (bytes, weight) entries of a KeyWeights (core/zset/key_weights.h): one packed
-//     buffer in order while a set is small, a B-tree of them beyond.
+//   - strings as (bytes, weight) entries of a KeyWeights.
 // A Value in a red-black tree node would take 100 bytes. NULL is kept apart with its weight. A
 // set given values of two kinds (no column gives them) moves everything into a
 // std::map<Value, int64_t> for good: kinds compare across each other there.
@@ -20,11 +25,12 @@
 // A weight that reaches 0 removes its value, so every value held has a nonzero weight; weights
 // may be negative (a retraction seen before its insertion).
 //
-// Integers added with weight 1 while no weight is negative (an append-only input's, all of
-// them) wait unsorted in a vector, with their minimum and maximum, until something needs them in
-// order or a weight other than 1 arrives: a B-tree insert took 80 ns, a MAX over 10M bids spent
-// 13% of its time there, and MIN and MAX read only the extremes. Readers that walk the values
-// (ForEach, size, a checkpoint) sort them and merge them with the trees as they go.
+// In a large set, integers added with weight 1 while no weight is negative (an append-only
+// input's, all of them) wait unsorted in a vector, with their minimum and maximum, until
+// something needs them in order or a weight other than 1 arrives: a B-tree insert took 80 ns,
+// a MAX over 10M bids spent 13% of its time there, and MIN and MAX read only the extremes.
+// Readers that walk the values (ForEach, size, a checkpoint) sort them and merge them with the
+// trees as they go.
 #pragma once
 
 #include <absl/container/btree_map.h>
@@ -51,12 +57,12 @@ inline size_t NextSmallCapacity(size_t cap) {
   return cap < 4 ? std::max<size_t>(2, cap * 2) : cap < 16 ? cap + 2 : cap + cap / 2;
 }
 
-class ValueMultiset {
+class LargeValueMultiset {
  public:
   // Adds w to v's weight (w may be negative); a value whose weight reaches 0 is removed.
   void Add(const Value& v, int64_t w);
   // Adds every value of `o` with its weight.
-  void AddAll(const ValueMultiset& o);
+  void AddAll(const LargeValueMultiset& o);
   size_t size() const {
     size_t n = other().size() + strings_.size();
     if (pending_.empty()) return n + trees().ones.size() + trees().ints.size();
@@ -173,6 +179,55 @@ class ValueMultiset {
   int64_t zero_weight_ = 0;                // kDoubles: the weight of zero (0: not held)
   KeyWeights strings_;                     // kStrings: bytes -> weight
   Boxed<std::map<Value, int64_t>> other_;  // NULL; kMixed: every value (made when one arrives)
+};
+
+class ValueMultiset {
+ public:
+  // The most values a small set holds.
+  static constexpr size_t kSmallValues = 32;
+
+  // Adds w to v's weight (w may be negative); a value whose weight reaches 0 is removed.
+  void Add(const Value& v, int64_t w);
+  // Adds every value of `o` with its weight.
+  void AddAll(const ValueMultiset& o);
+  size_t size() const { return large_ ? large_.get()->size() : small_.size(); }
+  bool empty() const { return large_ ? large_.get()->empty() : small_.empty(); }
+  // Calls f(const Value&, int64_t weight) for each value, in ascending Value order.
+  template <class F>
+  void ForEach(F&& f) const {
+    if (large_) return large_.get()->ForEach(f);
+    Value v;
+    small_.ForEach([&](std::string_view k, int64_t w) {
+      DecodeSmall(k, &v);
+      f(static_cast<const Value&>(v), w);
+    });
+  }
+  // The smallest (largest) value whose weight is positive; NULL when there is none.
+  Value FirstPositive() const;
+  Value LastPositive() const;
+  // Asks the CPU to fetch what adding a value and reading the extremes touch first.
+  void Prefetch() const {
+    if (large_)
+      large_.get()->Prefetch();
+    else
+      small_.Prefetch();
+  }
+  // Heap bytes held (the small set's buffer; a large set's object, B-tree and tree nodes, its
+  // strings' buffers not counted).
+  size_t HeapBytes() const {
+    return large_ ? sizeof(LargeValueMultiset) + large_.get()->HeapBytes() : small_.HeapBytes();
+  }
+
+ private:
+  // A small set's key of value v, into *key; false when v cannot be held by a small set beside
+  // a value of encoding `held` (an encoded key of the set, or empty): another kind, or -0.0.
+  static bool EncodeSmall(const Value& v, std::string_view held, std::string* key);
+  static void DecodeSmall(std::string_view key, Value* v);
+  // Moves the values into large_ (for good).
+  void ToLarge();
+
+  KeyWeights small_;                 // while large_ is null: the values' encodings
+  Boxed<LargeValueMultiset> large_;  // a large set
 };
 
 }  // namespace fld

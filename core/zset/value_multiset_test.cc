@@ -206,8 +206,8 @@ TEST_CASE("ValueMultiset keeps doubles and strings in Value order", "[value_mult
     Model model;
     for (Value::Kind kind : {Value::Kind::kDouble, Value::Kind::kString, Value::Kind::kInt, Value::Kind::kDouble}) {
       for (int step = 0; step < 3000; ++step) {
-        const Value v = kind == Value::Kind::kInt ? Value::Int(static_cast<int64_t>(rng() % 50))
-                                                  : random_value(rng, kind);
+        const Value v =
+            kind == Value::Kind::kInt ? Value::Int(static_cast<int64_t>(rng() % 50)) : random_value(rng, kind);
         const int64_t w = seed > 4 ? (rng() % 3 == 0 ? -1 : 1) : static_cast<int64_t>(rng() % 7) - 3;
         s.Add(v, w);
         ModelAdd(&model, v, w);
@@ -289,6 +289,40 @@ TEST_CASE("ValueMultiset holds integers in about 20 bytes each", "[value_multise
       REQUIRE(s.HeapBytes() * 3 >= used * 2);
       REQUIRE(s.HeapBytes() * 2 <= used * 3);
     }
+  }
+}
+
+TEST_CASE("ValueMultiset keeps a small set in one buffer of about 11 bytes a value", "[value_multiset]") {
+  static_assert(sizeof(ValueMultiset) == 16, "two words in every group's MIN/MAX accumulator");
+  std::mt19937_64 rng(5);
+  for (const int kind : {0, 1, 2}) {
+    ValueMultiset s;
+    Model model;
+    // 10 values of one kind and a NULL: tag byte, 8 ordered bytes (strings: their 7), a length
+    // byte and a weight byte each, in one buffer with its 8-byte header grown by a quarter.
+    for (int i = 0; i < 10; ++i) {
+      const int64_t x = static_cast<int64_t>(rng() % 2000000) - 1000000;
+      const Value v = kind == 0   ? Value::Int(x)
+                      : kind == 1 ? Value::Double(static_cast<double>(x) / 3.0)
+                                  : Value::String(std::to_string(1000000 + x));
+      s.Add(v, 1);
+      ModelAdd(&model, v, 1);
+    }
+    s.Add(Value::Null(), 2);
+    ModelAdd(&model, Value::Null(), 2);
+    CheckSame(s, model);
+    REQUIRE(s.HeapBytes() >= 8 + 10 * 10);
+    REQUIRE(s.HeapBytes() <= 8 + (10 * 11 + 2) * 5 / 4 + 16);
+    // Past kSmallValues the set moves to the large form, and stays right.
+    for (size_t i = 0; i < ValueMultiset::kSmallValues; ++i) {
+      const Value v = kind == 0   ? Value::Int(static_cast<int64_t>(i))
+                      : kind == 1 ? Value::Double(0.5 + i)
+                                  : Value::String(std::string(i + 1, 'x'));
+      s.Add(v, -1);
+      ModelAdd(&model, v, -1);
+    }
+    CheckSame(s, model);
+    REQUIRE(s.HeapBytes() >= sizeof(LargeValueMultiset));
   }
 }
 
