@@ -30,6 +30,13 @@ class Boxed {
   T* get() { return p_.get(); }
   explicit operator bool() const { return p_ != nullptr; }
   void reset() { p_.reset(); }
+  // The T's ownership as a raw pointer (null when none), and back: for owners kept as raw bytes.
+  T* release() { return p_.release(); }
+  static Boxed Adopt(T* p) {
+    Boxed b;
+    b.p_.reset(p);
+    return b;
+  }
 
  private:
   std::unique_ptr<T> p_;

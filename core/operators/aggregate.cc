@@ -107,6 +107,10 @@ void AggregateOp::Layout() {
   }
   all_inline_ = std::none_of(stored_.begin(), stored_.end(), IsBoxed);
   has_extreme_keys_ = std::find(stored_.begin(), stored_.end(), Stored::kExtremeKey) != stored_.end();
+  records_own_heap_ = std::any_of(stored_.begin(), stored_.end(), [](Stored st) {
+    return st == Stored::kExtremeKey || st == Stored::kValues || st == Stored::kPairs;
+  });
+  has_box_ = std::find(stored_.begin(), stored_.end(), Stored::kBox) != stored_.end();
   raw_ = all_inline_ && !has_extreme_keys_;
 }
 
@@ -203,12 +207,12 @@ void AggregateOp::StoredToRecord(std::string_view stored, std::string* out) cons
   }
 }
 
-int64_t AggregateOp::ViewGroup(Shard& sh, const char* rec, std::vector<Acc>* scratch, std::vector<Acc*>* accs) {
+int64_t AggregateOp::ViewGroup(Shard& sh, char* rec, std::vector<Acc>* scratch, std::vector<Acc*>* accs) {
   for (size_t a = 0; a < aggs_.size(); ++a) {
     const Stored st = stored_[a];
     uint32_t box = 0;
-    if (IsBoxed(st)) std::memcpy(&box, rec + offset_[a], 4);
     if (st == Stored::kBox) {
+      std::memcpy(&box, rec + offset_[a], 4);
       Acc& b = sh.boxes[box];
       sh.box_heap -= HeapBytes(b);  // (StoreGroup counts it again)
       (*accs)[a] = &b;
@@ -219,14 +223,14 @@ int64_t AggregateOp::ViewGroup(Shard& sh, const char* rec, std::vector<Acc>* scr
     if (st == Stored::kValues || st == Stored::kPairs) {
       acc.count = acc.isum = 0;
       acc.dsum = 0;
-      auto take = [&](auto& pool, auto& container) {
-        sh.box_heap -= HeapBytes(pool[box]);  // (StoreGroup counts it again)
-        container = std::move(pool[box]);
-      };
-      if (st == Stored::kValues)
-        take(sh.value_boxes, acc.values);
-      else
-        take(sh.pair_boxes, acc.pairs);
+      // (StoreGroup puts them back, and counts their heap again.)
+      if (st == Stored::kValues) {
+        acc.values = TakeSet<ValueMultiset>(rec + offset_[a]);
+        sh.box_heap -= HeapBytes(acc.values);
+      } else {
+        acc.pairs = TakeSet<KeyWeights>(rec + offset_[a]);
+        sh.box_heap -= HeapBytes(acc.pairs);
+      }
     } else if (IsExtreme(st)) {
       acc = Acc{};
       ExtremeAcc(rec, a, &acc);
@@ -325,42 +329,34 @@ void AggregateOp::StoreGroup(Shard& sh, int64_t rows, Acc* const* accs, const ch
         sh.box_heap += InlineKey::HeapBytesAt(p + 8);
         break;
       }
-      case Stored::kBox:
-      case Stored::kValues:
-      case Stored::kPairs: {
+      case Stored::kBox: {
         uint32_t box;
-        if (old_rec) {
+        if (old_rec)
           std::memcpy(&box, old_rec + offset_[a], 4);
-        } else {
-          box = stored_[a] == Stored::kBox      ? sh.boxes.Take()
-                : stored_[a] == Stored::kValues ? sh.value_boxes.Take()
-                                                : sh.pair_boxes.Take();
-        }
-        std::memcpy(p, &box, 4);
-        if (stored_[a] == Stored::kBox) {
-          Acc& b = sh.boxes[box];
-          if (&b != &acc) {
-            b = std::move(acc);
-            acc = Acc{};
-          }
-          sh.box_heap += HeapBytes(b);
-          break;
-        }
-        // A typed box keeps the container alone: the rest of the Acc must be empty.
-        if (acc.count != 0 || acc.isum != 0 || acc.dsum != 0 || acc.wide)
-          Fail(ErrorKind::kRuntime, "internal error: a {} accumulator holds sums", AggName(aggs_[a].kind));
-        auto put = [&](auto& pool, auto& container) {
-          auto& b = pool[box];
-          b = std::move(container);
-          container = {};
-          sh.box_heap += HeapBytes(b);
-        };
-        if (stored_[a] == Stored::kValues)
-          put(sh.value_boxes, acc.values);
         else
-          put(sh.pair_boxes, acc.pairs);
+          box = sh.boxes.Take();
+        std::memcpy(p, &box, 4);
+        Acc& b = sh.boxes[box];
+        if (&b != &acc) {
+          b = std::move(acc);
+          acc = Acc{};
+        }
+        sh.box_heap += HeapBytes(b);
         break;
       }
+      case Stored::kValues:
+      case Stored::kPairs:
+        // The record keeps the container alone: the rest of the Acc must be empty.
+        if (acc.count != 0 || acc.isum != 0 || acc.dsum != 0 || acc.wide)
+          Fail(ErrorKind::kRuntime, "internal error: a {} accumulator holds sums", AggName(aggs_[a].kind));
+        if (stored_[a] == Stored::kValues) {
+          sh.box_heap += HeapBytes(acc.values);
+          PutSet(p, acc.values);
+        } else {
+          sh.box_heap += HeapBytes(acc.pairs);
+          PutSet(p, acc.pairs);
+        }
+        break;
     }
   }
 }
@@ -448,27 +444,31 @@ void AggregateOp::ReplaceExtremes(Shard& sh, char* stored, const char* rec) {
   }
 }
 
-void AggregateOp::FreeAllExtremes() {
-  if (!has_extreme_keys_) return;
+void AggregateOp::FreeRecordHeap() {
+  if (!records_own_heap_) return;
   for (Shard& sh : shards_) sh.groups.ForEachSlot([&](uint32_t slot) { FreeBoxes(sh, slot); });
 }
 
-AggregateOp::AccRef AggregateOp::AccIn(const Shard& sh, const char* rec, size_t a, Acc* tmp) const {
+void AggregateOp::AccIn(const Shard& sh, const char* rec, size_t a, AccView* view) const {
   const Stored st = stored_[a];
-  uint32_t box = 0;
-  if (IsBoxed(st)) std::memcpy(&box, rec + offset_[a], 4);
+  Acc& tmp = view->tmp;
   if (st == Stored::kBox) {
+    uint32_t box;
+    std::memcpy(&box, rec + offset_[a], 4);
     const Acc& acc = sh.boxes[box];
-    return {acc, acc.values, acc.pairs};
+    view->acc = &acc, view->values = &acc.values, view->pairs = &acc.pairs;
+    return;
   }
-  *tmp = Acc{};
-  if (st == Stored::kValues) return {*tmp, sh.value_boxes[box], tmp->pairs};
-  if (st == Stored::kPairs) return {*tmp, tmp->values, sh.pair_boxes[box]};
-  if (IsExtreme(st))
-    ExtremeAcc(rec, a, tmp);
-  else
-    InlineAcc(rec, a, tmp);
-  return {*tmp, tmp->values, tmp->pairs};
+  view->acc = &tmp, view->values = &tmp.values, view->pairs = &tmp.pairs;
+  if (st == Stored::kValues) {
+    view->values = &*view->lent_values.emplace(rec + offset_[a]);
+  } else if (st == Stored::kPairs) {
+    view->pairs = &*view->lent_pairs.emplace(rec + offset_[a]);
+  } else if (IsExtreme(st)) {
+    ExtremeAcc(rec, a, &tmp);
+  } else {
+    InlineAcc(rec, a, &tmp);
+  }
 }
 
 void AggregateOp::FreeBoxes(Shard& sh, uint32_t slot) {
@@ -480,19 +480,17 @@ void AggregateOp::FreeBoxes(Shard& sh, uint32_t slot) {
       sh.box_heap -= InlineKey::HeapBytesAt(key);
       InlineKey::FreeAt(key);
     }
-    if (!IsBoxed(stored_[a])) continue;
-    uint32_t box;
-    std::memcpy(&box, rec + offset_[a], 4);
-    auto give = [&](auto& pool) {
-      sh.box_heap -= HeapBytes(pool[box]);
-      pool.Give(box);
-    };
-    if (stored_[a] == Stored::kBox)
-      give(sh.boxes);
-    else if (stored_[a] == Stored::kValues)
-      give(sh.value_boxes);
-    else
-      give(sh.pair_boxes);
+    char* field = const_cast<char*>(rec) + offset_[a];
+    if (stored_[a] == Stored::kBox) {
+      uint32_t box;
+      std::memcpy(&box, field, 4);
+      sh.box_heap -= HeapBytes(sh.boxes[box]);
+      sh.boxes.Give(box);
+    } else if (stored_[a] == Stored::kValues) {
+      sh.box_heap -= HeapBytes(TakeSet<ValueMultiset>(field));
+    } else if (stored_[a] == Stored::kPairs) {
+      sh.box_heap -= HeapBytes(TakeSet<KeyWeights>(field));
+    }
   }
 }
 
@@ -516,14 +514,14 @@ bool AggregateOp::GroupRow(uint32_t shard, std::string_view key, uint32_t hash, 
   const int64_t rows = LoadI64(rec);
   if (rows == 0) return false;
   row->assign(key);
-  Acc tmp;
   for (size_t a = 0; a < aggs_.size(); ++a) {
     if (IsExtreme(stored_[a])) {
       EncodeValue(row, ExtremeResult(rec, a));
       continue;
     }
-    const AccRef r = AccIn(sh, rec, a, &tmp);
-    EncodeValue(row, Result(aggs_[a], rows, r.acc, r.values, r.pairs));
+    AccView r;
+    AccIn(sh, rec, a, &r);
+    EncodeValue(row, Result(aggs_[a], rows, *r.acc, *r.values, *r.pairs));
   }
   return true;
 }
@@ -538,16 +536,12 @@ void AggregateOp::StateCommitted(bool evict) {
     const size_t n = sh.groups.EvictClean([&](uint32_t slot) { FreeBoxes(sh, slot); });
     sh.stored.Evicted(n);
     sh.boxes.ReleaseIfUnused();
-    sh.value_boxes.ReleaseIfUnused();
-    sh.pair_boxes.ReleaseIfUnused();
   }
 }
 
 size_t AggregateOp::StateMemoryBytes() const {
   size_t n = 0;
-  for (const Shard& sh : shards_)
-    n += sh.groups.MemoryBytes() + sh.boxes.items.MemoryBytes() + sh.value_boxes.items.MemoryBytes() +
-         sh.pair_boxes.items.MemoryBytes() + sh.box_heap;
+  for (const Shard& sh : shards_) n += sh.groups.MemoryBytes() + sh.boxes.items.MemoryBytes() + sh.box_heap;
   return n;
 }
 
@@ -1007,7 +1001,11 @@ AggregateOp::Lookahead::Lookahead(AggregateOp* op, Shard* only, const std::vecto
       op_(op),
       keys_(keys),
       order_(order),
-      bursts_(order.size(), boxes ? 4 : 2, Fetch{this}) {}
+      bursts_(order.size(),
+              !boxes         ? 2
+              : op->has_box_ ? 4
+                             : 3,
+              Fetch{this}) {}
 
 std::vector<AggregateOp::Shard*> AggregateOp::Lookahead::ShardsOf(AggregateOp* op, Shard* only,
                                                                   const std::vector<std::string>& keys,
@@ -1022,37 +1020,33 @@ void AggregateOp::Lookahead::Run(Stage stage, size_t j) {
   Shard& sh = *shards[j];
   if (stage == kSlots) return sh.groups.Prefetch(hashes[j]);
   if (stage == kRecords) return sh.groups.PrefetchRecord(hashes[j]);
-  // The record is in cache by now: its boxes' addresses can be read.
+  // The record is in cache by now: its sets' and boxes' addresses can be read.
   const uint32_t slot = sh.groups.Find(keys_[order_[j]], hashes[j]);
   if (slot == ArenaMap::kNone) return;
   const char* rec = sh.groups.Value(slot).data();
   for (size_t a = 0; a < op_->aggs_.size(); ++a) {
     const Stored st = op_->stored_[a];
-    if (!IsBoxed(st)) continue;
-    uint32_t box;
-    std::memcpy(&box, rec + op_->offset_[a], 4);
-    // The box (its bytes), its values or null, its pairs or null.
-    const void* p;
-    size_t bytes;
-    const ValueMultiset* values = nullptr;
-    const KeyWeights* pairs = nullptr;
-    if (st == Stored::kBox) {
-      const Acc& acc = sh.boxes[box];
-      p = &acc, bytes = sizeof(Acc), values = &acc.values, pairs = &acc.pairs;
-    } else if (st == Stored::kValues) {
-      values = &sh.value_boxes[box];
-      p = values, bytes = sizeof(ValueMultiset);
-    } else {
-      pairs = &sh.pair_boxes[box];
-      p = pairs, bytes = sizeof(KeyWeights);
+    const char* field = rec + op_->offset_[a];
+    // A set in the record: its entries, at the first stage that can (kBoxes).
+    if (st == Stored::kValues || st == Stored::kPairs) {
+      if (stage != kBoxes) continue;
+      if (st == Stored::kValues)
+        Lent<ValueMultiset>(field)->Prefetch();
+      else
+        Lent<KeyWeights>(field)->Prefetch();
+      continue;
     }
-    if (stage == kBoxes) {
-      const char* c = static_cast<const char*>(p);
-      for (size_t at = 0; at < bytes; at += 64) fld::Prefetch(c + at);
-      fld::Prefetch(c + bytes - 1);  // (a box need not start a cache line)
-    } else {
-      if (values) values->Prefetch();
-      if (pairs) pairs->Prefetch();
+    if (st != Stored::kBox) continue;
+    uint32_t box;
+    std::memcpy(&box, field, 4);
+    const Acc& acc = sh.boxes[box];
+    if (stage == kBoxes) {  // the box's bytes (it need not start a cache line)
+      const char* c = reinterpret_cast<const char*>(&acc);
+      for (size_t at = 0; at < sizeof(Acc); at += 64) fld::Prefetch(c + at);
+      fld::Prefetch(c + sizeof(Acc) - 1);
+    } else {  // its containers' entries
+      acc.values.Prefetch();
+      acc.pairs.Prefetch();
     }
   }
 }
@@ -1088,7 +1082,7 @@ void AggregateOp::FoldGroups(Shard* only, const std::vector<std::string>& keys, 
     uint32_t slot = sh.groups.Find(key, ahead.hashes[i]);
     if (slot == ArenaMap::kNone) slot = LoadStored(sh, key);
     if (slot != ArenaMap::kNone) {
-      rows = ViewGroup(sh, sh.groups.Value(slot).data(), &scratch, &accs);
+      rows = ViewGroup(sh, sh.groups.MutableValue(slot), &scratch, &accs);
     } else {
       rows = 0;
       for (size_t a = 0; a < A; ++a) {
@@ -1599,18 +1593,18 @@ void AggregateOp::SaveState(StateWriter& w) const {
 }
 
 void AggregateOp::WriteGroup(StateWriter& w, const Shard& sh, const char* rec) const {
-  Acc tmp;
   int64_t rows;
   std::memcpy(&rows, rec, 8);
   w.I64(rows);
   for (size_t a = 0; a < aggs_.size(); ++a) {
-    const AccRef r = AccIn(sh, rec, a, &tmp);
-    const Acc& acc = r.acc;
+    AccView r;
+    AccIn(sh, rec, a, &r);
+    const Acc& acc = *r.acc;
     w.I64(acc.count);
     w.I64(acc.isum);
     w.F64(acc.dsum);
-    w.U64(r.values.size());
-    r.values.ForEach([&](const Value& v, int64_t wt) {
+    w.U64(r.values->size());
+    r.values->ForEach([&](const Value& v, int64_t wt) {
       std::string enc;
       EncodeValue(&enc, v);
       w.Str(enc);
@@ -1631,8 +1625,8 @@ void AggregateOp::WriteGroup(StateWriter& w, const Shard& sh, const char* rec) c
       for (int64_t b : acc.W().bits) w.I64(b);
     }
     if (IsPairs(aggs_[a])) {
-      w.U64(r.pairs.size());
-      r.pairs.ForEach([&](std::string_view key, int64_t wt) {
+      w.U64(r.pairs->size());
+      r.pairs->ForEach([&](std::string_view key, int64_t wt) {
         const auto kv = PairOf(aggs_[a], key);
         std::string enc;
         EncodeValue(&enc, kv.first);
@@ -1728,12 +1722,10 @@ void AggregateOp::SaveChanges(StateWriter& w, StateDelta& d) {
 }
 
 void AggregateOp::BeginRestore(StateReader& r) {
-  FreeAllExtremes();
+  FreeRecordHeap();
   for (Shard& sh : shards_) {
     sh.groups.Clear();
     sh.boxes.Clear();
-    sh.value_boxes.Clear();
-    sh.pair_boxes.Clear();
     sh.gc.Clear();
     sh.box_heap = 0;
     sh.stored.Reset();

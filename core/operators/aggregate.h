@@ -37,9 +37,9 @@
 // merged back into key order, so outputs and saved state do not depend on the number of workers.
 // Groups live in an ArenaMap (core/zset/arena_map.h): key encoding -> a fixed-width record of
 // the row count and, per aggregate, COUNT/SUM/AVG over narrow types inline (the count and the
-// sum their type uses), MIN/MAX as the index of their value multiset in a side table, the kinds
-// keeping (key, value) pairs as the index of those alone, any other aggregate as the index of
-// its whole accumulator. A step updates the side tables' entries in place.
+// sum their type uses), MIN/MAX as their value multiset itself (two words, a small set's values
+// one packed buffer away), the kinds keeping (key, value) pairs as those alone (one word), any
+// other aggregate as the index of its whole accumulator in a side table, updated in place.
 // Over an input that only inserts (an append-only table's rows through filters, projections and
 // unions: InputsInsertOnly), no value can leave a group, so MIN, MAX, ARG_MIN and ARG_MAX keep
 // only the extreme instead of every value, in the record: integers and doubles as themselves
@@ -55,7 +55,10 @@
 
 #include <absl/container/btree_map.h>
 
+#include <cstring>
 #include <map>
+#include <optional>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -162,7 +165,7 @@ class AggregateOp : public Operator {
       shards_[shard].groups.Prefetch(hash);
   }
   void InputsInsertOnly() override;
-  ~AggregateOp() override { FreeAllExtremes(); }
+  ~AggregateOp() override { FreeRecordHeap(); }
   void SetWaterline(int key_col, WaterlineRef w) {
     for (Shard& sh : shards_) sh.gc = WaterlineIndex(key_col, w);
   }
@@ -247,13 +250,12 @@ class AggregateOp : public Operator {
   // A worker's part of the groups: those whose key KeyShard maps to it. (Cache-line aligned: the
   // workers write their shards' counters all through a step.)
   struct alignas(64) Shard {
-    ArenaMap groups;                     // key encoding -> group record
-    BoxPool<Acc> boxes;                  // boxed accumulators (Stored::kBox)
-    BoxPool<ValueMultiset> value_boxes;  // MIN/MAX values (Stored::kValues)
-    BoxPool<KeyWeights> pair_boxes;      // pairs (Stored::kPairs)
-    size_t box_heap = 0;                 // heap bytes the boxes' containers hold (HeapBytes), and long extremes
-    WaterlineIndex gc;                   // groups by a key column with a waterline
-    StoredEntries stored;                // backed state (core/circuit/operator.h)
+    ArenaMap groups;     // key encoding -> group record
+    BoxPool<Acc> boxes;  // boxed accumulators (Stored::kBox)
+    // Heap bytes the boxes' containers and the records' sets hold (HeapBytes), and long extremes.
+    size_t box_heap = 0;
+    WaterlineIndex gc;     // groups by a key column with a waterline
+    StoredEntries stored;  // backed state (core/circuit/operator.h)
   };
   // A group missing from the shard's memory: when the store may hold it, reads it into memory
   // (clean). Returns its slot, or kNone when it does not exist.
@@ -273,9 +275,9 @@ class AggregateOp : public Operator {
                   std::vector<std::pair<std::string, uint32_t>>* emitted);
   // Folding visits groups keys[order[i]] in key order, not table order: each lookup is a cache
   // miss. Prefetch(i), before group i, fetches ahead in bursts (BurstPrefetch,
-  // core/common/prefetch.h): the groups' slots, their records and, with `boxes`, their boxes
-  // (found through their records) and the entries their containers' extremes read first
-  // (ValueMultiset/KeyWeights Prefetch).
+  // core/common/prefetch.h): the groups' slots, their records and, with `boxes`, the entries
+  // their sets' extremes read first (ValueMultiset/KeyWeights Prefetch), for a boxed Acc
+  // after its box (found through the record).
   class Lookahead {
    public:
     Lookahead(AggregateOp* op, Shard* only, const std::vector<std::string>& keys, const std::vector<uint32_t>& order,
@@ -338,7 +340,7 @@ class AggregateOp : public Operator {
   // The same into flat records (all_inline_): rows -> the fields of aggregate a in record gid[row].
   void PreaggregateFlat(size_t a, const Batch& in, const std::vector<uint32_t>& gid, char* flat) const;
   // Aggregate a's result for a group of `rows` rows (its weight) whose accumulator is acc, with
-  // its values and pairs (those of acc, or of a typed box read in place: AccIn).
+  // its values and pairs (those of acc, or of a record read in place: AccIn).
   Value Result(const AggSpec& a, int64_t rows, const Acc& acc, const ValueMultiset& values,
                const KeyWeights& pairs) const;
   Value Result(const AggSpec& a, int64_t rows, const Acc& acc) const {
@@ -362,10 +364,10 @@ class AggregateOp : public Operator {
     kCountDouble,  // count, dsum
     kSumInt,       // isum: SUM/AVG of a NOT NULL integer column without FILTER (count = rows)
     kBox,          // index into the shard's boxes of the whole Acc
-    // The kinds whose Acc holds nothing but a container (count, sums and wide stay 0): the index
-    // of the container alone, 104 or 32 bytes where a whole Acc is 168.
-    kValues,  // MIN, MAX: index into the shard's value_boxes
-    kPairs,   // ARG_MIN, ARG_MAX, ARRAY_AGG, MAP_AGG: index into the shard's pair_boxes
+    // The kinds whose Acc holds nothing but a container (count, sums and wide stay 0): the
+    // container itself, in the record (the record owns its heap; FreeBoxes frees it).
+    kValues,  // MIN, MAX: a ValueMultiset's 16 bytes
+    kPairs,   // ARG_MIN, ARG_MAX, ARRAY_AGG, MAP_AGG: a KeyWeights' 8 bytes
     // Over an input that only inserts (inserts_only_):
     kExtremeNum,  // MIN/MAX of integers or doubles: count, the extreme (its 8 bytes)
     // Any other MIN/MAX, ARG_MIN/ARG_MAX: count, then the order key of the extreme value or
@@ -374,6 +376,7 @@ class AggregateOp : public Operator {
     kExtremeKey,
   };
   static bool IsExtreme(Stored st) { return st == Stored::kExtremeNum || st == Stored::kExtremeKey; }
+  // Not inline: a box, or a container whose heap the record owns.
   static bool IsBoxed(Stored st) { return st == Stored::kBox || st == Stored::kValues || st == Stored::kPairs; }
   // The record layout of the aggregates (stored_, offset_, ...), from aggs_ and inserts_only_.
   void Layout();
@@ -392,18 +395,22 @@ class AggregateOp : public Operator {
   // extremes that `rec` no longer holds (and counts the heap bytes).
   void ReplaceExtremes(Shard& sh, char* stored, const char* rec);
   bool has_extreme_keys_ = false;  // some aggregate is kExtremeKey
-  // Frees every group's long extremes (before the groups are dropped wholesale).
-  void FreeAllExtremes();
+  bool records_own_heap_ = false;  // some aggregate is kExtremeKey, kValues or kPairs
+  bool has_box_ = false;           // some aggregate is kBox
+  // Frees every group's long extremes and sets (before the groups are dropped wholesale).
+  void FreeRecordHeap();
   // A kExtremeNum/kExtremeKey field as an accumulator: its count, and its one value (MIN/MAX)
   // or pair (ARG_*) at weight 1.
   void ExtremeAcc(const char* rec, size_t a, Acc* acc) const;
   // A group's accumulators, to update in place: (*accs)[a] points at aggregate a's box in the
-  // shard, or at (*scratch)[a] filled from the record's inline or extreme fields or holding a
-  // typed box's container, moved out (StoreGroup moves it back). Returns the group's row count.
-  int64_t ViewGroup(Shard& sh, const char* rec, std::vector<Acc>* scratch, std::vector<Acc*>* accs);
+  // shard, or at (*scratch)[a] filled from the record's inline or extreme fields or holding the
+  // record's set, moved out (its field left empty; StoreGroup moves it back). Returns the group's
+  // row count.
+  int64_t ViewGroup(Shard& sh, char* rec, std::vector<Acc>* scratch, std::vector<Acc*>* accs);
   // Writes the record of a group of `rows` rows and accumulators *accs[a] into *rec: inline and
-  // extreme fields from them, and each boxed one's box index (old_rec's, or a new box for a new
-  // group, old_rec == null), an accumulator that is not its box already being moved into it.
+  // extreme fields from them, sets moved in, and each boxed one's box index (old_rec's, or a new
+  // box for a new group, old_rec == null), an accumulator that is not its box already being
+  // moved into it.
   void StoreGroup(Shard& sh, int64_t rows, Acc* const* accs, const char* old_rec, std::string* rec);
   // An inline aggregate's fields in a record <-> count/isum/dsum (the rest of *acc untouched).
   void InlineAcc(const char* rec, size_t a, Acc* acc) const;
@@ -414,7 +421,9 @@ class AggregateOp : public Operator {
   static size_t StoredFieldBytes(Stored st) {
     return st == Stored::kNothing      ? 0
            : st == Stored::kCount      ? 8
-           : IsBoxed(st)               ? 4
+           : st == Stored::kBox        ? 4
+           : st == Stored::kValues     ? sizeof(ValueMultiset::Words)
+           : st == Stored::kPairs      ? sizeof(uintptr_t)
            : st == Stored::kExtremeKey ? 8 + InlineKey::kBytes
                                        : 16;
   }
@@ -428,14 +437,54 @@ class AggregateOp : public Operator {
   // The order key of the pair (k, v) of aggregate a, appended to *out; PairOf reads it back.
   static void AppendPairKey(Value k, Value v, std::string* out);
   std::pair<Value, Value> PairOf(const AggSpec& a, std::string_view key) const;
-  // The accumulator of aggregate a in a record, read in place: a boxed Acc, or *tmp set from
-  // the record's inline or extreme fields; and its values and pairs (a typed box's own).
-  struct AccRef {
-    const Acc& acc;
-    const ValueMultiset& values;
-    const KeyWeights& pairs;
+  // A record's kValues field holds a ValueMultiset's words, a kPairs field a KeyWeights' word:
+  // the set is one miss from its record, no box between. The words own the set's heap: PutSet
+  // moves a set into a field, TakeSet out of one (leaving it zero: an empty set), Lent reads
+  // one in place.
+  template <class T>
+  using SetWords = std::conditional_t<std::is_same_v<T, ValueMultiset>, ValueMultiset::Words, uintptr_t>;
+  template <class T>
+  static void PutSet(char* field, T& set) {
+    const SetWords<T> w = set.Release();
+    std::memcpy(field, &w, sizeof w);
+  }
+  template <class T>
+  static T TakeSet(char* field) {
+    SetWords<T> w;
+    std::memcpy(&w, field, sizeof w);
+    std::memset(field, 0, sizeof w);
+    return T::Adopt(w);
+  }
+  template <class T>
+  class Lent {
+   public:
+    explicit Lent(const char* field) : set_(Load(field)) {}
+    ~Lent() { set_.Release(); }  // the field still owns it
+    Lent(const Lent&) = delete;
+    Lent& operator=(const Lent&) = delete;
+    const T& operator*() const { return set_; }
+    const T* operator->() const { return &set_; }
+
+   private:
+    static T Load(const char* field) {
+      SetWords<T> w;
+      std::memcpy(&w, field, sizeof w);
+      return T::Adopt(w);
+    }
+    T set_;
   };
-  AccRef AccIn(const Shard& sh, const char* rec, size_t a, Acc* tmp) const;
+  // The accumulator of aggregate a in a record, read in place (AccIn): a boxed Acc, or tmp set
+  // from the record's inline or extreme fields; and its values and pairs (a box's own, or lent
+  // by the record).
+  struct AccView {
+    Acc tmp;
+    const Acc* acc = nullptr;
+    const ValueMultiset* values = nullptr;
+    const KeyWeights* pairs = nullptr;
+    std::optional<Lent<ValueMultiset>> lent_values;
+    std::optional<Lent<KeyWeights>> lent_pairs;
+  };
+  void AccIn(const Shard& sh, const char* rec, size_t a, AccView* view) const;
   void EraseGroup(Shard& sh, uint32_t slot);
   // Gives the group's boxed accumulators back to the shard (before it leaves memory).
   void FreeBoxes(Shard& sh, uint32_t slot);

@@ -10,7 +10,7 @@
 namespace fld {
 
 static_assert(sizeof(KeyWeights) == 8, "one is in every group's MIN/MAX and pair accumulator");
-static_assert(alignof(std::max_align_t) >= 2, "a tree's address leaves the low bit free");
+static_assert(alignof(std::max_align_t) >= 16, "a buffer's or tree's address leaves 4 low bits free");
 
 namespace {
 // Varints of 7 bits a byte, the low ones first; weights zigzag-encoded (small magnitudes of
@@ -63,6 +63,12 @@ KeyWeights::Packed KeyWeights::Decode(uint32_t at) const {
   return e;
 }
 
+uintptr_t KeyWeights::BufferWord(Header* h) {
+  const auto at = reinterpret_cast<uintptr_t>(h);
+  const uintptr_t lines = ((at + sizeof(Header) + h->cap - 1) >> 6) - (at >> 6) + 1;
+  return at | (std::min<uintptr_t>(lines, 8) - 1) << 1;
+}
+
 void KeyWeights::Free() {
   if (Tree* t = tree())
     delete t;
@@ -82,7 +88,7 @@ KeyWeights::KeyWeights(const KeyWeights& o) {
   if (!h) throw std::bad_alloc();
   std::memcpy(h, o.head(), bytes);
   h->cap = CapacityOf(h);
-  rep_ = reinterpret_cast<uintptr_t>(h);
+  rep_ = BufferWord(h);
 }
 
 void KeyWeights::Add(std::string_view key, int64_t w) {
@@ -133,7 +139,7 @@ void KeyWeights::Add(std::string_view key, int64_t w) {
       if (!grown) throw std::bad_alloc();
       if (rep_ == 0) *grown = Header{0, 0, 0, 0};
       grown->cap = CapacityOf(grown);
-      rep_ = reinterpret_cast<uintptr_t>(grown);
+      rep_ = BufferWord(grown);
     }
     char* buf = entries();
     std::memmove(buf + at + bytes, buf + end, used - end);

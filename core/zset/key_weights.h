@@ -57,18 +57,27 @@ class KeyWeights {
     return *this;
   }
 
+  // The set as one word, for a record that keeps it in its own bytes: Release leaves the set
+  // empty and the word owns what it held; Adopt is a set owning a released word's contents.
+  uintptr_t Release() { return std::exchange(rep_, 0); }
+  static KeyWeights Adopt(uintptr_t word) {
+    KeyWeights k;
+    k.rep_ = word;
+    return k;
+  }
+
   // Adds w to key's weight; a key whose weight reaches 0 is removed.
   void Add(std::string_view key, int64_t w);
   size_t size() const;
   bool empty() const { return rep_ == 0; }
   void clear() { *this = KeyWeights(); }
-  // Asks the CPU to fetch what FirstPositive and LastPositive read first (of a buffer: its
-  // header and first entry, its last entry).
+  // Asks the CPU to fetch what Add, FirstPositive and LastPositive read (a buffer's lines, up
+  // to 8 of them; a tree's root), without reading the set's memory.
   void Prefetch() const {
-    if (rep_ == 0 || tree()) return;
-    const Header* h = head();
-    fld::Prefetch(h);
-    fld::Prefetch(reinterpret_cast<const char*>(h) + sizeof(Header) + h->used - 1);
+    if (rep_ == 0) return;
+    const char* p = reinterpret_cast<const char*>(rep_ & ~uintptr_t{15});
+    const int lines = (rep_ & 1) != 0 ? 1 : static_cast<int>((rep_ >> 1) & 7) + 1;
+    for (int i = 0; i < lines; ++i) fld::Prefetch(p + 64 * i);
   }
   // Heap bytes held: the buffer's capacity, or the tree's entries with its slack and long keys.
   size_t HeapBytes() const;
@@ -128,16 +137,20 @@ class KeyWeights {
     int64_t weight;
     uint32_t weight_at, end;
   };
-  Header* head() const { return reinterpret_cast<Header*>(rep_); }
-  char* entries() const { return reinterpret_cast<char*>(rep_) + sizeof(Header); }
+  Header* head() const { return reinterpret_cast<Header*>(rep_ & ~uintptr_t{15}); }
+  char* entries() const { return reinterpret_cast<char*>(head()) + sizeof(Header); }
+  // The word of buffer h: its address, and in bits 1 to 3 the cache lines it spans less one (at
+  // most 8, for Prefetch).
+  static uintptr_t BufferWord(Header* h);
   Tree* tree() const { return (rep_ & 1) != 0 ? reinterpret_cast<Tree*>(rep_ - 1) : nullptr; }
   Packed Decode(uint32_t at) const;
   // Moves the buffer's entries into the tree.
   void ToTree();
   void Free();
 
-  // 0 while empty; else a packed buffer (a Header, then the entries in key order), or a Tree
-  // with the low bit set. One word: a set lives in every group's MIN/MAX and pair accumulator.
+  // 0 while empty; else a packed buffer (a Header, then the entries in key order: BufferWord),
+  // or a Tree with the low bit set. One word: a set lives in every group's MIN/MAX and pair
+  // accumulator.
   uintptr_t rep_ = 0;
 };
 

@@ -135,5 +135,31 @@ TEST_CASE("KeyWeights moves long keys into the B-tree past kSmallBytes", "[key_w
   REQUIRE(s.HeapBytes() >= 20 * (sizeof(KeyWeights::Entry) + 200));
 }
 
+TEST_CASE("KeyWeights released to a word and adopted back is the same set", "[key_weights]") {
+  static_assert(sizeof(KeyWeights) == sizeof(uintptr_t), "a set is one word in a group's record");
+  for (int keys : {0, 1, 10, 100}) {  // empty, packed, packed, a B-tree
+    KeyWeights s;
+    Model m;
+    for (int i = 0; i < keys; ++i) {
+      const std::string k = "k" + std::to_string(i * 37 % 101);
+      s.Add(k, i % 3 + 1);
+      m[k] += i % 3 + 1;
+    }
+    const size_t heap = s.HeapBytes();
+    const uintptr_t word = s.Release();
+    REQUIRE(s.empty());
+    REQUIRE(s.HeapBytes() == 0);
+    REQUIRE((word == 0) == (keys == 0));
+    // The word alone owns the set: adopted (as a record's bytes are read back), it is whole.
+    KeyWeights back = KeyWeights::Adopt(word);
+    Check(back, m);
+    REQUIRE(back.HeapBytes() == heap);
+    back.Prefetch();  // (a hint; reads nothing: must not fault on any form)
+    back.Add("k0", 5);
+    m["k0"] += 5;
+    Check(back, m);
+  }
+}
+
 }  // namespace
 }  // namespace fld

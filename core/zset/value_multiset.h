@@ -186,6 +186,20 @@ class ValueMultiset {
   // The most values a small set holds.
   static constexpr size_t kSmallValues = 32;
 
+  // The set as two words, for a record that keeps it in its own bytes: Release leaves the set
+  // empty and the words own what it held; Adopt is a set owning released words' contents.
+  struct Words {
+    uintptr_t small;
+    LargeValueMultiset* large;
+  };
+  Words Release() { return {small_.Release(), large_.release()}; }
+  static ValueMultiset Adopt(Words w) {
+    ValueMultiset s;
+    s.small_ = KeyWeights::Adopt(w.small);
+    s.large_ = Boxed<LargeValueMultiset>::Adopt(w.large);
+    return s;
+  }
+
   // Adds w to v's weight (w may be negative); a value whose weight reaches 0 is removed.
   void Add(const Value& v, int64_t w);
   // Adds every value of `o` with its weight.

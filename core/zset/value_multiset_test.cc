@@ -326,5 +326,25 @@ TEST_CASE("ValueMultiset keeps a small set in one buffer of about 11 bytes a val
   }
 }
 
+TEST_CASE("ValueMultiset released to two words and adopted back is the same set", "[value_multiset]") {
+  for (int n : {0, 5, 100}) {  // empty, small, large
+    ValueMultiset s;
+    Model model;
+    for (int i = 0; i < n; ++i) {
+      const Value v = Value::Double(i * 0.25 - 3);
+      s.Add(v, 1);
+      ModelAdd(&model, v, 1);
+    }
+    const size_t heap = s.HeapBytes();
+    const ValueMultiset::Words w = s.Release();
+    REQUIRE(s.empty());
+    REQUIRE(s.HeapBytes() == 0);
+    ValueMultiset back = ValueMultiset::Adopt(w);
+    CheckSame(back, model);
+    REQUIRE(back.HeapBytes() == heap);
+    back.Prefetch();
+  }
+}
+
 }  // namespace
 }  // namespace fld
