@@ -1019,7 +1019,8 @@ std::vector<AggregateOp::Shard*> AggregateOp::Lookahead::ShardsOf(AggregateOp* o
 void AggregateOp::Lookahead::Run(Stage stage, size_t j) {
   Shard& sh = *shards[j];
   if (stage == kSlots) return sh.groups.Prefetch(hashes[j]);
-  if (stage == kRecords) return sh.groups.PrefetchRecord(hashes[j]);
+  // (A record: two length bytes, most often, then the key and the fixed-width value.)
+  if (stage == kRecords) return sh.groups.PrefetchRecord(hashes[j], 2 + keys_[order_[j]].size() + op_->record_bytes_);
   // The record is in cache by now: its sets' and boxes' addresses can be read.
   const uint32_t slot = sh.groups.Find(keys_[order_[j]], hashes[j]);
   if (slot == ArenaMap::kNone) return;

@@ -72,7 +72,7 @@ char* ArenaMap::MutableValue(uint32_t s) {
   return const_cast<char*>(Value(s).data());
 }
 
-void ArenaMap::PrefetchRecord(uint32_t h) const {
+void ArenaMap::PrefetchRecord(uint32_t h, size_t bytes) const {
   if (slots_.empty()) return;
   const size_t mask = slots_.size() - 1;
   h &= kHashMask;
@@ -80,7 +80,10 @@ void ArenaMap::PrefetchRecord(uint32_t h) const {
     const Slot& s = slots_[i];
     if (!s.used()) return;
     if (s.hash() == h) {
-      fld::Prefetch(Record(s));
+      const auto* rec = reinterpret_cast<const char*>(Record(s));
+      const auto first = reinterpret_cast<uintptr_t>(rec) >> 6;
+      const auto last = (reinterpret_cast<uintptr_t>(rec) + bytes - 1) >> 6;
+      for (uintptr_t line = first; line <= last; ++line) fld::Prefetch(rec + ((line - first) << 6));
       return;
     }
   }

@@ -57,7 +57,9 @@ class ArenaMap {
   void Prefetch(uint32_t hash) const {
     if (!slots_.empty()) fld::Prefetch(&slots_[Home(hash, slots_.size() - 1)]);
   }
-  void PrefetchRecord(uint32_t hash) const;
+  // `bytes`: how much of the record to fetch, from its start (its header, key and value: a
+  // caller that knows its records' size fetches each cache line they span, not the first only).
+  void PrefetchRecord(uint32_t hash, size_t bytes = 1) const;
   // Adds key (which must be absent) with value; returns its slot.
   uint32_t Insert(std::string_view key, std::string_view value);
   // Replaces the value of the record in slot s.
