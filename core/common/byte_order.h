@@ -11,7 +11,9 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -28,6 +30,18 @@ inline uint64_t ByteOrder64(uint64_t v) {
 inline uint32_t ByteOrder32(uint32_t v) {
   if constexpr (std::endian::native == std::endian::little) return __builtin_bswap32(v);
   return v;
+}
+
+// v as 8 big-endian bytes appended to *out (memcmp orders them as the unsigned values; flip the
+// sign bit first for signed ones), and back from the 8 bytes at p.
+inline void AppendBigEndian64(uint64_t v, std::string* out) {
+  const uint64_t be = ByteOrder64(v);
+  out->append(reinterpret_cast<const char*>(&be), 8);
+}
+inline uint64_t BigEndian64At(const char* p) {
+  uint64_t be;
+  std::memcpy(&be, p, 8);
+  return ByteOrder64(be);
 }
 
 // The first 16 bytes of s (zero-padded) as two integers in the order of the bytes.

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace fld {
 namespace {
@@ -10,6 +11,24 @@ namespace {
 // SortedByBytes against a stable sort of the strings themselves: short strings, strings that a
 // zero byte pads to the same prefix ("a" and "a\0"), strings sharing their first 16 bytes and
 // differing after them, bytes above 0x7f (memcmp compares them unsigned), duplicates.
+TEST_CASE("AppendBigEndian64: memcmp orders the bytes as the values, and they read back", "[byte_order]") {
+  std::mt19937_64 rng(11);
+  std::vector<uint64_t> values = {0, 1, 255, 256, UINT64_MAX, uint64_t{1} << 63};
+  for (int i = 0; i < 200; ++i) values.push_back(rng() >> (rng() % 64));
+  for (const uint64_t a : values) {
+    std::string ka;
+    AppendBigEndian64(a, &ka);
+    REQUIRE(ka.size() == 8);
+    REQUIRE(BigEndian64At(ka.data()) == a);
+    REQUIRE(static_cast<unsigned char>(ka[0]) == a >> 56);  // big-endian: the high byte first
+    for (const uint64_t b : values) {
+      std::string kb;
+      AppendBigEndian64(b, &kb);
+      REQUIRE((ka < kb) == (a < b));
+    }
+  }
+}
+
 TEST_CASE("SortedByBytes orders byte strings as memcmp does, ties by index", "[byte_order]") {
   std::mt19937_64 rng(5);
   const std::string shared = "0123456789abcdef";

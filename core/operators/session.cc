@@ -18,14 +18,13 @@ constexpr uint64_t kSign = uint64_t{1} << 63;
 // A timestamp as the first 8 bytes of a row's key: big-endian with the sign bit flipped, so the
 // bytes order as the times do.
 std::string TimeKey(int64_t t) {
-  const uint64_t be = ByteOrder64(static_cast<uint64_t>(t) ^ kSign);
-  return std::string(reinterpret_cast<const char*>(&be), 8);
+  std::string key;
+  AppendBigEndian64(static_cast<uint64_t>(t) ^ kSign, &key);
+  return key;
 }
 
 int64_t TimeOf(const InlineKey& k) {
-  uint64_t be;
-  std::memcpy(&be, k.view().data(), 8);
-  return static_cast<int64_t>(ByteOrder64(be) ^ kSign);
+  return static_cast<int64_t>(BigEndian64At(k.view().data()) ^ kSign);
 }
 
 std::string_view RowOf(const InlineKey& k) {

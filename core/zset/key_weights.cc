@@ -232,6 +232,12 @@ std::optional<std::string_view> KeyWeights::LastPositive() const {
   return found;
 }
 
+bool KeyWeights::PacksAnother(size_t n) const {
+  if (rep_ == 0) return n + VarintBytes(n) + VarintBytes(UINT64_MAX) <= kSmallBytes;
+  if (tree()) return false;
+  return head()->count < kSmall && head()->used + VarintBytes(n) + n + VarintBytes(UINT64_MAX) <= kSmallBytes;
+}
+
 size_t KeyWeights::size() const {
   if (rep_ == 0) return 0;
   if (const Tree* t = tree()) return t->set.size();

@@ -9,8 +9,8 @@
 // key where a fixed-size entry took 32. Its capacity grows by a quarter, to what malloc gives.
 // Lookups scan it from the start, which stays cheap while it is short; where the last entry
 // starts is kept, so the largest key and a key above it (rising keys) need no scan. Past the
-// limits it moves into an absl::btree_set of (InlineKey, weight) entries for good (InlineKey:
-// core/zset/order_key.h, up to 23 bytes inline, longer ones on the heap).
+// limits it moves into an absl::btree_set of (InlineKey, weight) entries until it empties
+// (InlineKey: core/zset/order_key.h, up to 23 bytes inline, longer ones on the heap).
 // The set itself is one word (null, the buffer, or the tree): the buffer starts with its own
 // sizes, so that a set can sit in a group's record and a group's values are one miss away.
 //
@@ -75,8 +75,8 @@ class KeyWeights {
   // to 8 of them; a tree's root), without reading the set's memory.
   void Prefetch() const {
     if (rep_ == 0) return;
-    const char* p = reinterpret_cast<const char*>(rep_ & ~uintptr_t{15});
-    const int lines = (rep_ & 1) != 0 ? 1 : static_cast<int>((rep_ >> 1) & 7) + 1;
+    const char* p = reinterpret_cast<const char*>(head());  // (or the tree: the same bits)
+    const int lines = tree() ? 1 : static_cast<int>((rep_ >> 1) & 7) + 1;
     for (int i = 0; i < lines; ++i) fld::Prefetch(p + 64 * i);
   }
   // Heap bytes held: the buffer's capacity, or the tree's entries with its slack and long keys.
@@ -102,9 +102,9 @@ class KeyWeights {
   std::optional<std::string_view> LastPositive() const;
   // The last key whatever its weight (the set must not be empty).
   std::string_view LastKey() const;
-  // The bytes of a packed set's entries (SIZE_MAX once it is a B-tree): a key of n bytes is
-  // packed while PackedBytes() + n + 12 <= kSmallBytes and size() < kSmall.
-  size_t PackedBytes() const { return tree() ? SIZE_MAX : rep_ == 0 ? 0 : head()->used; }
+  // Whether a new key of n bytes, whatever its weight, would leave the set packed (not a
+  // B-tree).
+  bool PacksAnother(size_t n) const;
 
  private:
   struct Less {

@@ -42,15 +42,11 @@ int GetInt(unsigned char tag, const char* p, bool invert, int64_t* v) {
 }
 
 void PutBigEndian(uint64_t v, bool invert, std::string* out) {
-  if (invert) v = ~v;
-  char b[8];
-  for (int i = 7; i >= 0; --i, v >>= 8) b[i] = static_cast<char>(v & 0xff);
-  out->append(b, 8);
+  AppendBigEndian64(invert ? ~v : v, out);
 }
 
 uint64_t GetBigEndian(const char* p, bool invert) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = v << 8 | static_cast<unsigned char>(p[i]);
+  const uint64_t v = BigEndian64At(p);
   return invert ? ~v : v;
 }
 

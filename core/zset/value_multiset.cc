@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "core/common/byte_order.h"
+
 namespace fld {
 
 void LargeValueMultiset::Add(const Value& v, int64_t w) {
@@ -186,14 +188,7 @@ namespace {
 // The tag byte of a small set's key: one per kind, so that a key says its value's kind (NULL is
 // the empty key, first).
 constexpr char kIntTag = 1, kDoubleTag = 2, kStringTag = 3;
-void PutOrdered(uint64_t bits, std::string* key) {
-  for (int shift = 56; shift >= 0; shift -= 8) key->push_back(static_cast<char>(bits >> shift));
-}
-uint64_t GetOrdered(std::string_view key) {
-  uint64_t bits = 0;
-  for (size_t i = 1; i < 9; ++i) bits = bits << 8 | static_cast<uint8_t>(key[i]);
-  return bits;
-}
+constexpr uint64_t kSign = uint64_t{1} << 63;
 }  // namespace
 
 bool ValueMultiset::EncodeSmall(const Value& v, std::string_view held, std::string* key) {
@@ -202,12 +197,12 @@ bool ValueMultiset::EncodeSmall(const Value& v, std::string_view held, std::stri
   switch (v.kind) {
     case Value::Kind::kInt:
       key->push_back(kIntTag);
-      PutOrdered(static_cast<uint64_t>(v.i) ^ (uint64_t{1} << 63), key);
+      AppendBigEndian64(static_cast<uint64_t>(v.i) ^ kSign, key);
       break;
     case Value::Kind::kDouble:
       if (v.d == 0.0 && std::signbit(v.d)) return false;  // its spelling needs the large form
       key->push_back(kDoubleTag);
-      PutOrdered(OrderedDoubleBits(v.d), key);
+      AppendBigEndian64(OrderedDoubleBits(v.d), key);
       break;
     case Value::Kind::kString:
       key->push_back(kStringTag);
@@ -223,9 +218,9 @@ void ValueMultiset::DecodeSmall(std::string_view key, Value* v) {
   if (key.empty()) {
     *v = Value::Null();
   } else if (key[0] == kIntTag) {
-    *v = Value::Int(static_cast<int64_t>(GetOrdered(key) ^ (uint64_t{1} << 63)));
+    *v = Value::Int(static_cast<int64_t>(BigEndian64At(key.data() + 1) ^ kSign));
   } else if (key[0] == kDoubleTag) {
-    *v = Value::Double(DoubleOfOrderedBits(GetOrdered(key)));
+    *v = Value::Double(DoubleOfOrderedBits(BigEndian64At(key.data() + 1)));
   } else {
     if (v->kind != Value::Kind::kString) *v = Value::String(std::string());
     v->s.assign(key.data() + 1, key.size() - 1);
@@ -242,8 +237,7 @@ void ValueMultiset::Add(const Value& v, int64_t w) {
   thread_local std::string key;
   // The kind held: that of the last key (NULL's, the empty key, is first).
   const std::string_view held = small_.empty() ? std::string_view() : small_.LastKey();
-  if (EncodeSmall(v, held, &key) && small_.size() < kSmallValues &&
-      small_.PackedBytes() + key.size() + 12 <= KeyWeights::kSmallBytes) {
+  if (EncodeSmall(v, held, &key) && small_.size() < kSmallValues && small_.PacksAnother(key.size())) {
     small_.Add(key, w);
     return;
   }
