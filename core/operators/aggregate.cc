@@ -105,7 +105,7 @@ void AggregateOp::Layout() {
     stored_bytes_ += StoredFieldBytes(st);
     stored_.push_back(st);
   }
-  all_inline_ = std::none_of(stored_.begin(), stored_.end(), IsBoxed);
+  all_inline_ = std::none_of(stored_.begin(), stored_.end(), FoldsThroughAcc);
   has_extreme_keys_ = std::find(stored_.begin(), stored_.end(), Stored::kExtremeKey) != stored_.end();
   records_own_heap_ = std::any_of(stored_.begin(), stored_.end(), [](Stored st) {
     return st == Stored::kExtremeKey || st == Stored::kValues || st == Stored::kPairs;
@@ -446,7 +446,7 @@ void AggregateOp::ReplaceExtremes(Shard& sh, char* stored, const char* rec) {
 
 void AggregateOp::FreeRecordHeap() {
   if (!records_own_heap_) return;
-  for (Shard& sh : shards_) sh.groups.ForEachSlot([&](uint32_t slot) { FreeBoxes(sh, slot); });
+  for (Shard& sh : shards_) sh.groups.ForEachSlot([&](uint32_t slot) { FreeGroupHeap(sh, slot); });
 }
 
 void AggregateOp::AccIn(const Shard& sh, const char* rec, size_t a, AccView* view) const {
@@ -471,7 +471,7 @@ void AggregateOp::AccIn(const Shard& sh, const char* rec, size_t a, AccView* vie
   }
 }
 
-void AggregateOp::FreeBoxes(Shard& sh, uint32_t slot) {
+void AggregateOp::FreeGroupHeap(Shard& sh, uint32_t slot) {
   const char* rec = sh.groups.Value(slot).data();
   for (size_t a = 0; a < aggs_.size(); ++a) {
     if (stored_[a] == Stored::kExtremeKey) {
@@ -495,7 +495,7 @@ void AggregateOp::FreeBoxes(Shard& sh, uint32_t slot) {
 }
 
 void AggregateOp::EraseGroup(Shard& sh, uint32_t slot) {
-  FreeBoxes(sh, slot);
+  FreeGroupHeap(sh, slot);
   sh.stored.Erased(sh.groups.Key(slot));
   sh.groups.Erase(slot);
 }
@@ -533,7 +533,7 @@ void AggregateOp::BackState(StateSource* source, uint32_t node, bool all_stored)
 void AggregateOp::StateCommitted(bool evict) {
   for (Shard& sh : shards_) {
     if (!sh.stored.Committed() || !evict) continue;
-    const size_t n = sh.groups.EvictClean([&](uint32_t slot) { FreeBoxes(sh, slot); });
+    const size_t n = sh.groups.EvictClean([&](uint32_t slot) { FreeGroupHeap(sh, slot); });
     sh.stored.Evicted(n);
     sh.boxes.ReleaseIfUnused();
   }

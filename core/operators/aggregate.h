@@ -365,19 +365,20 @@ class AggregateOp : public Operator {
     kSumInt,       // isum: SUM/AVG of a NOT NULL integer column without FILTER (count = rows)
     kBox,          // index into the shard's boxes of the whole Acc
     // The kinds whose Acc holds nothing but a container (count, sums and wide stay 0): the
-    // container itself, in the record (the record owns its heap; FreeBoxes frees it).
+    // container itself, in the record (the record owns its heap; FreeGroupHeap frees it).
     kValues,  // MIN, MAX: a ValueMultiset's 16 bytes
     kPairs,   // ARG_MIN, ARG_MAX, ARRAY_AGG, MAP_AGG: a KeyWeights' 8 bytes
     // Over an input that only inserts (inserts_only_):
     kExtremeNum,  // MIN/MAX of integers or doubles: count, the extreme (its 8 bytes)
     // Any other MIN/MAX, ARG_MIN/ARG_MAX: count, then the order key of the extreme value or
     // (key, value) pair as an InlineKey's 24 bytes (the record owns a long key's heap bytes;
-    // FreeBoxes frees them). In a flat partial, the row of the batch holding the extreme instead.
+    // FreeGroupHeap frees them). In a flat partial, the row of the batch holding the extreme instead.
     kExtremeKey,
   };
   static bool IsExtreme(Stored st) { return st == Stored::kExtremeNum || st == Stored::kExtremeKey; }
-  // Not inline: a box, or a container whose heap the record owns.
-  static bool IsBoxed(Stored st) { return st == Stored::kBox || st == Stored::kValues || st == Stored::kPairs; }
+  // Folded through an Acc (a box, or a set the record holds), not field by field as the inline
+  // and extreme kinds are.
+  static bool FoldsThroughAcc(Stored st) { return st == Stored::kBox || st == Stored::kValues || st == Stored::kPairs; }
   // The record layout of the aggregates (stored_, offset_, ...), from aggs_ and inserts_only_.
   void Layout();
   // Whether candidate beats current as aggregate a's extreme (strictly: on a tie the first
@@ -486,8 +487,9 @@ class AggregateOp : public Operator {
   };
   void AccIn(const Shard& sh, const char* rec, size_t a, AccView* view) const;
   void EraseGroup(Shard& sh, uint32_t slot);
-  // Gives the group's boxed accumulators back to the shard (before it leaves memory).
-  void FreeBoxes(Shard& sh, uint32_t slot);
+  // Gives the group's boxed accumulators back to the shard and frees the sets and long extremes
+  // its record holds (before it leaves memory).
+  void FreeGroupHeap(Shard& sh, uint32_t slot);
 
   std::vector<PhysType> in_types_;
   ThreadPool* pool_ = nullptr;
