@@ -107,8 +107,8 @@ void KeyWeights::Add(std::string_view key, int64_t w) {
     if (t->set.empty()) Free();
     return;
   }
-  const uint32_t used = rep_ == 0 ? 0 : head()->used, count = rep_ == 0 ? 0 : head()->count,
-                 last = rep_ == 0 ? 0 : head()->last;
+  const Header h = rep_ == 0 ? Header{0, 0, 0, 0} : *head();
+  const uint32_t used = h.used, count = h.count, last = h.last;
   // The first entry whose key is not below `key` (at; used when none), and the one before it.
   // A key above the last one (rising keys: an ARG_MAX over a timestamp) is appended unscanned.
   uint32_t at = 0, prev = 0;
@@ -166,7 +166,7 @@ void KeyWeights::Add(std::string_view key, int64_t w) {
     return;
   }
   const size_t bytes = VarintBytes(key.size()) + key.size() + VarintBytes(Zigzag(w));
-  if (count == kSmall || used + bytes > kSmallBytes) {
+  if (!Packs(count, used, bytes)) {
     ToTree();
     Tree* t = tree();
     t->heap += InlineKeyHeapBytes(key.size());
@@ -233,9 +233,9 @@ std::optional<std::string_view> KeyWeights::LastPositive() const {
 }
 
 bool KeyWeights::PacksAnother(size_t n) const {
-  if (rep_ == 0) return n + VarintBytes(n) + VarintBytes(UINT64_MAX) <= kSmallBytes;
   if (tree()) return false;
-  return head()->count < kSmall && head()->used + VarintBytes(n) + n + VarintBytes(UINT64_MAX) <= kSmallBytes;
+  const size_t worst = VarintBytes(n) + n + VarintBytes(UINT64_MAX);  // the largest weight's varint
+  return rep_ == 0 ? Packs(0, 0, worst) : Packs(head()->count, head()->used, worst);
 }
 
 size_t KeyWeights::size() const {

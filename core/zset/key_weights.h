@@ -144,6 +144,9 @@ class KeyWeights {
   static uintptr_t BufferWord(Header* h);
   Tree* tree() const { return (rep_ & 1) != 0 ? reinterpret_cast<Tree*>(rep_ - 1) : nullptr; }
   Packed Decode(uint32_t at) const;
+  // Whether a buffer of `count` entries in `used` bytes stays packed with a new entry of `bytes`
+  // (Add's rule; past it the set becomes a B-tree).
+  static bool Packs(size_t count, size_t used, size_t bytes) { return count < kSmall && used + bytes <= kSmallBytes; }
   // Moves the buffer's entries into the tree.
   void ToTree();
   void Free();
