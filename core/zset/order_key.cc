@@ -41,6 +41,8 @@ int GetInt(unsigned char tag, const char* p, bool invert, int64_t* v) {
   return n;
 }
 
+static_assert(kIntZero - 8 == 0x01 && kIntZero + 8 == 0x11, "IsOrderKeyIntTag's range");
+
 void PutBigEndian(uint64_t v, bool invert, std::string* out) {
   AppendBigEndian64(invert ? ~v : v, out);
 }
@@ -101,6 +103,18 @@ void PutValue(const Value& v, char null_tag, bool desc, std::string* out) {
       return PutText(v.s, desc, out);
   }
 }
+
+}  // namespace
+
+void AppendOrderKeyInt(int64_t v, std::string* out) {
+  PutInt(v, false, out);
+}
+
+size_t ReadOrderKeyInt(const char* p, int64_t* v) {
+  return 1 + static_cast<size_t>(GetInt(static_cast<unsigned char>(p[0]), p + 1, false, v));
+}
+
+namespace {
 
 // Sets *v to a value of kind k (fields as Value's factories leave them), keeping its string's
 // buffer for reuse.

@@ -64,6 +64,17 @@ std::vector<Value> RowOfOrderKey(std::string_view key, std::span<const SortKey> 
 void RowOfOrderKeyInto(std::string_view key, std::span<const SortKey> keys, std::span<const PhysType> types,
                        std::vector<Value>* row);
 
+// One integer's order key part alone, ascending: its tag (0x01 to 0x11, sign and length) and its
+// significant bytes, 1 to 9 bytes in all, appended to *out; ReadOrderKeyInt reads one back from
+// p (starting at its tag) into *v and returns its bytes. For keys that hold integers and say
+// their kind themselves (a small ValueMultiset's).
+void AppendOrderKeyInt(int64_t v, std::string* out);
+size_t ReadOrderKeyInt(const char* p, int64_t* v);
+// Whether c is the tag of such an integer.
+inline bool IsOrderKeyIntTag(char c) {
+  return c >= 0x01 && c <= 0x11;
+}
+
 // A byte string for the keys of B-trees of order keys: up to 23 bytes inline (24 bytes in all,
 // a tree slot and its comparisons touching no other memory), longer ones on the heap.
 class InlineKey {

@@ -242,5 +242,27 @@ TEST_CASE("InlineKey holds short keys inline and long ones on the heap, through 
   }
 }
 
+TEST_CASE("an integer's order key part alone reads back and orders as the integers", "[order_key]") {
+  std::vector<int64_t> ints = {INT64_MIN, INT64_MAX, 0};
+  for (int shift = 0; shift < 63; ++shift)
+    for (int64_t d : {-1, 0, 1}) {
+      ints.push_back((int64_t{1} << shift) + d);
+      ints.push_back(-((int64_t{1} << shift) + d));
+    }
+  std::vector<std::string> keys;
+  for (int64_t v : ints) {
+    std::string k;
+    AppendOrderKeyInt(v, &k);
+    REQUIRE(IsOrderKeyIntTag(k[0]));
+    REQUIRE(k.size() <= 9);
+    int64_t back = 0;
+    REQUIRE(ReadOrderKeyInt(k.data(), &back) == k.size());
+    REQUIRE(back == v);
+    keys.push_back(k);
+  }
+  for (size_t i = 0; i < ints.size(); ++i)
+    for (size_t j = 0; j < ints.size(); ++j) REQUIRE((keys[i] < keys[j]) == (ints[i] < ints[j]));
+}
+
 }  // namespace
 }  // namespace fld

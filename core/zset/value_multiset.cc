@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "core/common/byte_order.h"
+#include "core/zset/order_key.h"
 
 namespace fld {
 
@@ -185,10 +187,17 @@ void LargeValueMultiset::ToMixed() {
 }
 
 namespace {
-// The tag byte of a small set's key: one per kind, so that a key says its value's kind (NULL is
-// the empty key, first).
-constexpr char kIntTag = 1, kDoubleTag = 2, kStringTag = 3;
-constexpr uint64_t kSign = uint64_t{1} << 63;
+// A small set's key starts with a tag byte that says its value's kind (NULL is the empty key,
+// first): an integer is its order key part (AppendOrderKeyInt: the tag 0x01 to 0x11 holds its
+// sign and length, then its significant bytes, 1 to 9 bytes in all); a double the tag 0x20 and
+// the 8 big-endian bytes of its ordered bits without their trailing zero bytes (an integral
+// double such as 1736.0 keeps 3; dropping them keeps the order, since all had 8: a key that is
+// a prefix of another was the smaller); a string the tag 0x30 and its bytes.
+constexpr char kDoubleTag = 0x20, kStringTag = 0x30;
+// The kind a (non-empty) key's tag says: integers share one.
+char KindOfTag(char tag) {
+  return IsOrderKeyIntTag(tag) ? 0x01 : tag;
+}
 }  // namespace
 
 bool ValueMultiset::EncodeSmall(const Value& v, std::string_view held, std::string* key) {
@@ -196,14 +205,15 @@ bool ValueMultiset::EncodeSmall(const Value& v, std::string_view held, std::stri
   if (v.IsNull()) return true;
   switch (v.kind) {
     case Value::Kind::kInt:
-      key->push_back(kIntTag);
-      AppendBigEndian64(static_cast<uint64_t>(v.i) ^ kSign, key);
+      AppendOrderKeyInt(v.i, key);
       break;
-    case Value::Kind::kDouble:
+    case Value::Kind::kDouble: {
       if (v.d == 0.0 && std::signbit(v.d)) return false;  // its spelling needs the large form
       key->push_back(kDoubleTag);
       AppendBigEndian64(OrderedDoubleBits(v.d), key);
+      while (key->back() == 0) key->pop_back();  // (the tag is not 0)
       break;
+    }
     case Value::Kind::kString:
       key->push_back(kStringTag);
       key->append(v.s);
@@ -211,16 +221,20 @@ bool ValueMultiset::EncodeSmall(const Value& v, std::string_view held, std::stri
     default:
       return false;
   }
-  return held.empty() || held[0] == (*key)[0];
+  return held.empty() || KindOfTag(held[0]) == KindOfTag((*key)[0]);
 }
 
 void ValueMultiset::DecodeSmall(std::string_view key, Value* v) {
   if (key.empty()) {
     *v = Value::Null();
-  } else if (key[0] == kIntTag) {
-    *v = Value::Int(static_cast<int64_t>(BigEndian64At(key.data() + 1) ^ kSign));
+  } else if (IsOrderKeyIntTag(key[0])) {
+    int64_t i;
+    ReadOrderKeyInt(key.data(), &i);
+    *v = Value::Int(i);
   } else if (key[0] == kDoubleTag) {
-    *v = Value::Double(DoubleOfOrderedBits(BigEndian64At(key.data() + 1)));
+    char bits[8] = {};
+    std::memcpy(bits, key.data() + 1, key.size() - 1);
+    *v = Value::Double(DoubleOfOrderedBits(BigEndian64At(bits)));
   } else {
     if (v->kind != Value::Kind::kString) *v = Value::String(std::string());
     v->s.assign(key.data() + 1, key.size() - 1);

@@ -5,6 +5,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
@@ -292,37 +293,93 @@ TEST_CASE("ValueMultiset holds integers in about 20 bytes each", "[value_multise
   }
 }
 
-TEST_CASE("ValueMultiset keeps a small set in one buffer of about 11 bytes a value", "[value_multiset]") {
+TEST_CASE("ValueMultiset keeps a small set in one buffer of 6 to 11 bytes a value", "[value_multiset]") {
   static_assert(sizeof(ValueMultiset) == 16, "two words in every group's MIN/MAX accumulator");
   std::mt19937_64 rng(5);
-  for (const int kind : {0, 1, 2}) {
+  // Per kind, the bytes of one entry: a length byte, the key (a tag byte and the value's
+  // significant bytes) and a weight byte.
+  struct Kind {
+    const char* name;
+    size_t min_entry, max_entry;
+  };
+  const Kind kinds[] = {
+      {"integers below 2^23 in magnitude: 3 bytes", 6, 6},
+      {"doubles with a full mantissa: 8 bytes", 11, 11},
+      {"strings of 7 bytes", 10, 10},
+      {"integral doubles below 2^12 in magnitude: at most 3 bytes", 4, 6},
+  };
+  for (int kind = 0; kind < 4; ++kind) {
+    INFO(kinds[kind].name);
     ValueMultiset s;
     Model model;
-    // 10 values of one kind and a NULL: tag byte, 8 ordered bytes (strings: their 7), a length
-    // byte and a weight byte each, in one buffer with its 8-byte header grown by a quarter.
     for (int i = 0; i < 10; ++i) {
       const int64_t x = static_cast<int64_t>(rng() % 2000000) - 1000000;
-      const Value v = kind == 0   ? Value::Int(x)
-                      : kind == 1 ? Value::Double(static_cast<double>(x) / 3.0)
-                                  : Value::String(std::to_string(1000000 + x));
+      const Value v = kind == 0   ? Value::Int(x <= -65536 || x >= 65536 ? x : x + 2000000)
+                      : kind == 1 ? Value::Double(static_cast<double>(x) / 3.0 + 0.1)
+                      : kind == 2 ? Value::String(std::to_string(1000000 + x))
+                                  : Value::Double(static_cast<double>(x % 2000) * 2.0);
       s.Add(v, 1);
       ModelAdd(&model, v, 1);
     }
     s.Add(Value::Null(), 2);
     ModelAdd(&model, Value::Null(), 2);
     CheckSame(s, model);
-    REQUIRE(s.HeapBytes() >= 8 + 10 * 10);
-    REQUIRE(s.HeapBytes() <= 8 + (10 * 11 + 2) * 5 / 4 + 16);
+    // The 10 values (distinct, but for a rare repeat), NULL's entry (2 bytes) and the 8-byte
+    // header, in a buffer grown by a quarter to what malloc gives (in steps of 16 bytes).
+    const size_t distinct = model.size() - 1;
+    REQUIRE(s.HeapBytes() >= 8 + distinct * kinds[kind].min_entry + 2);
+    REQUIRE(s.HeapBytes() <= 8 + (10 * kinds[kind].max_entry + 2) * 5 / 4 + 24);
     // Past kSmallValues the set moves to the large form, and stays right.
     for (size_t i = 0; i < ValueMultiset::kSmallValues; ++i) {
       const Value v = kind == 0   ? Value::Int(static_cast<int64_t>(i))
-                      : kind == 1 ? Value::Double(0.5 + i)
-                                  : Value::String(std::string(i + 1, 'x'));
+                      : kind == 2 ? Value::String(std::string(i + 1, 'x'))
+                                  : Value::Double(0.5 + static_cast<double>(i));
       s.Add(v, -1);
       ModelAdd(&model, v, -1);
     }
     CheckSame(s, model);
     REQUIRE(s.HeapBytes() >= sizeof(LargeValueMultiset));
+  }
+}
+
+TEST_CASE("ValueMultiset's small keys order integers and doubles of every length as Value does", "[value_multiset]") {
+  // Integers of each length either side of zero and at the limits; doubles whose ordered bits
+  // end in zero bytes or not (integral, halves, thirds, the infinities, the smallest), each a
+  // prefix of another's. Added in a random order, a few at a time so that sets stay small, and
+  // read back in Value order.
+  std::vector<Value> ints, doubles;
+  for (int shift = 0; shift < 63; shift += 7)
+    for (int64_t d : {-1, 0, 1}) {
+      const int64_t p = (int64_t{1} << shift) + d;
+      ints.push_back(Value::Int(p));
+      ints.push_back(Value::Int(-p));
+    }
+  ints.push_back(Value::Int(INT64_MIN));
+  ints.push_back(Value::Int(INT64_MAX));
+  for (double d : {0.0, 1.0, 2.0, 1736.0, 1736.5, 1.0 / 3, 0.5, 0.25, 1e300, 5e-324, 65536.0, 65537.0})
+    for (double sign : {1.0, -1.0}) doubles.push_back(Value::Double(sign * d));
+  doubles.push_back(Value::Double(INFINITY));
+  doubles.push_back(Value::Double(-INFINITY));
+  doubles.push_back(Value::Double(NAN));  // (after +infinity, as Value orders it)
+  std::mt19937 rng(11);
+  for (const std::vector<Value>* values : {&ints, &doubles}) {
+    for (int round = 0; round < 50; ++round) {
+      std::vector<Value> some = *values;
+      std::shuffle(some.begin(), some.end(), rng);
+      some.resize(ValueMultiset::kSmallValues / 2);
+      ValueMultiset s;
+      Model model;
+      for (const Value& v : some) {
+        if (v.kind == Value::Kind::kDouble && v.d == 0.0 && std::signbit(v.d)) continue;  // (large form)
+        const int64_t w = 1 + static_cast<int64_t>(rng() % 3);
+        s.Add(v, w);
+        ModelAdd(&model, v, w);
+      }
+      const ValueMultiset::Words w = s.Release();
+      REQUIRE(w.large == nullptr);  // still the small form
+      s = ValueMultiset::Adopt(w);
+      CheckSame(s, model);
+    }
   }
 }
 
