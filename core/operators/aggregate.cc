@@ -1307,7 +1307,7 @@ void AggregateOp::FoldRows(size_t a, const Batch& in, std::span<const uint32_t> 
   const bool keep_nulls = spec.kind == AggKind::kArrayAgg;  // ARRAY_AGG lists NULLs too
   for (uint32_t i : rows) {
     if (FilteredOut(f, i) || (col.IsNull(i) && !keep_nulls)) continue;
-    into->values.Add(col.Get(i), w[i]);
+    into->values.Add(col, i, w[i]);
   }
 }
 

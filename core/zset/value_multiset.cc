@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/common/byte_order.h"
+#include "core/zset/batch.h"
 #include "core/zset/order_key.h"
 
 namespace fld {
@@ -201,22 +202,30 @@ char KindOfTag(char tag) {
 }  // namespace
 
 bool ValueMultiset::EncodeSmall(const Value& v, std::string_view held, std::string* key) {
+  if (v.IsNull()) {
+    key->clear();
+    return true;
+  }
+  return EncodeSmall(v.kind, v.i, v.d, v.s, held, key);
+}
+
+bool ValueMultiset::EncodeSmall(Value::Kind kind, int64_t i, double d, std::string_view s, std::string_view held,
+                                std::string* key) {
   key->clear();
-  if (v.IsNull()) return true;
-  switch (v.kind) {
+  switch (kind) {
     case Value::Kind::kInt:
-      AppendOrderKeyInt(v.i, key);
+      AppendOrderKeyInt(i, key);
       break;
     case Value::Kind::kDouble: {
-      if (v.d == 0.0 && std::signbit(v.d)) return false;  // its spelling needs the large form
+      if (d == 0.0 && std::signbit(d)) return false;  // its spelling needs the large form
       key->push_back(kDoubleTag);
-      AppendBigEndian64(OrderedDoubleBits(v.d), key);
+      AppendBigEndian64(OrderedDoubleBits(d), key);
       while (key->back() == 0) key->pop_back();  // (the tag is not 0)
       break;
     }
     case Value::Kind::kString:
       key->push_back(kStringTag);
-      key->append(v.s);
+      key->append(s);
       break;
     default:
       return false;
@@ -241,6 +250,12 @@ void ValueMultiset::DecodeSmall(std::string_view key, Value* v) {
   }
 }
 
+bool ValueMultiset::AddSmall(std::string_view key, int64_t w) {
+  if (small_.size() >= kSmallValues || !small_.PacksAnother(key.size())) return false;
+  small_.Add(key, w);
+  return true;
+}
+
 void ValueMultiset::Add(const Value& v, int64_t w) {
   if (w == 0) return;
   if (large_) {
@@ -251,12 +266,31 @@ void ValueMultiset::Add(const Value& v, int64_t w) {
   thread_local std::string key;
   // The kind held: that of the last key (NULL's, the empty key, is first).
   const std::string_view held = small_.empty() ? std::string_view() : small_.LastKey();
-  if (EncodeSmall(v, held, &key) && small_.size() < kSmallValues && small_.PacksAnother(key.size())) {
-    small_.Add(key, w);
-    return;
-  }
+  if (EncodeSmall(v, held, &key) && AddSmall(key, w)) return;
   ToLarge();
   large_.get()->Add(v, w);
+}
+
+void ValueMultiset::Add(const Column& c, size_t r, int64_t w) {
+  if (w == 0) return;
+  if (!large_ && !c.IsNull(r)) {
+    thread_local std::string key;
+    const std::string_view held = small_.empty() ? std::string_view() : small_.LastKey();
+    bool encoded = false;
+    switch (c.phys) {
+      case PhysType::kI64:
+        encoded = EncodeSmall(Value::Kind::kInt, c.i64[r], 0, {}, held, &key);
+        break;
+      case PhysType::kF64:
+        encoded = EncodeSmall(Value::Kind::kDouble, 0, c.f64[r], {}, held, &key);
+        break;
+      case PhysType::kStr:
+        encoded = EncodeSmall(Value::Kind::kString, 0, 0, c.str[r], held, &key);
+        break;
+    }
+    if (encoded && AddSmall(key, w)) return;
+  }
+  Add(c.Get(r), w);  // NULL, a large set, or one that stops being small
 }
 
 void ValueMultiset::ToLarge() {

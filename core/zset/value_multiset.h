@@ -52,6 +52,8 @@
 
 namespace fld {
 
+struct Column;
+
 // The capacity after `cap` of the pending integers of one group's values: 2, 4, then by 2 up
 // to 16, then by half. Most groups hold a handful of values, where doubling (or growing by half)
 // would leave several slots unused in every group (10 values in 12 or 16); a step of 2 leaves at
@@ -205,6 +207,9 @@ class ValueMultiset {
 
   // Adds w to v's weight (w may be negative); a value whose weight reaches 0 is removed.
   void Add(const Value& v, int64_t w);
+  // The same for the value of row r of column c (a batch's), without making a Value of it
+  // while the set is small.
+  void Add(const Column& c, size_t r, int64_t w);
   // Adds every value of `o` with its weight.
   void AddAll(const ValueMultiset& o);
   size_t size() const { return large_ ? large_.get()->size() : small_.size(); }
@@ -239,7 +244,13 @@ class ValueMultiset {
   // A small set's key of value v, into *key; false when v cannot be held by a small set beside
   // a value of encoding `held` (an encoded key of the set, or empty): another kind, or -0.0.
   static bool EncodeSmall(const Value& v, std::string_view held, std::string* key);
+  // The same for a non-NULL value given as its kind and its field of that kind.
+  static bool EncodeSmall(Value::Kind kind, int64_t i, double d, std::string_view s, std::string_view held,
+                          std::string* key);
   static void DecodeSmall(std::string_view key, Value* v);
+  // Adds w to the weight of the small set's key when the set stays small with it; else false,
+  // and the set is unchanged.
+  bool AddSmall(std::string_view key, int64_t w);
   // Moves the values into large_ (for good).
   void ToLarge();
 

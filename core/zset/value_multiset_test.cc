@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "core/zset/batch.h"
+
 namespace fld {
 namespace {
 
@@ -379,6 +381,44 @@ TEST_CASE("ValueMultiset's small keys order integers and doubles of every length
       REQUIRE(w.large == nullptr);  // still the small form
       s = ValueMultiset::Adopt(w);
       CheckSame(s, model);
+    }
+  }
+}
+
+TEST_CASE("ValueMultiset takes a batch column's cells as it takes their Values", "[value_multiset]") {
+  // Columns of each physical type with NULLs and enough values to pass kSmallValues, added cell
+  // by cell with random weights to one set and as Values to another, checked against the model
+  // all along (the small form, the move to the large one, and on in the large form).
+  std::mt19937 rng(17);
+  for (const PhysType phys : {PhysType::kI64, PhysType::kF64, PhysType::kStr}) {
+    Column col(phys);
+    for (int i = 0; i < 200; ++i) {
+      const int64_t x = static_cast<int64_t>(rng() % 60) - 30;
+      if (rng() % 10 == 0) {
+        col.Append(Value::Null());
+      } else {
+        col.Append(phys == PhysType::kI64 ? Value::Int(x * 1000003)
+                   : phys == PhysType::kF64
+                       ? Value::Double(static_cast<double>(x) / 4)
+                       : Value::String(std::string(1 + x % 5 + 5, static_cast<char>('a' + x % 7))));
+      }
+    }
+    ValueMultiset by_cell, by_value;
+    Model model;
+    for (size_t r = 0; r < col.size(); ++r) {
+      const int64_t w = static_cast<int64_t>(rng() % 5) - 2;
+      by_cell.Add(col, r, w);
+      by_value.Add(col.Get(r), w);
+      if (w != 0) ModelAdd(&model, col.Get(r), w);
+      if (r % 7 == 0 || r + 1 == col.size()) {
+        CheckSame(by_cell, model);
+        CheckSame(by_value, model);
+        // The same form (a buffer's capacity may differ: it is what malloc gave).
+        const ValueMultiset::Words a = by_cell.Release(), b = by_value.Release();
+        REQUIRE((a.large == nullptr) == (b.large == nullptr));
+        by_cell = ValueMultiset::Adopt(a);
+        by_value = ValueMultiset::Adopt(b);
+      }
     }
   }
 }
