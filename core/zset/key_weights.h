@@ -42,11 +42,13 @@ class KeyWeights {
   static constexpr size_t kSmall = 64, kSmallBytes = 2048;
 
   KeyWeights() = default;
-  ~KeyWeights() { Free(); }
+  ~KeyWeights() {
+    if (rep_ != 0) Free();  // (most sets a step destroys were moved from: nothing to free)
+  }
   KeyWeights(KeyWeights&& o) noexcept : rep_(std::exchange(o.rep_, 0)) {}
   KeyWeights& operator=(KeyWeights&& o) noexcept {
     if (this != &o) {
-      Free();
+      if (rep_ != 0) Free();
       rep_ = std::exchange(o.rep_, 0);
     }
     return *this;
