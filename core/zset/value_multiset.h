@@ -6,11 +6,11 @@
 // small one (up to kSmallValues values of one kind besides NULL) is a KeyWeights
 // (core/zset/key_weights.h), one packed buffer whose entries are the values' encodings, in
 // Value order: NULL as the empty key, then a tag byte saying the kind and the value's ordered
-// bytes with the zero bytes that order needs no part in left out: an integer in 1 to 9 bytes
-// (its order key part: AppendOrderKeyInt), a double in 1 to 9 (no trailing zero bytes: 4 for
-// an integral one below 2^16), a string as its bytes after the tag (up to about 11 bytes a
-// value with its length and weight). Reading
-// the extremes is one miss to the buffer. A larger set, or one given a value of a second kind
+// bytes less the zero bytes order does not need: an integer in 1 to 9 bytes with its tag (its
+// order key part: AppendOrderKeyInt), a double in 1 to 9 (its ordered bits less their trailing
+// zero bytes: an integral one below 2^12 in magnitude keeps 3 after the tag), a string as its
+// bytes after the tag; each entry adds a length and a weight byte. Reading the extremes is one
+// miss to the buffer. A larger set, or one given a value of a second kind
 // or a negative zero (its spelling is kept, see below), moves into a LargeValueMultiset until
 // it empties:
 //   - integers (every INTEGER, BIGINT, narrow DECIMAL, DATE, TIMESTAMP, BOOLEAN value:
