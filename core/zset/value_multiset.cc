@@ -201,36 +201,33 @@ char KindOfTag(char tag) {
 }
 }  // namespace
 
-bool ValueMultiset::EncodeSmall(const Value& v, std::string_view held, std::string* key) {
+bool ValueMultiset::EncodeSmall(const Value& v, std::string* key) {
   if (v.IsNull()) {
     key->clear();
     return true;
   }
-  return EncodeSmall(v.kind, v.i, v.d, v.s, held, key);
+  return EncodeSmall(v.kind, v.i, v.d, v.s, key);
 }
 
-bool ValueMultiset::EncodeSmall(Value::Kind kind, int64_t i, double d, std::string_view s, std::string_view held,
-                                std::string* key) {
+bool ValueMultiset::EncodeSmall(Value::Kind kind, int64_t i, double d, std::string_view s, std::string* key) {
   key->clear();
   switch (kind) {
     case Value::Kind::kInt:
       AppendOrderKeyInt(i, key);
-      break;
-    case Value::Kind::kDouble: {
+      return true;
+    case Value::Kind::kDouble:
       if (d == 0.0 && std::signbit(d)) return false;  // its spelling needs the large form
       key->push_back(kDoubleTag);
       AppendBigEndian64(OrderedDoubleBits(d), key);
       while (key->back() == 0) key->pop_back();  // (the tag is not 0)
-      break;
-    }
+      return true;
     case Value::Kind::kString:
       key->push_back(kStringTag);
       key->append(s);
-      break;
+      return true;
     default:
       return false;
   }
-  return held.empty() || KindOfTag(held[0]) == KindOfTag((*key)[0]);
 }
 
 void ValueMultiset::DecodeSmall(std::string_view key, Value* v) {
@@ -251,6 +248,11 @@ void ValueMultiset::DecodeSmall(std::string_view key, Value* v) {
 }
 
 bool ValueMultiset::AddSmall(std::string_view key, int64_t w) {
+  if (!key.empty() && !small_.empty()) {
+    // The kind held: that of the last key (NULL's, the empty key, is first).
+    const std::string_view last = small_.LastKey();
+    if (!last.empty() && KindOfTag(last[0]) != KindOfTag(key[0])) return false;
+  }
   if (small_.size() >= kSmallValues || !small_.PacksAnother(key.size())) return false;
   small_.Add(key, w);
   return true;
@@ -264,9 +266,7 @@ void ValueMultiset::Add(const Value& v, int64_t w) {
     return;
   }
   thread_local std::string key;
-  // The kind held: that of the last key (NULL's, the empty key, is first).
-  const std::string_view held = small_.empty() ? std::string_view() : small_.LastKey();
-  if (EncodeSmall(v, held, &key) && AddSmall(key, w)) return;
+  if (EncodeSmall(v, &key) && AddSmall(key, w)) return;
   ToLarge();
   large_.get()->Add(v, w);
 }
@@ -275,19 +275,9 @@ void ValueMultiset::Add(const Column& c, size_t r, int64_t w) {
   if (w == 0) return;
   if (!large_ && !c.IsNull(r)) {
     thread_local std::string key;
-    const std::string_view held = small_.empty() ? std::string_view() : small_.LastKey();
-    bool encoded = false;
-    switch (c.phys) {
-      case PhysType::kI64:
-        encoded = EncodeSmall(Value::Kind::kInt, c.i64[r], 0, {}, held, &key);
-        break;
-      case PhysType::kF64:
-        encoded = EncodeSmall(Value::Kind::kDouble, 0, c.f64[r], {}, held, &key);
-        break;
-      case PhysType::kStr:
-        encoded = EncodeSmall(Value::Kind::kString, 0, 0, c.str[r], held, &key);
-        break;
-    }
+    const bool encoded = c.phys == PhysType::kI64   ? EncodeSmall(Value::Kind::kInt, c.i64[r], 0, {}, &key)
+                         : c.phys == PhysType::kF64 ? EncodeSmall(Value::Kind::kDouble, 0, c.f64[r], {}, &key)
+                                                    : EncodeSmall(Value::Kind::kString, 0, 0, c.str[r], &key);
     if (encoded && AddSmall(key, w)) return;
   }
   Add(c.Get(r), w);  // NULL, a large set, or one that stops being small

@@ -241,15 +241,14 @@ class ValueMultiset {
   }
 
  private:
-  // A small set's key of value v, into *key; false when v cannot be held by a small set beside
-  // a value of encoding `held` (an encoded key of the set, or empty): another kind, or -0.0.
-  static bool EncodeSmall(const Value& v, std::string_view held, std::string* key);
+  // A small set's key of value v, into *key; false when no small set can hold v (-0.0, whose
+  // spelling the large form keeps).
+  static bool EncodeSmall(const Value& v, std::string* key);
   // The same for a non-NULL value given as its kind and its field of that kind.
-  static bool EncodeSmall(Value::Kind kind, int64_t i, double d, std::string_view s, std::string_view held,
-                          std::string* key);
+  static bool EncodeSmall(Value::Kind kind, int64_t i, double d, std::string_view s, std::string* key);
   static void DecodeSmall(std::string_view key, Value* v);
-  // Adds w to the weight of the small set's key when the set stays small with it; else false,
-  // and the set is unchanged.
+  // Adds w to the weight of the small set's key when the set stays small with it (of the kind
+  // it holds, within its limits); else false, and the set is unchanged.
   bool AddSmall(std::string_view key, int64_t w);
   // Moves the values into large_ (for good).
   void ToLarge();
