@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 
@@ -672,9 +673,59 @@ ColumnPtr CastColumn(const Column& in, const SqlType& from, const SqlType& to, s
   if (fp == PhysType::kI64 && tp == PhysType::kI64 && from.IsInteger() && to.id == TypeId::kBigInt) {
     return std::make_shared<Column>(in);
   }
+  // Fast paths with per-row checks: a row they do not take the common way (out of range, text
+  // that is not plain digits) goes through CastValue, which gives its result or its error.
+  auto one = [&](size_t i) { return CastValue(in.Get(i), from, to); };
+  if (fp == PhysType::kI64 && tp == PhysType::kStr && from.IsInteger() && to.IsString() && to.length < 0) {
+    // Integers to strings without a length: their decimal digits (FormatValue's).
+    ColPtr out = NewColumn(tp, n);
+    out->nulls = in.nulls;
+    char buf[24];
+    for (size_t i = 0; i < n; ++i)
+      if (!in.IsNull(i)) out->str[i].assign(buf, std::to_chars(buf, buf + sizeof buf, in.i64[i]).ptr);
+    return out;
+  }
+  if (tp == PhysType::kI64 && to.IsInteger() &&
+      ((fp == PhysType::kF64 && from.IsFloat()) || (fp == PhysType::kStr && from.IsString()))) {
+    // Doubles (truncated) and texts of plain digits to integers in the target's range.
+    const int64_t lo = to.id == TypeId::kTinyInt    ? -128
+                       : to.id == TypeId::kSmallInt ? -32768
+                       : to.id == TypeId::kInteger  ? INT32_MIN
+                                                    : INT64_MIN;
+    const int64_t hi = to.id == TypeId::kTinyInt    ? 127
+                       : to.id == TypeId::kSmallInt ? 32767
+                       : to.id == TypeId::kInteger  ? INT32_MAX
+                                                    : INT64_MAX;
+    ColPtr out = NewColumn(tp, n);
+    out->nulls = in.nulls;
+    for (size_t i = 0; i < n; ++i) {
+      if (in.IsNull(i)) continue;
+      int64_t x = 0;
+      bool plain;
+      if (fp == PhysType::kF64) {
+        const double d = in.f64[i];
+        plain = d > -9.2233720368547758e18 && d < 9.2233720368547758e18;  // (false for NaN)
+        if (plain) x = static_cast<int64_t>(std::trunc(d));
+      } else {
+        const std::string& t = in.str[i];
+        const auto r = std::from_chars(t.data(), t.data() + t.size(), x);
+        plain = r.ec == std::errc() && r.ptr == t.data() + t.size() && !t.empty();
+      }
+      if (plain && x >= lo && x <= hi) {
+        out->i64[i] = x;
+        continue;
+      }
+      const Value v = one(i);
+      if (v.IsNull())
+        out->SetNull(i);
+      else
+        out->i64[i] = v.i;
+    }
+    return out;
+  }
   auto out = std::make_shared<Column>(tp);
   out->Reserve(n);
-  for (size_t i = 0; i < n; ++i) out->Append(CastValue(in.Get(i), from, to));
+  for (size_t i = 0; i < n; ++i) out->Append(one(i));
   out->CompactNulls();
   return out;
 }
