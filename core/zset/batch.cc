@@ -775,8 +775,11 @@ namespace {
 template <typename At>
 Batch GatherFrom(std::span<const Batch> parts, size_t n, std::span<const PhysType> types, At at,
                  ThreadPool* pool = nullptr) {
-  constexpr size_t kRange = size_t{1} << 16;
-  const bool parallel = pool != nullptr && pool->workers() > 1 && n > kRange;
+  // Ranges of at least kMinRange rows, about four per worker (a fork-join costs microseconds;
+  // copying a range of a few columns, tens of them).
+  constexpr size_t kMinRange = 4096;
+  const bool parallel = pool != nullptr && pool->workers() > 1 && n >= 2 * kMinRange;
+  const size_t range = parallel ? std::max(kMinRange, (n + 4 * pool->workers() - 1) / (4 * pool->workers())) : n;
   std::vector<std::shared_ptr<Column>> cols;
   std::vector<bool> nulls(types.size(), false);
   for (size_t c = 0; c < types.size(); ++c) {
@@ -825,7 +828,7 @@ Batch GatherFrom(std::span<const Batch> parts, size_t n, std::span<const PhysTyp
     for (size_t k = lo; k < hi; ++k) out.weights[k] = parts[at(k).part].weights[at(k).row];
   };
   if (parallel)
-    pool->ParallelFor((n + kRange - 1) / kRange, [&](size_t i) { copy(i * kRange, std::min(n, (i + 1) * kRange)); });
+    pool->ParallelFor((n + range - 1) / range, [&](size_t i) { copy(i * range, std::min(n, (i + 1) * range)); });
   else
     copy(0, n);
   for (auto& col : cols) {

@@ -498,6 +498,38 @@ TEST_CASE("Concat and Gather keep values and NULLs", "[zset]") {
   }
 }
 
+TEST_CASE("GatherRows with a pool copies the rows the serial gather copies, at every range bound", "[zset]") {
+  std::mt19937_64 rng(5);
+  ThreadPool pool(2), pool3(3);
+  for (size_t n : {size_t{0}, size_t{1}, size_t{8191}, size_t{8192}, size_t{8193}, size_t{20000}, size_t{70001}}) {
+    auto types = RandomTypes(rng);
+    std::vector<Batch> parts;
+    for (int p = 0; p < 3; ++p)
+      parts.push_back(RandomBatch(rng, types, 3000 + static_cast<size_t>(p) * 500, p ? 0.2 : 0));
+    std::vector<RowRef> order(n);
+    for (auto& ref : order) {
+      ref.part = static_cast<uint32_t>(rng() % parts.size());
+      ref.row = static_cast<uint32_t>(rng() % parts[ref.part].size());
+    }
+    const Batch serial = GatherRows(parts, order, types);
+    REQUIRE(serial.size() == n);
+    for (size_t k = 0; k < n; k += 97) {
+      REQUIRE(serial.weights[k] == parts[order[k].part].weights[order[k].row]);
+      for (size_t c = 0; c < types.size(); ++c)
+        REQUIRE(Identical(serial.Get(c, k), parts[order[k].part].Get(c, order[k].row)));
+    }
+    for (ThreadPool* p : {&pool, &pool3}) {
+      const Batch par = GatherRows(parts, order, types, p);
+      REQUIRE(WellFormed(par));
+      REQUIRE(par.weights == serial.weights);
+      for (size_t c = 0; c < types.size(); ++c) {
+        REQUIRE(par.cols[c]->HasNulls() == serial.cols[c]->HasNulls());
+        for (size_t k = 0; k < n; ++k) REQUIRE(Identical(par.Get(c, k), serial.Get(c, k)));
+      }
+    }
+  }
+}
+
 TEST_CASE("Gather drops the null vector when no selected row is NULL", "[zset]") {
   BatchBuilder b(std::vector<PhysType>{PhysType::kStr});
   b.AppendRow(std::vector<Value>{Value::Null()}, 1);
