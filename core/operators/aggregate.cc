@@ -105,6 +105,19 @@ void AggregateOp::Layout() {
     stored_bytes_ += StoredFieldBytes(st);
     stored_.push_back(st);
   }
+  extreme_form_.assign(aggs_.size(), ExtremeForm::kOrderKey);
+  for (size_t a = 0; a < aggs_.size(); ++a) {
+    if (stored_[a] != Stored::kExtremeKey) continue;
+    const AggSpec& spec = aggs_[a];
+    auto number = [&](int col, const SqlType& t) {
+      return !t.nullable && (in_types_[static_cast<size_t>(col)] == PhysType::kI64 ||
+                             in_types_[static_cast<size_t>(col)] == PhysType::kF64);
+    };
+    if (!IsArg(spec))
+      extreme_form_[a] = ExtremeForm::kText;  // (kExtremeKey MIN/MAX: a string argument)
+    else if (number(spec.arg, spec.arg_type) && number(spec.key, spec.key_type))
+      extreme_form_[a] = ExtremeForm::kNumPair;
+  }
   all_inline_ = std::none_of(stored_.begin(), stored_.end(), FoldsThroughAcc);
   has_extreme_keys_ = std::find(stored_.begin(), stored_.end(), Stored::kExtremeKey) != stored_.end();
   records_own_heap_ = std::any_of(stored_.begin(), stored_.end(), [](Stored st) {
@@ -246,7 +259,11 @@ void AggregateOp::ExtremeAcc(const char* rec, size_t a, Acc* acc) const {
   acc->count = LoadI64(p);
   if (acc->count == 0) return;
   if (IsArg(aggs_[a])) {
-    AddPair(acc, InlineKey::ViewAt(p + 8), 1);
+    const std::string_view form = InlineKey::ViewAt(p + 8);
+    if (extreme_form_[a] == ExtremeForm::kNumPair)
+      AddPair(acc, PairKeyOfForm(a, form), 1);
+    else
+      AddPair(acc, form, 1);
   } else {
     acc->values.Add(ExtremeResult(rec, a), 1);
   }
@@ -308,6 +325,7 @@ void AggregateOp::StoreGroup(Shard& sh, int64_t rows, Acc* const* accs, const ch
           acc.pairs.ForEach([&](std::string_view k, int64_t w) {
             if (w > 0 && (key.empty() || KeyBeats(a, k, key))) key.assign(k);
           });
+          if (extreme_form_[a] == ExtremeForm::kNumPair) key = FormOfPairKey(a, key);
         } else {
           std::vector<Value> row{spec.kind == AggKind::kMin ? acc.values.FirstPositive() : acc.values.LastPositive()};
           if (stored_[a] == Stored::kExtremeNum) {
@@ -317,7 +335,10 @@ void AggregateOp::StoreGroup(Shard& sh, int64_t rows, Acc* const* accs, const ch
             std::memcpy(p + 8, &bits, 8);
             break;
           }
-          AppendOrderKey(kPairOrder, row, &key);
+          if (extreme_form_[a] == ExtremeForm::kText)
+            key = row[0].s;
+          else
+            AppendOrderKey(kPairOrder, row, &key);
         }
         // The caller writes the record over old_rec: the extreme it held is freed here.
         if (!first && InlineKey::ViewAt(p + 8) == key) break;
@@ -403,6 +424,72 @@ bool AggregateOp::NumBeats(size_t a, uint64_t candidate, uint64_t current) const
   return spec.kind == AggKind::kMin ? x < y : x > y;
 }
 
+bool AggregateOp::FormBeats(size_t a, std::string_view candidate, std::string_view current) const {
+  if (extreme_form_[a] == ExtremeForm::kOrderKey) return KeyBeats(a, candidate, current);
+  // No NULL keys in these forms: the plain order of the bytes.
+  const AggKind k = aggs_[a].kind;
+  return k == AggKind::kMin || k == AggKind::kArgMin ? candidate < current : candidate > current;
+}
+
+namespace {
+
+constexpr uint64_t kSignBit = uint64_t{1} << 63;
+
+// An integer's or a double's ordered bits (unsigned order = the values' order) <-> the value.
+uint64_t OrderedBits(PhysType t, int64_t i, double d) {
+  return t == PhysType::kF64 ? OrderedDoubleBits(d) : static_cast<uint64_t>(i) ^ kSignBit;
+}
+Value ValueOfOrderedBits(PhysType t, uint64_t bits) {
+  return t == PhysType::kF64 ? Value::Double(DoubleOfOrderedBits(bits))
+                             : Value::Int(static_cast<int64_t>(bits ^ kSignBit));
+}
+
+void AppendOrderedBits(PhysType t, const Value& v, std::string* out) {
+  if (v.IsNull()) Fail(ErrorKind::kRuntime, "internal error: ARG_MIN/ARG_MAX over NOT NULL columns met a NULL");
+  AppendBigEndian64(OrderedBits(t, v.i, v.d), out);
+}
+
+}  // namespace
+
+std::string AggregateOp::FormOfPairKey(size_t a, std::string_view pair_key) const {
+  const AggSpec& spec = aggs_[a];
+  const auto [k, v] = PairOf(spec, pair_key);
+  std::string out;
+  AppendOrderedBits(in_types_[static_cast<size_t>(spec.key)], k, &out);
+  AppendOrderedBits(in_types_[static_cast<size_t>(spec.arg)], v, &out);
+  return out;
+}
+
+std::string AggregateOp::PairKeyOfForm(size_t a, std::string_view form) const {
+  const AggSpec& spec = aggs_[a];
+  if (form.size() != 16)
+    Fail(ErrorKind::kRuntime, "internal error: an ARG_MIN/ARG_MAX extreme of {} bytes", form.size());
+  std::string out;
+  AppendPairKey(ValueOfOrderedBits(in_types_[static_cast<size_t>(spec.key)], BigEndian64At(form.data())),
+                ValueOfOrderedBits(in_types_[static_cast<size_t>(spec.arg)], BigEndian64At(form.data() + 8)), &out);
+  return out;
+}
+
+void AggregateOp::ExtremeKeyOf(size_t a, const Batch& b, size_t r, std::string* out) const {
+  switch (extreme_form_[a]) {
+    case ExtremeForm::kOrderKey:
+      return OrderKeyOf(a, b, r, out);
+    case ExtremeForm::kText:
+      out->append(b.cols[aggs_[a].arg]->str[r]);  // (a NULL never is an extreme)
+      return;
+    case ExtremeForm::kNumPair:
+      for (int c : {aggs_[a].key, aggs_[a].arg}) {
+        const Column& col = *b.cols[c];
+        if (col.IsNull(r))
+          Fail(ErrorKind::kRuntime, "internal error: ARG_MIN/ARG_MAX over NOT NULL columns met a NULL");
+        AppendBigEndian64(OrderedBits(col.phys, col.phys == PhysType::kI64 ? col.i64[r] : 0,
+                                      col.phys == PhysType::kF64 ? col.f64[r] : 0),
+                          out);
+      }
+      return;
+  }
+}
+
 void AggregateOp::OrderKeyOf(size_t a, const Batch& b, size_t r, std::string* out) const {
   const AggSpec& spec = aggs_[a];
   const bool pair = IsPairs(spec);
@@ -421,6 +508,8 @@ Value AggregateOp::ExtremeResult(const char* rec, size_t a) const {
     return arg == PhysType::kF64 ? Value::Double(std::bit_cast<double>(bits)) : Value::Int(static_cast<int64_t>(bits));
   }
   const std::string_view key = InlineKey::ViewAt(p + 8);
+  if (extreme_form_[a] == ExtremeForm::kText) return Value::String(std::string(key));
+  if (extreme_form_[a] == ExtremeForm::kNumPair) return ValueOfOrderedBits(arg, BigEndian64At(key.data() + 8));
   thread_local std::vector<Value> row;  // (its strings' buffers reused)
   if (IsArg(spec)) {
     const PhysType types[] = {in_types_[static_cast<size_t>(spec.key)], arg};
@@ -1339,10 +1428,10 @@ void AggregateOp::AddRecord(char* into, const char* part, Shard& sh, const Batch
         uint32_t r;
         std::memcpy(&r, p + 8, 4);
         key.clear();
-        OrderKeyOf(a, *rows, r, &key);
+        ExtremeKeyOf(a, *rows, r, &key);
         // (into is a copy of the stored record, which still owns the extreme it replaces:
         // ReplaceExtremes frees it when the copy is written back.)
-        if (LoadI64(q) == 0 || KeyBeats(a, key, InlineKey::ViewAt(q + 8))) InlineKey::PlaceAt(q + 8, key);
+        if (LoadI64(q) == 0 || FormBeats(a, key, InlineKey::ViewAt(q + 8))) InlineKey::PlaceAt(q + 8, key);
         AddI64(q, n);
         break;
       }

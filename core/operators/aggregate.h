@@ -376,6 +376,14 @@ class AggregateOp : public Operator {
     kExtremeKey,
   };
   static bool IsExtreme(Stored st) { return st == Stored::kExtremeNum || st == Stored::kExtremeKey; }
+  // What a kExtremeKey field's InlineKey holds (checkpoints store values, not these bytes).
+  enum class ExtremeForm : uint8_t {
+    kOrderKey,  // the order key of the value, or of the (key, value) pair (kPairOrder)
+    kText,      // MIN/MAX of a string: its bytes (their order is its order key's)
+    kNumPair,   // ARG_MIN/ARG_MAX whose key and value are NOT NULL integers or doubles: the
+                // ordered bits of each, big-endian (16 bytes whose memcmp order is the pairs')
+  };
+  std::vector<ExtremeForm> extreme_form_;  // per aggregate (kOrderKey unless kExtremeKey)
   // Folded through an Acc (a box, or a set the record holds), not field by field as the inline
   // and extreme kinds are.
   static bool FoldsThroughAcc(Stored st) { return st == Stored::kBox || st == Stored::kValues || st == Stored::kPairs; }
@@ -385,6 +393,13 @@ class AggregateOp : public Operator {
   // stays): MIN/MAX values, ARG_MIN/ARG_MAX (key, value) pairs, as order keys or as rows i, j
   // of a batch; and the integers or doubles of kExtremeNum.
   bool KeyBeats(size_t a, std::string_view candidate, std::string_view current) const;
+  // KeyBeats over kExtremeKey fields' bytes in aggregate a's ExtremeForm.
+  bool FormBeats(size_t a, std::string_view candidate, std::string_view current) const;
+  // A pair's order key <-> its kNumPair bytes.
+  std::string FormOfPairKey(size_t a, std::string_view pair_key) const;
+  std::string PairKeyOfForm(size_t a, std::string_view form) const;
+  // Aggregate a's kExtremeKey bytes for row r of b, in its ExtremeForm, appended to *out.
+  void ExtremeKeyOf(size_t a, const Batch& b, size_t r, std::string* out) const;
   bool RowBeats(size_t a, const Batch& b, size_t i, size_t j) const;
   bool NumBeats(size_t a, uint64_t candidate, uint64_t current) const;
   // The order key of aggregate a's (key, value) pair (IsPairs) or else its value (a MIN/MAX

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -1405,6 +1406,36 @@ std::vector<Scenario> AggScenarios() {
                                 ExtremeAggs(2))),
         60);
     add(InsertsOnly(AggScenario("group by int, all kinds", with_keys({kKey3}), 1, AllAggs(1))), 60);
+    {
+      // ARG_MIN/ARG_MAX whose key and value are NOT NULL integers or doubles keep the pair as
+      // 16 ordered bytes: the integers' extremes, negative and positive zeros, infinities, ties
+      // on the key (broken by the value); alone (folded in place) and next to a boxed aggregate
+      // (folded through accumulators).
+      const ColSpec ints_nn{
+          PhysType::kI64,
+          Ints({std::numeric_limits<int64_t>::min(), -256, -1, 0, 1, 255, 256, std::numeric_limits<int64_t>::max()}),
+          0};
+      const ColSpec dbls_nn{PhysType::kF64,
+                            Doubles({-std::numeric_limits<double>::infinity(), -2.5, -0.0, 0.0, 0.5, 1e300,
+                                     std::numeric_limits<double>::infinity()}),
+                            0};
+      SqlType big_nn = kBigInt, dbl_nn = kDouble;
+      big_nn.nullable = dbl_nn.nullable = false;
+      std::vector<AggSpec> pairs;
+      for (AggKind k : {AggKind::kArgMin, AggKind::kArgMax}) {
+        pairs.push_back(ArgAgg(k, 2, dbl_nn, 1, big_nn));
+        pairs.push_back(ArgAgg(k, 1, big_nn, 2, dbl_nn));
+        pairs.push_back(ArgAgg(k, 3, big_nn, 1, big_nn));
+        pairs.push_back(ArgAgg(k, 2, dbl_nn, 2, dbl_nn));
+        pairs.push_back(ArgAgg(k, 1, big_nn, 4, kBigInt));  // a nullable key: order keys
+      }
+      const std::vector<ColSpec> cols = {kKey3, ints_nn, dbls_nn, kIntNN, kInt};
+      add(InsertsOnly(AggScenario("group by int, ARG_MIN/ARG_MAX of NOT NULL numbers", cols, 1, pairs)), 100);
+      pairs.push_back(Agg(AggKind::kCount, 3, kBigInt, true));
+      add(InsertsOnly(
+              AggScenario("group by int, ARG_MIN/ARG_MAX of NOT NULL numbers and COUNT(DISTINCT)", cols, 1, pairs)),
+          60);
+    }
     add(InsertsOnly(AggScenario("group by int, further aggregates", keyed_more, 1, MoreAggs(1))), 60);
     add(InsertsOnly(
             AggScenario("group by small int, linear aggregates (slice path)", with_keys({kKeyNN}), 1, LinearAggs(1))),
