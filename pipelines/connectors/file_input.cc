@@ -380,8 +380,9 @@ bool FileInputConnector::ReadParallel(size_t max_records, Batch* batch) {
   // loop handles (waiting, an end, a record spanning lines).
   reader_.Mark();
   uint64_t committed = reader_.offset();  // what offset_ says, once lines before the first record are skipped
-  std::vector<std::pair<uint64_t, uint32_t>> spans;      // per record: (file offset, length)
-  std::vector<std::pair<uint64_t, uint64_t>> positions;  // per record: (offset, line) after it
+  std::vector<std::pair<uint64_t, uint32_t>>& spans = spans_;  // per record: (file offset, length)
+  spans.clear();
+  std::pair<uint64_t, uint64_t> after{0, 0};  // (offset, line) after the last record
   uint64_t line = line_;
   std::string_view text;
   while (spans.size() < max_records) {
@@ -408,11 +409,11 @@ bool FileInputConnector::ReadParallel(size_t max_records, Batch* batch) {
         offset_ = committed = reader_.offset();
         continue;
       }
-      positions.back() = {reader_.offset(), line};
+      after = {reader_.offset(), line};
       continue;
     }
     spans.emplace_back(start, static_cast<uint32_t>(text.size()));
-    positions.emplace_back(reader_.offset(), line);
+    after = {reader_.offset(), line};
   }
   const std::string_view texts = reader_.SinceMark();
   const uint64_t origin = reader_.mark_offset();
@@ -445,8 +446,8 @@ bool FileInputConnector::ReadParallel(size_t max_records, Batch* batch) {
     ++parallel_rejects_;
     return false;
   }
-  offset_ = positions.back().first;
-  line_ = positions.back().second;
+  offset_ = after.first;
+  line_ = after.second;
   *batch = Concat(parts);
   if (!at_end_ && n == max_records && (mode_ == Mode::kFile || mode_ == Mode::kStdin) && reader_.AtEof())
     at_end_ = true;

@@ -185,6 +185,7 @@ class FileInputConnector : public InputConnector {
     Parser parser;
   };
   std::vector<SliceParser<CsvParser>> csv_slice_parsers_;
+  std::vector<std::pair<uint64_t, uint32_t>> spans_;  // ReadParallel's records (kept: no regrowth per batch)
   std::vector<SliceParser<JsonParser>> json_slice_parsers_;
   uint64_t parallel_reads_ = 0, parallel_rejects_ = 0;
   LineReader reader_;
