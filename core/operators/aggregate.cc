@@ -1084,12 +1084,13 @@ std::vector<uint32_t> HashesInOrder(const std::vector<std::string>& keys, const 
 }  // namespace
 
 AggregateOp::Lookahead::Lookahead(AggregateOp* op, Shard* only, const std::vector<std::string>& keys,
-                                  const std::vector<uint32_t>& order, bool boxes)
+                                  const std::vector<uint32_t>& order, bool boxes, const Partials* flat)
     : hashes(HashesInOrder(keys, order)),
       shards(ShardsOf(op, only, keys, order)),
       op_(op),
       keys_(keys),
       order_(order),
+      flat_(flat != nullptr && op->has_extreme_keys_ && flat->batch != nullptr ? flat : nullptr),
       bursts_(order.size(),
               !boxes         ? 2
               : op->has_box_ ? 4
@@ -1107,6 +1108,27 @@ std::vector<AggregateOp::Shard*> AggregateOp::Lookahead::ShardsOf(AggregateOp* o
 
 void AggregateOp::Lookahead::Run(Stage stage, size_t j) {
   Shard& sh = *shards[j];
+  if (flat_ != nullptr) {
+    const char* part = flat_->flat.data() + static_cast<size_t>(order_[j]) * op_->record_bytes_;
+    if (stage == kSlots) {
+      fld::Prefetch(part);
+      fld::Prefetch(part + op_->record_bytes_ - 1);
+    } else if (stage == kRecords) {  // the partial is in cache: the cells of its extremes' rows
+      for (size_t a = 0; a < op_->aggs_.size(); ++a) {
+        if (op_->stored_[a] != Stored::kExtremeKey || LoadI64(part + op_->offset_[a]) == 0) continue;
+        uint32_t r;
+        std::memcpy(&r, part + op_->offset_[a] + 8, 4);
+        const AggSpec& spec = op_->aggs_[a];
+        for (int c : {spec.arg, IsArg(spec) ? spec.key : spec.arg}) {
+          const Column& col = *flat_->batch->cols[static_cast<size_t>(c)];
+          if (col.phys == PhysType::kStr)
+            fld::Prefetch(&col.str[r]);
+          else
+            fld::Prefetch(col.phys == PhysType::kI64 ? static_cast<const void*>(&col.i64[r]) : &col.f64[r]);
+        }
+      }
+    }
+  }
   if (stage == kSlots) return sh.groups.Prefetch(hashes[j]);
   // (A record: two length bytes, most often, then the key and the fixed-width value.)
   if (stage == kRecords) return sh.groups.PrefetchRecord(hashes[j], 2 + keys_[order_[j]].size() + op_->record_bytes_);
@@ -1241,7 +1263,7 @@ void AggregateOp::FoldInline(Shard* only, const std::vector<std::string>& keys, 
     out.AddWeight(w);
   };
   const size_t n = order.size();
-  Lookahead ahead(this, only, keys, order, /*boxes=*/false);
+  Lookahead ahead(this, only, keys, order, /*boxes=*/false, &partials);
   for (size_t i = 0; i < n; ++i) {
     ahead.Prefetch(i);
     const uint32_t g = order[i];

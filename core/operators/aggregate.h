@@ -280,8 +280,10 @@ class AggregateOp : public Operator {
   // after its box (found through the record).
   class Lookahead {
    public:
+    // With `flat` (FoldInline's partials), also the batch cells each group's kExtremeKey
+    // partials name (a row of the batch, in input order: a cache miss each).
     Lookahead(AggregateOp* op, Shard* only, const std::vector<std::string>& keys, const std::vector<uint32_t>& order,
-              bool boxes);
+              bool boxes, const Partials* flat = nullptr);
     Lookahead(const Lookahead&) = delete;  // (bursts_ points back at it)
     Lookahead& operator=(const Lookahead&) = delete;
     void Prefetch(size_t i) { bursts_.Before(i); }
@@ -302,6 +304,7 @@ class AggregateOp : public Operator {
     AggregateOp* op_;
     const std::vector<std::string>& keys_;
     const std::vector<uint32_t>& order_;
+    const Partials* flat_;
     BurstPrefetch<Fetch> bursts_;  // (last: its constructor fetches the first blocks)
   };
   // Erases the shard's groups that lie below its waterline (after each step).
