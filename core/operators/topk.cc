@@ -178,8 +178,9 @@ std::string TopKOp::PartitionKey(const Row& row) const {
   return key;
 }
 
-std::vector<TopKOp::WindowRow> TopKOp::Window(const Part& part, InlineKey* edge, bool* full) const {
-  std::vector<WindowRow> w;
+void TopKOp::Window(const Part& part, std::vector<WindowRow>* out, InlineKey* edge, bool* full) const {
+  std::vector<WindowRow>& w = *out;
+  w.clear();
   const auto& contents = part.contents;
   std::string_view last;  // the edge: the last row taken (its sort part for RANK, DENSE_RANK)
   bool saturated;
@@ -236,7 +237,6 @@ std::vector<TopKOp::WindowRow> TopKOp::Window(const Part& part, InlineKey* edge,
     *full = saturated;
   }
   std::sort(w.begin(), w.end(), [](const WindowRow& a, const WindowRow& b) { return Before(a, b); });
-  return w;
 }
 
 bool TopKOp::PastWindow(const Part& part, std::string_view key) const {
@@ -295,6 +295,7 @@ void TopKOp::StepRows(Shard& shard, const Batch& in, const std::vector<std::stri
   const size_t n = rows.size();
   std::string key;
   std::vector<size_t> ends;
+  std::vector<WindowRow> old, now;  // a partition's window before and after (reused: no allocation per group)
   // The rows come grouped by partition: starts[g] is where group g begins. Each group's lookups
   // are cache misses (the index, the partition, the end of its pending rows), prefetched in
   // stages some groups ahead (Partitions::PrefetchIndex, Resident).
@@ -351,9 +352,9 @@ void TopKOp::StepRows(Shard& shard, const Batch& in, const std::vector<std::stri
       }
       continue;
     }
-    const std::vector<WindowRow> old = Window(part);
+    Window(part, &old);
     for (size_t k = i; k < j; ++k) AddRow(&part, key_of(k), in.weights[rows[k]]);
-    const std::vector<WindowRow> now = Window(part, &part.edge, &part.full);
+    Window(part, &now, &part.edge, &part.full);
     // Emit new - old, in output row order (deterministic).
     auto emit = [&](const WindowRow& e, int64_t weight) {
       Row row = RowOfOrderKey(e.row.view(), keys_, types_);
