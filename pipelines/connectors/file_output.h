@@ -15,7 +15,7 @@
 //   writes what is left and fsyncs; TruncateTo and the destructor wait too (released bytes are
 //   written even when the run ends on an error; unreleased ones are dropped).
 // - Every system call is checked: a failure throws fld::Error(kIo, "<path>: <strerror>") from the
-//   call that meets it or, for the writer's, from the next Write, Flush or TruncateTo; the
+//   call that meets it or, for the writer's, from the next Flush or TruncateTo; the
 //   connector then refuses further use (an fsync that failed is never retried: the kernel may
 //   have dropped the dirty pages).
 // - Position() counts the bytes written so far, buffered and in-flight ones included;
