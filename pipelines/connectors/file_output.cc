@@ -139,23 +139,13 @@ FileOutputConnector::FileOutputConnector(Options options, const Schema& schema)
       throw Error(ErrorKind::kIo, fmt::format("{}: {}", options_.path, std::strerror(err)));
     }
     written_ = static_cast<uint64_t>(end);
-    released_ = written_;
   }
   if (options_.headers && options_.format == Format::kCsv && written_ == 0) csv_.AppendHeader(&buffer_);
 }
 
 FileOutputConnector::~FileOutputConnector() {
-  // Released output (the write in flight) is written; buffered output is dropped: the controller
-  // releases output only once the steps that produced it are durable, and a resume regenerates
-  // whatever was not released.
-  if (writer_.joinable()) {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    writer_.join();
-  }
+  // Buffered output is dropped, not written: the controller releases output only once the steps
+  // that produced it are durable, and a resume regenerates whatever was not released.
   if (fd_ > 2) ::close(fd_);
 }
 
@@ -209,84 +199,31 @@ void FileOutputConnector::Write(const Batch& delta, uint64_t step) {
   records_ += n;
 }
 
-bool FileOutputConnector::WriteAll(const std::string& text, size_t* done) {
-  while (*done < text.size()) {
-    ssize_t r = ::write(fd_, text.data() + *done, text.size() - *done);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return false;
-    *done += static_cast<size_t>(r);
-  }
-  return true;
-}
-
 void FileOutputConnector::WriteOut() {
   size_t done = 0;
-  const bool ok = WriteAll(buffer_, &done);
-  written_ += done;
-  if (!ok) {
-    const int err = errno;
-    buffer_.erase(0, done);  // Position() keeps counting only what is not in the file
-    released_ = written_;
-    errno = err;
-    IoFailure("");
+  while (done < buffer_.size()) {
+    ssize_t r = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      const int err = errno;
+      buffer_.erase(0, done);  // Position() keeps counting only what is not in the file
+      errno = err;
+      IoFailure("");
+    }
+    done += static_cast<size_t>(r);
+    written_ += static_cast<uint64_t>(r);
   }
   buffer_.clear();
-  released_ = written_;
-}
-
-void FileOutputConnector::WriterLoop() {
-  std::unique_lock<std::mutex> l(mu_);
-  for (;;) {
-    cv_.wait(l, [&] { return busy_ || stop_; });
-    if (!busy_) return;  // asked to stop, nothing in flight
-    l.unlock();
-    size_t done = 0;
-    const int err = WriteAll(in_flight_, &done) ? 0 : errno;
-    l.lock();
-    written_ += done;
-    writer_errno_ = err;
-    busy_ = false;
-    cv_.notify_all();
-  }
-}
-
-void FileOutputConnector::WaitForWriter() {
-  if (!writer_.joinable()) return;
-  std::unique_lock<std::mutex> l(mu_);
-  cv_.wait(l, [&] { return !busy_; });
-  if (writer_errno_ == 0) return;
-  errno = writer_errno_;
-  released_ = written_;  // what the writer could not write is lost with the connector
-  l.unlock();
-  IoFailure("");
 }
 
 void FileOutputConnector::Flush(bool durable) {
   CheckUsable();
-  WaitForWriter();
-  // Small releases (an idle pipeline's few rows) are written here: a thread hop would only delay
-  // them. Large ones go to the writer thread, which writes them while the next steps run.
-  constexpr size_t kAsyncBytes = size_t{64} << 10;
-  if (durable || buffer_.size() < kAsyncBytes) {
-    WriteOut();
-    if (durable && fd_ > 2 && ::fsync(fd_) != 0) IoFailure("fsync: ");
-    return;
-  }
-  if (!writer_.joinable()) writer_ = std::thread([this] { WriterLoop(); });
-  const size_t n = buffer_.size();
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    in_flight_.swap(buffer_);  // buffer_ takes the last write's capacity
-    busy_ = true;
-  }
-  cv_.notify_all();
-  released_ += n;
-  buffer_.clear();
+  WriteOut();
+  if (durable && fd_ > 2 && ::fsync(fd_) != 0) IoFailure("fsync: ");
 }
 
 void FileOutputConnector::TruncateTo(uint64_t position) {
   CheckUsable();
-  WaitForWriter();
   WriteOut();
   if (fd_ <= 2) throw Error(ErrorKind::kUsage, fmt::format("{}: standard output cannot be truncated", options_.path));
   if (position > written_)
@@ -295,7 +232,6 @@ void FileOutputConnector::TruncateTo(uint64_t position) {
   if (::ftruncate(fd_, static_cast<off_t>(position)) != 0) IoFailure("ftruncate: ");
   if (::lseek(fd_, static_cast<off_t>(position), SEEK_SET) < 0) IoFailure("lseek: ");
   written_ = position;
-  released_ = position;
 }
 
 std::string FileOutputConnector::Describe() const {
