@@ -444,9 +444,19 @@ Value ValueOfOrderedBits(PhysType t, uint64_t bits) {
                              : Value::Int(static_cast<int64_t>(bits ^ kSignBit));
 }
 
+[[noreturn]] void NullInNotNullPair() {
+  Fail(ErrorKind::kRuntime, "internal error: ARG_MIN/ARG_MAX over NOT NULL columns met a NULL");
+}
+
+// A value's (a cell's) ordered bits, big-endian, appended to *out: kNumPair's half.
 void AppendOrderedBits(PhysType t, const Value& v, std::string* out) {
-  if (v.IsNull()) Fail(ErrorKind::kRuntime, "internal error: ARG_MIN/ARG_MAX over NOT NULL columns met a NULL");
+  if (v.IsNull()) NullInNotNullPair();
   AppendBigEndian64(OrderedBits(t, v.i, v.d), out);
+}
+void AppendOrderedBits(const Column& c, size_t r, std::string* out) {
+  if (c.IsNull(r)) NullInNotNullPair();
+  AppendBigEndian64(
+      OrderedBits(c.phys, c.phys == PhysType::kI64 ? c.i64[r] : 0, c.phys == PhysType::kF64 ? c.f64[r] : 0), out);
 }
 
 }  // namespace
@@ -478,14 +488,8 @@ void AggregateOp::ExtremeKeyOf(size_t a, const Batch& b, size_t r, std::string* 
       out->append(b.cols[aggs_[a].arg]->str[r]);  // (a NULL never is an extreme)
       return;
     case ExtremeForm::kNumPair:
-      for (int c : {aggs_[a].key, aggs_[a].arg}) {
-        const Column& col = *b.cols[c];
-        if (col.IsNull(r))
-          Fail(ErrorKind::kRuntime, "internal error: ARG_MIN/ARG_MAX over NOT NULL columns met a NULL");
-        AppendBigEndian64(OrderedBits(col.phys, col.phys == PhysType::kI64 ? col.i64[r] : 0,
-                                      col.phys == PhysType::kF64 ? col.f64[r] : 0),
-                          out);
-      }
+      AppendOrderedBits(*b.cols[aggs_[a].key], r, out);
+      AppendOrderedBits(*b.cols[aggs_[a].arg], r, out);
       return;
   }
 }
@@ -1119,13 +1123,15 @@ void AggregateOp::Lookahead::Run(Stage stage, size_t j) {
         uint32_t r;
         std::memcpy(&r, part + op_->offset_[a] + 8, 4);
         const AggSpec& spec = op_->aggs_[a];
-        for (int c : {spec.arg, IsArg(spec) ? spec.key : spec.arg}) {
+        auto cell = [&](int c) {
           const Column& col = *flat_->batch->cols[static_cast<size_t>(c)];
           if (col.phys == PhysType::kStr)
             fld::Prefetch(&col.str[r]);
           else
             fld::Prefetch(col.phys == PhysType::kI64 ? static_cast<const void*>(&col.i64[r]) : &col.f64[r]);
-        }
+        };
+        cell(spec.arg);
+        if (IsArg(spec)) cell(spec.key);
       }
     }
   }
