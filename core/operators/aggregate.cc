@@ -425,10 +425,10 @@ bool AggregateOp::NumBeats(size_t a, uint64_t candidate, uint64_t current) const
 }
 
 bool AggregateOp::FormBeats(size_t a, std::string_view candidate, std::string_view current) const {
-  if (extreme_form_[a] == ExtremeForm::kOrderKey) return KeyBeats(a, candidate, current);
-  // No NULL keys in these forms: the plain order of the bytes.
-  const AggKind k = aggs_[a].kind;
-  return k == AggKind::kMin || k == AggKind::kArgMin ? candidate < current : candidate > current;
+  // KeyBeats compares the bytes of every form alike, but for ARG_MIN's NULL keys: a kNumPair
+  // has none (its first byte may be 0), so the plain order.
+  if (extreme_form_[a] == ExtremeForm::kNumPair && aggs_[a].kind == AggKind::kArgMin) return candidate < current;
+  return KeyBeats(a, candidate, current);
 }
 
 namespace {

@@ -131,9 +131,9 @@ class TopKOp : public Operator {
     const int c = a.row.view().compare(b.row.view());
     return c != 0 ? c < 0 : a.rank < b.rank;
   }
-  // The current window of one partition into *w (cleared first), in output order (Before). Walks the partition's first
-  // rows only (those up to the last one the window holds) and decodes none. With `edge` not null, sets *edge and *full
-  // as TopKPartition's fields mean.
+  // The current window of one partition into *w (cleared first), in output order (Before).
+  // Walks the partition's first rows only (those up to the last one the window holds) and
+  // decodes none. With `edge` not null, sets *edge and *full as TopKPartition's fields mean.
   void Window(const Part& part, std::vector<WindowRow>* w, InlineKey* edge = nullptr, bool* full = nullptr) const;
   // Whether a change to the row whose order key is `key` leaves the partition's window as it is
   // (the window is full and the row sorts after its edge).
