@@ -452,9 +452,9 @@ uint64_t StateStore::RelationRows(const std::string& name) const {
   return Entries([&](MDB_txn* t) { return Dbi(t, RelationDb(t, name), false); });
 }
 
-uint64_t StateStore::StageRelation(const std::string& name, const Batch& delta, size_t txn_bytes) {
+uint64_t StateStore::StageRelation(const std::string& name, const Batch& delta, size_t txn_bytes, bool replace) {
   const ConsolidatedRows rows = ConsolidateRows(std::span<const Batch>(&delta, 1));
-  return StageRelation(name, ConsolidatedPull(std::span<const Batch>(&delta, 1), rows), txn_bytes);
+  return StageRelation(name, ConsolidatedPull(std::span<const Batch>(&delta, 1), rows), txn_bytes, replace);
 }
 
 namespace {
@@ -520,7 +520,7 @@ void MergeTransactions(MDB_env* env, const std::string& dir, bool changes, Dbis 
 }
 }  // namespace
 
-uint64_t StateStore::StageRelation(const std::string& name, const RowPull& changes, size_t txn_bytes) {
+uint64_t StateStore::StageRelation(const std::string& name, const RowPull& changes, size_t txn_bytes, bool replace) {
   if (read_only_) Fail(ErrorKind::kRuntime, "{}: state store: opened read-only", dir_);
   MDB_env* env = static_cast<MDB_env*>(env_);
   const size_t max_key = static_cast<size_t>(mdb_env_get_maxkeysize(env));
@@ -553,7 +553,7 @@ uint64_t StateStore::StageRelation(const std::string& name, const RowPull& chang
         source = RelationDb(t, name);
         target = source == "rel:" + name ? "rel1:" + name : "rel:" + name;
       }
-      return std::pair<unsigned, unsigned>(Dbi(t, target, true), Dbi(t, source, false));
+      return std::pair<unsigned, unsigned>(Dbi(t, target, true), replace ? UINT32_MAX : Dbi(t, source, false));
     };
     MergeTransactions(env, dir_, have_change, dbis, [&](MergeCursors& m) {
       // Puts (key, w [, long row]) into the target: appended when in order, else added to what

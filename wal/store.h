@@ -104,9 +104,13 @@ class StateStore : public StateSource {
   // order and the result appended, so each page is written once, full. Nothing changes for
   // readers until a Txn publishes it (PublishRelation); staging again before that starts over.
   // Call it with no Txn open (LMDB has one writer). Returns the change of the content hash.
+  // With `replace`, `changes` are the relation's whole new contents (weights not 0): the stored
+  // rows are not read, and the content hash returned is the new contents' whole hash.
   static constexpr size_t kStageTxnBytes = size_t{32} << 20;
-  uint64_t StageRelation(const std::string& name, const RowPull& changes, size_t txn_bytes = kStageTxnBytes);
-  uint64_t StageRelation(const std::string& name, const Batch& delta, size_t txn_bytes = kStageTxnBytes);
+  uint64_t StageRelation(const std::string& name, const RowPull& changes, size_t txn_bytes = kStageTxnBytes,
+                         bool replace = false);
+  uint64_t StageRelation(const std::string& name, const Batch& delta, size_t txn_bytes = kStageTxnBytes,
+                         bool replace = false);
   // Rows stored in relation `name` (0 when absent).
   uint64_t RelationRows(const std::string& name) const;
   // The keyed state with every node's changes in `deltas` applied, written into the state's

@@ -142,8 +142,8 @@ TEST_CASE("state store: staged relations switch at the publishing transaction", 
     for (size_t r = 0; r < got->size(); ++r) out[{got->Get(0, r).i, got->Get(1, r).s}] += got->weights[r];
     return out;
   };
-  int staged_steps = 0, abandoned = 0, abandoned_in_process = 0;
-  for (int step = 0; step < 60; ++step) {
+  int staged_steps = 0, replaced_steps = 0, abandoned = 0, abandoned_in_process = 0;
+  for (int step = 0; step < 90; ++step) {
     BatchBuilder b(kTypes);
     Rows next = expected;
     const int n = 1 + static_cast<int>(rng() % 60);
@@ -156,8 +156,23 @@ TEST_CASE("state store: staged relations switch at the publishing transaction", 
       b.AppendRow(row, w);
     }
     const Batch delta = Consolidate(b.Finish());
-    const int how = static_cast<int>(rng() % 5);
-    if (how == 0) {  // in place
+    const int how = static_cast<int>(rng() % 6);
+    if (how == 5) {
+      // Replaced by the whole new contents (a table written from its operator's rows): the
+      // stored rows are not read, and the hash returned is the new contents' own.
+      BatchBuilder whole(kTypes);
+      for (const auto& [key, w] : next)
+        whole.AppendRow(std::vector<Value>{Value::Int(key.first), Value::String(key.second)}, w);
+      const uint64_t staged_hash = store->StageRelation("r", whole.Finish(), 100, /*replace=*/true);
+      uint64_t h = 0;
+      REQUIRE(read(*store, &h) == expected);  // not visible yet
+      REQUIRE(h == hash);
+      auto txn = store->Begin();
+      txn->PublishRelation("r");
+      txn->Commit();
+      hash = staged_hash;
+      ++replaced_steps;
+    } else if (how == 0) {  // in place
       auto txn = store->Begin();
       hash += txn->ApplyDelta("r", delta);
       txn->Commit();
@@ -196,6 +211,7 @@ TEST_CASE("state store: staged relations switch at the publishing transaction", 
     REQUIRE(read(*reader, &h) == expected);
   }
   REQUIRE(staged_steps >= 10);
+  REQUIRE(replaced_steps >= 10);
   REQUIRE(abandoned >= 5);
   REQUIRE(abandoned_in_process >= 5);
   // Publishing what was not staged is an error, not a silent switch to an empty slot; so is

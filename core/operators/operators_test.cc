@@ -2484,6 +2484,57 @@ TEST_CASE("upsert: sharded, and backed by the store", "[operators]") {
   }
 }
 
+TEST_CASE("upsert: IntegralContents lists the table; pinned, nothing is evicted", "[operators]") {
+  // The table a checkpoint writes from the operator's rows (pipelines/controller.cc): after each
+  // step, the last write per key (the scenario's from-scratch oracle), whatever the shards; once
+  // evicted to the store the rows are no longer listable, unless pinned first.
+  ThreadPool two(2), three(3);
+  Gen g(9300);
+  int evicted = 0, pinned_kept = 0;
+  for (const auto& keys : {std::vector<int>{0}, std::vector<int>{0, 2}}) {
+    const Scenario sc = UpsertScenario(keys);
+    for (int it = 0; it < 60; ++it) {
+      Sequence seq = RandomSequence(sc, g, 2, 10);
+      INFO(sc.name << " iteration " << it << "\n" << DescribeSequence(seq));
+      ThreadPool* pool = it % 3 == 0 ? nullptr : it % 3 == 1 ? &two : &three;
+      auto op = pool ? sc.make_pooled(pool) : sc.make();
+      VersionedStore store;
+      op->TrackChanges();
+      op->BackState(&store, 0, false);
+      std::vector<Changes> history(1);
+      for (const auto& step : seq.steps) {
+        RunStep(*op, sc, step);
+        history[0].insert(history[0].end(), step[0].begin(), step[0].end());
+        const ZSet want = sc.naive({}, history);
+        REQUIRE(op->IntegralRows() == want.size());
+        ZSet got;
+        for (const Batch& part : op->IntegralContents(pool)) AddInto(&got, part);
+        REQUIRE(Diff(got, want) == "");
+      }
+      // A committed checkpoint evicts the clean rows, except while pinned.
+      const bool pin = g.Chance(0.5);
+      op->PinIntegral(pin);
+      StateDelta d;
+      std::string header;
+      StateWriter w(&header);
+      op->SaveChanges(w, d);
+      store.Commit(d);
+      op->StateCommitted(true);
+      const size_t rows = sc.naive({}, history).size();
+      if (pin || rows == 0) {
+        REQUIRE(op->IntegralRows() == rows);
+        pinned_kept += pin && rows > 0;
+      } else {
+        REQUIRE(!op->IntegralRows());
+        REQUIRE_THROWS_AS(op->IntegralContents(pool), Error);
+        ++evicted;
+      }
+    }
+  }
+  REQUIRE(evicted >= 10);
+  REQUIRE(pinned_kept >= 10);
+}
+
 TEST_CASE("upsert: a checkpoint holding the whole state in its header restores, and is stored keyed next",
           "[operators]") {
   // The form of checkpoints before the state was keyed: the count, then per key in order its

@@ -219,9 +219,37 @@ void UpsertOp::BackState(StateSource* source, uint32_t node, bool all_stored) {
 
 void UpsertOp::StateCommitted(bool evict) {
   for (Shard& sh : shards_) {
-    if (!sh.stored.Committed() || !evict) continue;
+    if (!sh.stored.Committed() || !evict || pinned_) continue;
     sh.stored.Evicted(sh.rows.EvictClean([](uint32_t) {}));
   }
+}
+
+std::optional<size_t> UpsertOp::IntegralRows() const {
+  size_t n = 0;
+  for (const Shard& sh : shards_) {
+    if (sh.stored.backed()) return std::nullopt;  // some rows may be only in the store
+    n += sh.rows.size();
+  }
+  return n;
+}
+
+std::vector<Batch> UpsertOp::IntegralContents(ThreadPool* pool) const {
+  if (!IntegralRows()) Fail(ErrorKind::kRuntime, "upsert: the table's rows are not all in memory");
+  std::vector<Batch> parts(shards_.size());
+  auto decode = [&](size_t i) {
+    const ArenaMap& rows = shards_[i].rows;
+    BatchBuilder b(types_);
+    rows.ForEachSlot([&](uint32_t s) {
+      DecodeRowInto(rows.Value(s), &b, 0);
+      b.AddWeight(1);
+    });
+    parts[i] = b.Finish();
+  };
+  if (pool && shards_.size() > 1)
+    pool->ParallelFor(shards_.size(), decode);
+  else
+    for (size_t i = 0; i < shards_.size(); ++i) decode(i);
+  return parts;
 }
 
 size_t UpsertOp::StateMemoryBytes() const {

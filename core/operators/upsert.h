@@ -17,6 +17,8 @@
 // checkpoint written before the state was keyed holds the whole state in the header
 // (SaveState's form: the count, then key and row per key): it is read whole and written out at
 // the next checkpoint.
+// The rows held are the table's contents (the integral of the output): IntegralContents lists
+// them, for a checkpoint to write the materialized table from them rather than from its changes.
 #pragma once
 
 #include <vector>
@@ -45,6 +47,10 @@ class UpsertOp : public Operator {
   void BackState(StateSource* source, uint32_t node, bool all_stored) override;
   void StateCommitted(bool evict) override;
   size_t StateMemoryBytes() const override;
+  // The table's rows are the output's integral (listable while no entry was evicted).
+  std::optional<size_t> IntegralRows() const override;
+  std::vector<Batch> IntegralContents(ThreadPool* pool) const override;
+  void PinIntegral(bool pin) override { pinned_ = pin; }
 
  private:
   // A worker's part of the keys: those KeyShard maps to it.
@@ -75,6 +81,7 @@ class UpsertOp : public Operator {
   // it), else kNone.
   uint32_t Locate(Shard& sh, std::string_view key, uint32_t hash);
   Shard& ShardOf(std::string_view key);
+  bool pinned_ = false;  // PinIntegral: StateCommitted evicts nothing
   // A stored or saved row, checked against the columns (a corruption error otherwise).
   void CheckRow(std::string_view row) const;
   // Reads SaveState's form (the keys all changed).
