@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
@@ -322,6 +323,54 @@ TEST_CASE("JSON values at the edges: floats in integer columns, range limits, es
   REQUIRE_FALSE(p.Parse("{\"v\": \"\xff\"}", &e, &err));
   CHECK(err.message.find("invalid JSON") != std::string::npos);
   CHECK(e.size() == 0);
+}
+
+TEST_CASE("JSON records parsed by one parser read as each read by a new one", "[formats]") {
+  // A parser matches a field by the name the last record had at its position (JsonParser::Fast):
+  // records whose fields change order, case, or repeat, go missing or are unknown must read as a
+  // parser that saw no record before reads them.
+  Schema s;
+  s.fields = {{"id", SqlType::Of(TypeId::kBigInt)},
+              {"Name", SqlType::Of(TypeId::kVarchar)},
+              {"amount", SqlType::Of(TypeId::kInteger)},
+              {"ok", SqlType::Of(TypeId::kBoolean)}};
+  s.fields[0].type.nullable = false;
+  std::mt19937 rng(5);
+  const std::vector<std::string> spellings[] = {
+      {"id", "ID", "Id"}, {"name", "Name", "NAME"}, {"amount", "Amount"}, {"ok", "OK"}};
+  JsonParser kept(s, JsonUpdateFormat::kRaw);
+  BatchBuilder got(s.PhysTypes()), want(s.PhysTypes());
+  int errors = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::vector<int> order = {0, 1, 2, 3};
+    if (rng() % 4 == 0) std::shuffle(order.begin(), order.end(), rng);
+    if (rng() % 8 == 0) order.erase(order.begin() + static_cast<long>(rng() % order.size()));
+    if (rng() % 16 == 0) order.push_back(static_cast<int>(rng() % 4));  // a repeated field
+    std::string line = "{";
+    for (size_t k = 0; k < order.size(); ++k) {
+      const auto& names = spellings[order[k]];
+      line += (k ? ", \"" : "\"") + (rng() % 8 == 0 ? names[rng() % names.size()] : names[0]) + "\": ";
+      line += order[k] == 0   ? std::to_string(i)
+              : order[k] == 1 ? "\"n" + std::to_string(i) + "\""
+              : order[k] == 2 ? std::to_string(7 * i + 3)
+                              : "true";
+    }
+    if (rng() % 32 == 0) line += ", \"unknown\": 1";
+    line += "}";
+    JsonParser fresh(s, JsonUpdateFormat::kRaw);
+    FormatError e1, e2;
+    const bool ok1 = kept.Parse(line, &got, &e1), ok2 = fresh.Parse(line, &want, &e2);
+    INFO(line);
+    REQUIRE(ok1 == ok2);
+    REQUIRE(e1.message == e2.message);
+    errors += !ok1;
+  }
+  REQUIRE(errors > 100);
+  const Batch a = got.Finish(), b = want.Finish();
+  REQUIRE(a.size() == b.size());
+  REQUIRE(a.size() > 2000);
+  for (size_t r = 0; r < a.size(); ++r)
+    for (size_t c = 0; c < s.size(); ++c) REQUIRE(a.Get(c, r) == b.Get(c, r));
 }
 
 TEST_CASE("JSON errors name the field", "[formats]") {

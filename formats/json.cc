@@ -337,6 +337,10 @@ JsonParser::JsonParser(const Schema& schema, JsonUpdateFormat update_format, boo
 struct JsonParser::Fast {
   simdjson::dom::parser parser;
   std::string lower;
+  // The last record's field names as written and their columns, in its order: records of one
+  // stream mostly spell their fields alike, so a field is matched by comparing its name with
+  // the one at its position in the last record, without lower-casing or hashing it.
+  std::vector<std::pair<std::string, int>> last;
 };
 
 JsonParser::~JsonParser() = default;
@@ -429,12 +433,23 @@ bool JsonParser::ParseFast(std::string_view line, BatchBuilder* out) {
   }
   std::fill(seen_.begin(), seen_.end(), 0);
   std::string& lower = fast_->lower;
+  auto& last = fast_->last;
+  size_t at = 0;  // the field's position in the record
   for (auto field : row) {
-    lower.assign(field.key);
-    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    auto found = index_.find(lower);
-    if (found == index_.end()) return false;
-    const int c = found->second;
+    int c;
+    if (at < last.size() && last[at].first == field.key) {
+      c = last[at].second;
+    } else {
+      lower.assign(field.key);
+      for (char& ch : lower)
+        if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');  // (ToLower's C-locale tolower)
+      auto found = index_.find(lower);
+      if (found == index_.end()) return false;
+      c = found->second;
+      last.resize(at + 1);
+      last[at] = {std::string(field.key), c};
+    }
+    ++at;
     if (seen_[c]) return false;  // a repeated column: the slow path decides
     if (!ConvertFast(field.value, schema_.fields[c].type, &row_[c])) return false;
     seen_[c] = 1;
