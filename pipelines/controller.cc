@@ -364,9 +364,10 @@ bool Controller::Impl::TakeWhole(int relation, PendingChanges* p) {
   size_t changes = p->rows + (p->spilling ? p->spilling->rows : 0);
   for (const auto& run : p->runs) changes += run->rows();
   if (*rows > 2 * changes) return false;
-  // The checkpoint holds the rows decoded and sorted (their batch and three 16-byte entries each)
-  // while it writes them: at most a quarter of the cache budget, else the changes spill as usual.
-  const size_t row_bytes = (p->rows > 0 ? p->bytes / p->rows : 64) + 48;
+  // The checkpoint holds the rows decoded and sorted while it writes them (their batch, and about
+  // 64 bytes each of the sort's arrays: ConsolidateRows over a pool): at most a quarter of the
+  // cache budget, else the changes spill as usual.
+  const size_t row_bytes = (p->rows > 0 ? p->bytes / p->rows : 64) + 64;
   if (*rows * row_bytes > cache_bytes_ / 4) return false;
   FinishSpill(rel.name, p);
   pending_bytes_ -= p->bytes;

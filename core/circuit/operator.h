@@ -314,12 +314,12 @@ class Operator {
   // Output integral: an operator whose state is the running sum of its output (an upsert: its
   // table's rows, key -> row) can list those rows, so that a materialized relation it produces
   // can be written from them at a checkpoint instead of from every change since the last one
-  // (pipelines/controller.cc does so when the changes outnumber the rows).
+  // (pipelines/controller.cc does so once the changes reach half the rows).
   // IntegralRows: how many rows the output's integral holds, or nullopt when the operator cannot
   // list them from memory (it does not hold its output's integral, or some of its state was
   // evicted to the store). IntegralContents: those rows, each at weight 1, in parts and in no
-  // particular order (`pool`: to decode them in parallel, or null). While PinIntegral(true), no entry is
-  // evicted (StateCommitted), so that the rows stay listable until PinIntegral(false).
+  // particular order (`pool`: to decode them in parallel, or null). While PinIntegral(true), no
+  // entry is evicted (StateCommitted), so that the rows stay listable until PinIntegral(false).
   virtual std::optional<size_t> IntegralRows() const { return std::nullopt; }
   virtual std::vector<Batch> IntegralContents(ThreadPool* pool) const { return {}; }
   virtual void PinIntegral(bool pin) {}
