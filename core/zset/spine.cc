@@ -1,7 +1,6 @@
 #include "core/zset/spine.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <utility>
 
@@ -60,11 +59,6 @@ Spine::Writer::Writer(size_t reserve_bytes) {
   run_.bytes.reserve(reserve_bytes);
 }
 
-Spine::Writer::Writer(std::string* scratch) : scratch_(scratch) {
-  run_.bytes = std::move(*scratch);
-  run_.bytes.clear();
-}
-
 void Spine::Writer::Put(std::string_view key, std::string_view row, int64_t w) {
   const bool block = run_.rows % kBlockRows == 0;
   if (block) run_.blocks.push_back(static_cast<uint32_t>(run_.bytes.size()));
@@ -89,11 +83,6 @@ Spine::Run Spine::Writer::Finish() {
   run_.filter.assign(words, 0);
   run_.filter_shift = 64 - std::countr_zero(words);
   for (const uint64_t h : hashes_) run_.filter[FilterWord(run_, h)] |= FilterBits(h);
-  if (scratch_) {
-    std::string exact(run_.bytes);  // (a copy's capacity is its size)
-    *scratch_ = std::move(run_.bytes);
-    run_.bytes = std::move(exact);
-  }
   return std::move(run_);
 }
 
@@ -120,13 +109,12 @@ namespace {
 // Sorts refs by prefix: least significant byte first, skipping the bytes all of them share (the
 // zero padding of keys under 8 bytes, the high bytes of small integers).
 template <typename Ref>
-void RadixSort(std::vector<Ref>* refs, std::vector<Ref>* spare) {
+void RadixSort(std::vector<Ref>* refs) {
   const size_t n = refs->size();
-  std::array<size_t, 8 * 256> count{};
+  std::vector<size_t> count(8 * 256, 0);
   for (const Ref& r : *refs)
     for (int b = 0; b < 8; ++b) ++count[b * 256 + ((r.prefix >> (8 * b)) & 255)];
-  std::vector<Ref>& tmp = *spare;  // (both arrays keep their capacity for the next run)
-  tmp.resize(n);
+  std::vector<Ref> tmp(n);
   for (int b = 0; b < 8; ++b) {
     size_t* c = &count[b * 256];
     if (c[(refs->front().prefix >> (8 * b)) & 255] == n) continue;  // one value of this byte
@@ -144,7 +132,7 @@ void Spine::Seal() {
   // among those equal there (keys of a few bytes rarely are, but for rows of one key).
   const char* base = pending_.data();
   std::vector<Ref>& refs = refs_;
-  RadixSort(&refs, &sort_spare_);
+  RadixSort(&refs);
   auto less = [base](const Ref& a, const Ref& b) {
     const Pending x = ReadPending(base + a.at), y = ReadPending(base + b.at);
     if (const int c = x.key.compare(y.key); c != 0) return c < 0;
@@ -156,7 +144,7 @@ void Spine::Seal() {
     if (j - i > 1) std::sort(refs.begin() + static_cast<ptrdiff_t>(i), refs.begin() + static_cast<ptrdiff_t>(j), less);
     i = j;
   }
-  Writer out(&run_scratch_);
+  Writer out(pending_.size());
   for (size_t i = 0; i < refs.size();) {
     const Pending e = ReadPending(base + refs[i].at);
     int64_t w = e.w;
@@ -173,6 +161,7 @@ void Spine::Seal() {
   refs_.clear();
   Run run = out.Finish();
   if (run.rows == 0) return;
+  run.bytes.shrink_to_fit();  // reserved for the pending bytes, which take more
   rows_ += run.rows;
   runs_.push_back(std::move(run));
   for (size_t n = runs_.size(); n >= 4; n = runs_.size()) {
@@ -237,7 +226,6 @@ void Spine::MergeTail(size_t first) {
 size_t Spine::MemoryBytes() const {
   // (An empty std::string's capacity is its inline buffer: nothing is held until a row comes.)
   size_t n = refs_.capacity() == 0 ? 0 : pending_.capacity() + refs_.capacity() * sizeof(Ref);
-  if (sort_spare_.capacity() > 0) n += sort_spare_.capacity() * sizeof(Ref) + run_scratch_.capacity();
   n += runs_.capacity() * sizeof(Run);
   for (const Run& r : runs_)
     n += r.bytes.capacity() + r.blocks.capacity() * sizeof(uint32_t) + r.filter.capacity() * sizeof(uint64_t);
@@ -249,8 +237,6 @@ void Spine::Clear() {
   rows_ = 0;
   std::string().swap(pending_);
   std::vector<Ref>().swap(refs_);
-  std::vector<Ref>().swap(sort_spare_);
-  std::string().swap(run_scratch_);
 }
 
 }  // namespace fld

@@ -124,17 +124,12 @@ class Spine {
   class Writer {
    public:
     explicit Writer(size_t reserve_bytes);
-    // Writing into *scratch (emptied; its capacity kept), which Finish gives back: the run then
-    // gets a copy of exactly its bytes. (Seal writes a run per step: a fresh buffer each time
-    // would be fresh pages for the kernel to clear, then a second copy to trim it.)
-    explicit Writer(std::string* scratch);
     void Put(std::string_view key, std::string_view row, int64_t w);
     // The run, its filter built.
     Run Finish();
 
    private:
     Run run_;
-    std::string* scratch_ = nullptr;
     std::string last_key_;
     std::vector<uint64_t> hashes_;  // FilterHash of each key written
   };
@@ -154,9 +149,6 @@ class Spine {
   };
   std::string pending_;
   std::vector<Ref> refs_;
-  // Seal's buffers, kept from step to step: the radix sort's second array, the run's bytes.
-  std::vector<Ref> sort_spare_;
-  std::string run_scratch_;
 };
 
 }  // namespace fld
