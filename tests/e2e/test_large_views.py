@@ -107,9 +107,9 @@ def _():
         if config == "whole":
             # Written from the operator's rows, into an empty slot and over stored rows; never
             # from changes.
-            assert [v for v, _, _ in whole] == ["u"] * len(whole), whole
-            assert ("0",) in [(stored,) for _, _, stored in whole], whole
-            assert any(stored != "0" for _, _, stored in whole), whole
+            assert {v for v, _, _ in whole} == {"u"}, whole
+            stored_before = [stored for _, _, stored in whole]
+            assert "0" in stored_before and any(n != "0" for n in stored_before), whole
             assert "u" not in [v for v, _, _ in staged], staged
         else:
             assert not whole, whole
