@@ -225,6 +225,7 @@ int StatusOnce(const StatusOptions& o) {
                        {c.is_output ? "transmitted_records" : "total_records", c.records},
                        {"end_of_input", c.end_of_input != 0},
                        {"errors", c.errors}});
+      if (c.is_output) conns.back()["buffered_records"] = c.buffered;
     }
     lj["connectors"] = conns;
     j[live_key] = lj;
@@ -269,9 +270,11 @@ int StatusOnce(const StatusOptions& o) {
                              ls.last_checkpoint_ms, ls.last_checkpoint_bytes);
     for (const auto& c : lj["connectors"])
       std::cout << fmt::format(
-          "  {:<6} {:<40} {:>12} records{}{}\n", c["direction"].get<std::string>(), c["name"].get<std::string>(),
+          "  {:<6} {:<40} {:>12} records{}{}{}\n", c["direction"].get<std::string>(), c["name"].get<std::string>(),
           c.contains("total_records") ? c["total_records"].get<uint64_t>() : c["transmitted_records"].get<uint64_t>(),
           c["end_of_input"].get<bool>() && c["direction"] == "input" ? ", ended" : "",
+          c.value("buffered_records", uint64_t{0}) ? fmt::format(", {} buffered", c["buffered_records"].get<uint64_t>())
+                                                   : "",
           c["errors"].get<uint64_t>() ? fmt::format(", {} errors", c["errors"].get<uint64_t>()) : "");
     if (meta.count("checkpoint_step"))
       std::cout << fmt::format("stored      checkpoint at step {} ({})\n", meta["checkpoint_step"],

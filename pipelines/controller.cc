@@ -196,6 +196,9 @@ class Controller::Impl {
   // `force` or when the loop is `idle` (nothing read: a trickle of input gets its output after
   // one fsync), else at most every kGroupCommit (busy: one fsync covers many steps).
   void ReleaseOutputs(bool force, bool idle = false);
+  // Moves the changes output buffers hold (output_buffer.h) to their transports: those due now,
+  // or all with `all`.
+  void DrainOutputs(bool all);
   bool ReleaseDue() const;  // steps wait for ReleaseOutputs (without `force`)
   // Sleeps until an input may have records (its WaitFd polls readable) or `until`.
   void WaitForInput(Clock::time_point until);
@@ -515,6 +518,11 @@ void Controller::Impl::WaitForInput(Clock::time_point until) {
   ::ppoll(fds.data(), fds.size(), &ts, nullptr);
 }
 
+void Controller::Impl::DrainOutputs(bool all) {
+  const auto now = OutputClock::now();
+  for (auto& out : p_->outputs()) unreleased_ |= out.connector->Drain(now, all);
+}
+
 void Controller::Impl::ReleaseOutputs(bool force, bool idle) {
   if (!unreleased_) return;
   if (!force && !ReleaseDue()) return;
@@ -563,6 +571,7 @@ void Controller::Impl::Checkpoint(const char* state, bool complete, bool backgro
   auto w = std::make_unique<Written>();
   w->t0 = Clock::now();
   w->state = state;
+  DrainOutputs(true);  // the checkpoint records the outputs' positions: nothing may stay held
   ReleaseOutputs(true);
   for (auto& out : p_->outputs()) out.connector->Flush(true);
   Circuit& c = p_->circuit();
@@ -1022,6 +1031,7 @@ void Controller::Impl::Publish(const char* state, bool force) {
       std::snprintf(c.name, sizeof c.name, "%s: %s", p_->circuit().relations()[out.relation].name.c_str(),
                     out.connector->Describe().c_str());
       c.records = out.connector->records();
+      c.buffered = out.connector->buffered_records();
       c.is_output = 1;
     }
     ls.num_connectors = n;
@@ -1193,6 +1203,7 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
         }
         break;
       }
+      DrainOutputs(false);
       ReleaseOutputs(false, !ready && holding == 0);
       Publish("RUNNING", runs_done_ != runs_published_);
       FinishCheckpoint(true);  // one written in the background has finished: account for it
@@ -1216,6 +1227,8 @@ RunSummary Controller::Impl::Run(const std::atomic<bool>* stop) {
         if (holding > 0) until = std::min(until, oldest + delay);
         if (ReleaseDue()) until = std::min(until, last_sync_ + kGroupCommit);
         if (c.UsesNow()) until = std::min(until, last_step_ + clock_resolution);
+        for (const auto& out : p_->outputs())
+          if (auto due = out.connector->DrainDeadline()) until = std::min(until, *due);
         WaitForInput(until);
       }
     }

@@ -31,11 +31,12 @@ struct LiveConnector {
   uint64_t end_of_input = 0;
   uint64_t errors = 0;
   uint64_t is_output = 0;
+  uint64_t buffered = 0;  // output: records held in its output buffer (output_buffer.h)
 };
 
 // The mapped layout (fixed size; version bumps when it changes).
 struct LiveStatus {
-  static constexpr uint64_t kMagic = 0x32535654534C4446ull;  // "FLDSTVS2"
+  static constexpr uint64_t kMagic = 0x33535654534C4446ull;  // "FLDSTVS3"
   static constexpr size_t kMaxConnectors = 16;
   static constexpr size_t kSamples = 60;
   uint64_t magic = kMagic;

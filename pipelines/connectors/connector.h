@@ -2,6 +2,7 @@
 // Their configuration objects have Feldera's shape:
 //   {"transport": {"name": "datagen"|"nexmark"|"file_input"|"file_output", "config": {...}},
 //    "format": {"name": "csv"|"json", "config": {...}}, "max_batch_size": N, "name": "..."}
+// and, on outputs, Feldera's output buffer keys (pipelines/connectors/output_buffer.h).
 // They come either from a table's/view's WITH ('connectors' = '[...]') property or from the
 // spec's `connectors:` map (pipelines/spec.h); both are parsed by MakeInputConnector /
 // MakeOutputConnector, which reject unknown keys naming the key and where it was written.
@@ -10,6 +11,7 @@
 // context's ThreadPool inside Read.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -102,6 +104,8 @@ class InputConnector {
   virtual std::string Describe() const = 0;
 };
 
+using OutputClock = std::chrono::steady_clock;
+
 class OutputConnector {
  public:
   virtual ~OutputConnector() = default;
@@ -117,6 +121,14 @@ class OutputConnector {
   virtual uint64_t Position() const = 0;
   virtual void TruncateTo(uint64_t position) = 0;
   virtual std::string Describe() const = 0;
+  // Output buffering (pipelines/connectors/output_buffer.h): a connector that holds changes back
+  // writes them on when they are due at `now` (or all of them with `all`) and returns whether it
+  // wrote any; DrainDeadline is when the held ones fall due (none: nothing held, or no time
+  // limit); buffered_records counts the rows held. A connector that holds nothing back has
+  // nothing to drain.
+  virtual bool Drain(OutputClock::time_point now, bool all) { return false; }
+  virtual std::optional<OutputClock::time_point> DrainDeadline() const { return std::nullopt; }
+  virtual uint64_t buffered_records() const { return 0; }
 };
 
 // Builds a connector from its configuration object. Throws fld::Error(kUsage) for an unknown

@@ -1,7 +1,10 @@
 // MakeInputConnector / MakeOutputConnector: parse Feldera's connector object and build the
 // transport's connector. Keys: transport {name, config}, format {name, config}, and optionally
-// name, max_batch_size, paused, labels, start_after (the last three are accepted and ignored).
+// name, max_batch_size, max_queued_records, paused, labels, start_after (the last three are accepted
+// and ignored); on outputs, the output buffer's keys (pipelines/connectors/output_buffer.h).
 #include <fmt/format.h>
+
+#include <cstdint>
 
 #include "core/common/error.h"
 #include "pipelines/connectors/connector.h"
@@ -9,6 +12,7 @@
 #include "pipelines/connectors/file_input.h"
 #include "pipelines/connectors/file_output.h"
 #include "pipelines/connectors/nexmark.h"
+#include "pipelines/connectors/output_buffer.h"
 
 namespace fld {
 
@@ -21,6 +25,16 @@ struct ConnectorObject {
   Json transport_config = Json::object();
   const Json* format = nullptr;  // the {name, config} object, when given
   std::optional<size_t> max_batch_size;
+  std::optional<uint64_t> max_queued_records;
+  OutputBufferOptions buffer;
+  // The records an input takes per step: max_batch_size (or the transport's default), and at most
+  // max_queued_records: an input holds no more than one step's records between steps (reading
+  // never runs ahead of the steps), so Feldera's back-pressure threshold bounds what it holds
+  // when it is the smaller.
+  size_t BatchSize(size_t transport_default) const {
+    return static_cast<size_t>(
+        std::min<uint64_t>(max_batch_size.value_or(transport_default), max_queued_records.value_or(UINT64_MAX)));
+  }
 };
 
 ConnectorObject ParseObject(const Json& config, const ConnectorContext& ctx, const char* direction) {
@@ -30,14 +44,47 @@ ConnectorObject ParseObject(const Json& config, const ConnectorContext& ctx, con
   };
   ConnectorObject o;
   if (!config.is_object()) fail(fmt::format("expected an object with a 'transport', not {}", config.dump()));
+  const bool output = std::string_view(direction) == "output";
+  const char* expected = output ? "transport, format, name, max_batch_size, max_queued_records, paused, labels, "
+                                  "start_after, enable_output_buffer, max_output_buffer_time_millis, "
+                                  "max_output_buffer_size_records"
+                                : "transport, format, name, max_batch_size, max_queued_records, paused, labels, "
+                                  "start_after";
   for (auto it = config.begin(); it != config.end(); ++it) {
     const std::string& k = it.key();
-    if (k == "transport" || k == "format" || k == "name" || k == "max_batch_size" || k == "paused" || k == "labels" ||
-        k == "start_after")
+    if (k == "transport" || k == "format" || k == "name" || k == "max_batch_size" || k == "max_queued_records" ||
+        k == "paused" || k == "labels" || k == "start_after")
       continue;
-    fail(fmt::format("unknown key '{}' (expected transport, format, name, max_batch_size, paused, labels, start_after)",
-                     k));
+    if (k == "enable_output_buffer" || k == "max_output_buffer_time_millis" || k == "max_output_buffer_size_records") {
+      if (output) continue;
+      fail(fmt::format("'{}' applies to output connectors only", k));
+    }
+    fail(fmt::format("unknown key '{}' (expected {})", k, expected));
   }
+  // An integer key at least `min` (a YAML spec gives signed integers, JSON unsigned ones).
+  auto integer = [&](const char* key, uint64_t min, const char* what) -> std::optional<uint64_t> {
+    if (!config.contains(key) || config[key].is_null()) return std::nullopt;
+    const Json& m = config[key];
+    const bool ok = m.is_number_unsigned() ? m.get<uint64_t>() >= min
+                                           : m.is_number_integer() && m.get<int64_t>() >= static_cast<int64_t>(min);
+    if (!ok) fail(fmt::format("'{}' must be a {} integer, not {}", key, what, m.dump()));
+    return m.get<uint64_t>();
+  };
+  auto positive = [&](const char* key) { return integer(key, 1, "positive"); };
+  if (config.contains("enable_output_buffer") && !config["enable_output_buffer"].is_null()) {
+    if (!config["enable_output_buffer"].is_boolean())
+      fail(fmt::format("'enable_output_buffer' must be true or false, not {}", config["enable_output_buffer"].dump()));
+    o.buffer.enabled = config["enable_output_buffer"].get<bool>();
+  }
+  if (auto ms = integer("max_output_buffer_time_millis", 0, "non-negative")) {
+    // Feldera's default is the largest integer: no limit. Anything beyond a century is that too.
+    if (*ms < uint64_t{100} * 365 * 24 * 3600 * 1000) o.buffer.max_time = std::chrono::milliseconds(*ms);
+  }
+  if (auto n = positive("max_output_buffer_size_records")) o.buffer.max_records = *n;
+  if (!o.buffer.enabled &&
+      (config.contains("max_output_buffer_time_millis") || config.contains("max_output_buffer_size_records")))
+    fail("'max_output_buffer_time_millis' and 'max_output_buffer_size_records' need 'enable_output_buffer': true");
+  const std::optional<uint64_t> max_queued = positive("max_queued_records");
   if (!config.contains("transport") || !config["transport"].is_object())
     fail("needs a 'transport' object {name, config}");
   const Json& t = config["transport"];
@@ -56,13 +103,9 @@ ConnectorObject ParseObject(const Json& config, const ConnectorContext& ctx, con
     o.format = &f;
   }
   if (config.contains("name") && !config["name"].is_string()) fail("'name' must be a string");
-  if (config.contains("max_batch_size") && !config["max_batch_size"].is_null()) {
-    const Json& m = config["max_batch_size"];
-    if (!m.is_number_integer() || (m.is_number_integer() && !m.is_number_unsigned() && m.get<int64_t>() <= 0) ||
-        m.get<uint64_t>() == 0)
-      fail(fmt::format("'max_batch_size' must be a positive integer, not {}", m.dump()));
-    o.max_batch_size = static_cast<size_t>(std::min<uint64_t>(m.get<uint64_t>(), uint64_t{1} << 32));
-  }
+  if (auto m = positive("max_batch_size"))
+    o.max_batch_size = static_cast<size_t>(std::min<uint64_t>(*m, uint64_t{1} << 32));
+  o.max_queued_records = max_queued;
   return o;
 }
 
@@ -75,14 +118,15 @@ std::unique_ptr<InputConnector> MakeInputConnector(const Json& config, const Sch
   if (o.transport == "datagen") {
     if (o.format != nullptr) throw Error(ErrorKind::kUsage, at + "datagen: takes no 'format' (it generates rows)");
     auto c = std::make_unique<DatagenConnector>(o.transport_config, schema, ctx,
-                                                o.max_batch_size.value_or(DatagenConnector::kDefaultMaxBatchSize));
+                                                o.BatchSize(DatagenConnector::kDefaultMaxBatchSize));
     if (ctx.validate_only) return nullptr;
     return c;
   }
   if (o.transport == "nexmark") return MakeNexmarkInput(o.transport_config, o.format, schema, ctx);
   if (o.transport == "file_input") {
     if (o.format == nullptr) throw Error(ErrorKind::kUsage, at + "file_input: needs a 'format' (csv or json)");
-    return MakeFileInput(o.transport_config, *o.format, schema, ctx, o.max_batch_size);
+    return MakeFileInput(o.transport_config, *o.format, schema, ctx,
+                         o.BatchSize(FileInputConnector::kDefaultMaxBatchSize));
   }
   throw Error(ErrorKind::kUsage,
               fmt::format("{}unknown input transport '{}' (supported: datagen, nexmark, file_input)", at, o.transport));
@@ -94,7 +138,9 @@ std::unique_ptr<OutputConnector> MakeOutputConnector(const Json& config, const S
   const std::string at = ctx.where.empty() ? "" : ctx.where + ": ";
   if (o.transport == "file_output") {
     if (o.format == nullptr) throw Error(ErrorKind::kUsage, at + "file_output: needs a 'format' (csv or json)");
-    return MakeFileOutput(o.transport_config, *o.format, schema, ctx, !ctx.resume);
+    auto c = MakeFileOutput(o.transport_config, *o.format, schema, ctx, !ctx.resume);
+    if (c == nullptr || !o.buffer.enabled) return c;
+    return std::make_unique<BufferedOutputConnector>(std::move(c), o.buffer, schema, ctx.pool);
   }
   throw Error(ErrorKind::kUsage,
               fmt::format("{}unknown output transport '{}' (supported: file_output)", at, o.transport));
