@@ -1,7 +1,9 @@
 #include "core/zset/exchange.h"
 
 #include <cstring>
-#include <functional>
+#include <optional>
+
+#include "core/common/xxh64.h"
 
 namespace fld {
 
@@ -17,18 +19,52 @@ uint64_t Mix64(uint64_t h) {
 uint32_t ShardOfHash(uint64_t h, uint32_t shards) {
   return static_cast<uint32_t>(((Mix64(h) >> 32) * shards) >> 32);
 }
+
+// The key's hash folds one 64-bit word per column, h = h * kFold + word, starting from 0: a
+// single integer hashes as itself. A column's word is its integer, a double's bits (-0.0 as 0.0:
+// encodings already normalize it), a string's xxh64, kNullWord for NULL. PartitionRows computes
+// the same from the columns without encoding them.
+constexpr uint64_t kFold = 0x9e3779b97f4a7c15ULL;
+constexpr uint64_t kNullWord = 0x5bd1e9955bd1e995ULL;
+
+uint64_t StringWord(const char* p, size_t n) {
+  return Xxh64(std::string_view(p, n), 0);
+}
+
+// The fold of an EncodeRow encoding; nullopt when `key` is not one (a caller's own encoding).
+std::optional<uint64_t> FoldEncoding(std::string_view key) {
+  uint64_t h = 0;
+  size_t at = 0;
+  while (at < key.size()) {
+    const uint8_t tag = static_cast<uint8_t>(key[at++]);
+    uint64_t word;
+    if (tag == 0) {
+      word = kNullWord;
+    } else if (tag == 1 || tag == 2) {
+      if (key.size() - at < 8) return std::nullopt;
+      std::memcpy(&word, key.data() + at, 8);
+      at += 8;
+    } else if (tag == 3) {
+      uint32_t n;
+      if (key.size() - at < 4) return std::nullopt;
+      std::memcpy(&n, key.data() + at, 4);
+      at += 4;
+      if (key.size() - at < n) return std::nullopt;
+      word = StringWord(key.data() + at, n);
+      at += n;
+    } else {
+      return std::nullopt;
+    }
+    h = h * kFold + word;
+  }
+  return h;
+}
 }  // namespace
 
 uint32_t KeyShard(std::string_view key, uint32_t shards) {
   if (shards <= 1) return 0;
-  // A single non-NULL integer (its encoding: tag 1, then the 8 bytes) hashes by its value, so
-  // PartitionRows needs no encoding for the commonest key.
-  if (key.size() == 9 && key[0] == 1) {
-    uint64_t v;
-    std::memcpy(&v, key.data() + 1, 8);
-    return ShardOfHash(v, shards);
-  }
-  return ShardOfHash(std::hash<std::string_view>()(key), shards);
+  if (auto h = FoldEncoding(key)) return ShardOfHash(*h, shards);
+  return ShardOfHash(Xxh64(key, 1), shards);
 }
 
 std::vector<std::vector<uint32_t>> PartitionRows(const Batch& b, std::span<const int> keys, uint32_t shards,
@@ -41,28 +77,33 @@ std::vector<std::vector<uint32_t>> PartitionRows(const Batch& b, std::span<const
     return out;
   }
   for (auto& v : out) v.reserve(n / shards + n / (4 * shards) + 16);
-  if (keys.size() == 1 && b.cols[keys[0]]->phys == PhysType::kI64) {
-    const Column& c = *b.cols[keys[0]];
-    const int64_t* x = c.i64.data();
+  // Column by column: each row's fold of its key's words (as FoldEncoding folds the encoding),
+  // and whether the key has a NULL.
+  std::vector<uint64_t> h(n, 0);
+  std::vector<uint8_t> null;
+  for (int k : keys) {
+    const Column& c = *b.cols[k];
+    const bool nulls = c.HasNulls();
+    if (nulls && null.empty()) null.assign(n, 0);
     for (size_t r = 0; r < n; ++r) {
-      uint32_t s;
-      if (c.IsNull(r))
-        s = null_to_zero ? 0 : KeyShard(std::string_view("\0", 1), shards);
-      else
-        s = ShardOfHash(static_cast<uint64_t>(x[r]), shards);
-      out[s].push_back(static_cast<uint32_t>(r));
+      uint64_t word;
+      if (nulls && c.IsNull(r)) {
+        word = kNullWord;
+        null[r] = 1;
+      } else if (c.phys == PhysType::kI64) {
+        word = static_cast<uint64_t>(c.i64[r]);
+      } else if (c.phys == PhysType::kF64) {
+        const double d = c.f64[r] == 0.0 ? 0.0 : c.f64[r];
+        std::memcpy(&word, &d, 8);
+      } else {
+        word = StringWord(c.str[r].data(), c.str[r].size());
+      }
+      h[r] = h[r] * kFold + word;
     }
-    return out;
   }
-  std::string key;
   for (size_t r = 0; r < n; ++r) {
-    key.clear();
-    bool null = false;
-    for (int c : keys) {
-      null |= b.cols[c]->IsNull(r);
-      EncodeValue(&key, *b.cols[c], r);
-    }
-    out[null && null_to_zero ? 0 : KeyShard(key, shards)].push_back(static_cast<uint32_t>(r));
+    const uint32_t s = null_to_zero && !null.empty() && null[r] ? 0 : ShardOfHash(h[r], shards);
+    out[s].push_back(static_cast<uint32_t>(r));
   }
   return out;
 }

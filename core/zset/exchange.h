@@ -19,7 +19,9 @@
 namespace fld {
 
 // The shard (< shards) of a key, given its encoding (EncodeRow of the key columns). Uses a hash
-// independent of the one ArenaMap's table uses, so each shard's table stays evenly filled.
+// independent of the one ArenaMap's table uses, so each shard's table stays evenly filled: the
+// fold of one 64-bit word per column (an integer as itself, a double's bits, a string's XXH64),
+// which PartitionRows computes from the columns without encoding each row's key.
 uint32_t KeyShard(std::string_view key, uint32_t shards);
 
 // Row indices of b per shard, each list in row order: the shard of row r is KeyShard of the
