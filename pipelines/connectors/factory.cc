@@ -1,7 +1,8 @@
 // MakeInputConnector / MakeOutputConnector: parse Feldera's connector object and build the
 // transport's connector. Keys: transport {name, config}, format {name, config}, and optionally
-// name, max_batch_size, max_queued_records, paused, labels, start_after (the last three are accepted
-// and ignored); on outputs, the output buffer's keys (pipelines/connectors/output_buffer.h).
+// name, max_batch_size, max_worker_batch_size, max_queued_records, paused, labels, start_after (the
+// last three are accepted and ignored); on outputs, the output buffer's keys
+// (pipelines/connectors/output_buffer.h).
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -25,15 +26,22 @@ struct ConnectorObject {
   Json transport_config = Json::object();
   const Json* format = nullptr;  // the {name, config} object, when given
   std::optional<size_t> max_batch_size;
+  std::optional<uint64_t> max_worker_batch_size;
   std::optional<uint64_t> max_queued_records;
   OutputBufferOptions buffer;
-  // The records an input takes per step: max_batch_size (or the transport's default), and at most
+  // The records an input takes per step: max_batch_size; else max_worker_batch_size times the
+  // pipeline's workers, when given (Feldera's rule); else the transport's default, which does not
+  // depend on the workers, so that neither do the steps nor the output files. At most
   // max_queued_records: an input holds no more than one step's records between steps (reading
   // never runs ahead of the steps), so Feldera's back-pressure threshold bounds what it holds
   // when it is the smaller.
-  size_t BatchSize(size_t transport_default) const {
-    return static_cast<size_t>(
-        std::min<uint64_t>(max_batch_size.value_or(transport_default), max_queued_records.value_or(UINT64_MAX)));
+  size_t BatchSize(size_t transport_default, const ConnectorContext& ctx) const {
+    uint64_t n = transport_default;
+    if (max_batch_size)
+      n = *max_batch_size;
+    else if (max_worker_batch_size)
+      n = *max_worker_batch_size * (ctx.pool != nullptr ? ctx.pool->workers() : 1);
+    return static_cast<size_t>(std::min<uint64_t>({n, max_queued_records.value_or(UINT64_MAX), uint64_t{1} << 32}));
   }
 };
 
@@ -45,15 +53,15 @@ ConnectorObject ParseObject(const Json& config, const ConnectorContext& ctx, con
   ConnectorObject o;
   if (!config.is_object()) fail(fmt::format("expected an object with a 'transport', not {}", config.dump()));
   const bool output = std::string_view(direction) == "output";
-  const char* expected = output ? "transport, format, name, max_batch_size, max_queued_records, paused, labels, "
-                                  "start_after, enable_output_buffer, max_output_buffer_time_millis, "
-                                  "max_output_buffer_size_records"
-                                : "transport, format, name, max_batch_size, max_queued_records, paused, labels, "
-                                  "start_after";
+  const char* expected = output ? "transport, format, name, max_batch_size, max_worker_batch_size, "
+                                  "max_queued_records, paused, labels, start_after, enable_output_buffer, "
+                                  "max_output_buffer_time_millis, max_output_buffer_size_records"
+                                : "transport, format, name, max_batch_size, max_worker_batch_size, "
+                                  "max_queued_records, paused, labels, start_after";
   for (auto it = config.begin(); it != config.end(); ++it) {
     const std::string& k = it.key();
     if (k == "transport" || k == "format" || k == "name" || k == "max_batch_size" || k == "max_queued_records" ||
-        k == "paused" || k == "labels" || k == "start_after")
+        k == "max_worker_batch_size" || k == "paused" || k == "labels" || k == "start_after")
       continue;
     if (k == "enable_output_buffer" || k == "max_output_buffer_time_millis" || k == "max_output_buffer_size_records") {
       if (output) continue;
@@ -106,6 +114,9 @@ ConnectorObject ParseObject(const Json& config, const ConnectorContext& ctx, con
   if (auto m = positive("max_batch_size"))
     o.max_batch_size = static_cast<size_t>(std::min<uint64_t>(*m, uint64_t{1} << 32));
   o.max_queued_records = max_queued;
+  o.max_worker_batch_size = positive("max_worker_batch_size");
+  if (o.max_worker_batch_size)
+    o.max_worker_batch_size = std::min<uint64_t>(*o.max_worker_batch_size, uint64_t{1} << 32);
   return o;
 }
 
@@ -118,7 +129,7 @@ std::unique_ptr<InputConnector> MakeInputConnector(const Json& config, const Sch
   if (o.transport == "datagen") {
     if (o.format != nullptr) throw Error(ErrorKind::kUsage, at + "datagen: takes no 'format' (it generates rows)");
     auto c = std::make_unique<DatagenConnector>(o.transport_config, schema, ctx,
-                                                o.BatchSize(DatagenConnector::kDefaultMaxBatchSize));
+                                                o.BatchSize(DatagenConnector::kDefaultMaxBatchSize, ctx));
     if (ctx.validate_only) return nullptr;
     return c;
   }
@@ -126,7 +137,7 @@ std::unique_ptr<InputConnector> MakeInputConnector(const Json& config, const Sch
   if (o.transport == "file_input") {
     if (o.format == nullptr) throw Error(ErrorKind::kUsage, at + "file_input: needs a 'format' (csv or json)");
     return MakeFileInput(o.transport_config, *o.format, schema, ctx,
-                         o.BatchSize(FileInputConnector::kDefaultMaxBatchSize));
+                         o.BatchSize(FileInputConnector::kDefaultMaxBatchSize, ctx));
   }
   throw Error(ErrorKind::kUsage,
               fmt::format("{}unknown input transport '{}' (supported: datagen, nexmark, file_input)", at, o.transport));

@@ -10,6 +10,7 @@
 
 #include "core/common/error.h"
 #include "core/common/temp_dir.h"
+#include "core/common/thread_pool.h"
 #include "pipelines/connectors/connector.h"
 
 namespace fld {
@@ -217,6 +218,24 @@ TEST_CASE("output buffer and back-pressure keys: checked, named in errors, max_q
   CHECK(input({{"max_batch_size", 4}, {"max_queued_records", 100}})->max_batch_size() == 4);
   CHECK(input({{"max_batch_size", 4}, {"max_queued_records", 3}})->max_batch_size() == 3);
   CHECK(input({{"max_queued_records", 1000000}})->max_batch_size() == 10000);  // the file default
+  // max_worker_batch_size: times the pipeline's workers, unless max_batch_size is given.
+  ThreadPool pool(3);
+  auto input_with = [&](Json keys, ThreadPool* p) {
+    Json cfg = {{"transport", {{"name", "file_input"}, {"config", {{"path", dir.File("in.csv")}}}}},
+                {"format", {{"name", "csv"}}}};
+    for (auto it = keys.begin(); it != keys.end(); ++it) cfg[it.key()] = it.value();
+    ConnectorContext ctx = Ctx();
+    ctx.pool = p;
+    return MakeInputConnector(cfg, KvSchema(), ctx);
+  };
+  CHECK(input_with({{"max_worker_batch_size", 4}}, &pool)->max_batch_size() == 12);
+  CHECK(input_with({{"max_worker_batch_size", 4}}, nullptr)->max_batch_size() == 4);
+  CHECK(input_with({{"max_worker_batch_size", 4}, {"max_batch_size", 5}}, &pool)->max_batch_size() == 5);
+  CHECK(input_with({{"max_worker_batch_size", 4}, {"max_queued_records", 10}}, &pool)->max_batch_size() == 10);
+  CHECK(input_with(Json::object(), &pool)->max_batch_size() == 10000);  // the default ignores the workers
+  CHECK(ErrorOf([&] {
+          input({{"max_worker_batch_size", -3}});
+        }) == "p.yaml:3: input connector: 'max_worker_batch_size' must be a positive integer, not -3");
 }
 
 }  // namespace fld
