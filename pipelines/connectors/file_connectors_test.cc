@@ -285,6 +285,35 @@ TEST_CASE("file_input with a pool parses CSV in parallel slices into the serial 
   CHECK(file.parallel_rejects() == 1);
 }
 
+TEST_CASE("file_input with a pool reads unquoted CSV with CRLF, blank lines and rare quotes as serially", "[file]") {
+  // Mostly unquoted records, with CRLF endings, blank and
+  // whitespace-only lines, now and then a quoted field (on one line or spanning two), enough
+  // records to cross many buffer refills, and a malformed record late in the file.
+  TempDir dir;
+  Schema s;
+  s.fields = {{"id", SqlType::Of(TypeId::kInteger)}, {"note", SqlType::Of(TypeId::kVarchar)}};
+  std::string text;
+  for (int i = 0; i < 160000; ++i) {
+    if (i % 1013 == 3) text += "\n";
+    if (i % 2221 == 9) text += "  \t\r\n";
+    if (i == 151001)
+      text += "x151001,bad\n";
+    else if (i % 25013 == 11)
+      text += fmt::format("{},\"two\nlines {}\"\n", i, i);
+    else if (i % 997 == 13)
+      text += fmt::format("{},\"quoted, {}\"\r\n", i, i);
+    else
+      text += fmt::format("{},plain {}{}", i, i, i % 5 == 0 ? "\r\n" : "\n");
+  }
+  WriteFile(dir.File("u.csv"), text);
+  SerialAndPooled in(dir, InputConfig("u.csv", "csv"), s);
+  std::string error;
+  CHECK(ReadAlike(&in, &error) == 151001);
+  CHECK(error.find("u.csv:") == 0);
+  CHECK(in.pooled->records() == 151001);
+  CHECK(in.pooled_file().parallel_reads() >= 10);
+}
+
 TEST_CASE("file_input with a pool parses JSON lines in parallel slices into the serial reader's batches", "[file]") {
   // A byte order mark, blank lines, inserts and deletes, strings with escapes and a malformed
   // record late in the file: with two workers every Read returns the same rows and Position as
