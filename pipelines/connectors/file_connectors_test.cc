@@ -286,9 +286,9 @@ TEST_CASE("file_input with a pool parses CSV in parallel slices into the serial 
 }
 
 TEST_CASE("file_input with a pool reads unquoted CSV with CRLF, blank lines and rare quotes as serially", "[file]") {
-  // Mostly unquoted records, with CRLF endings, blank and
-  // whitespace-only lines, now and then a quoted field (on one line or spanning two), enough
-  // records to cross many buffer refills, and a malformed record late in the file.
+  // Mostly unquoted records, with CRLF endings, blank and whitespace-only lines, now and then a
+  // quoted field (on one line or spanning two), enough records to cross many buffer refills,
+  // and a malformed record late in the file.
   TempDir dir;
   Schema s;
   s.fields = {{"id", SqlType::Of(TypeId::kInteger)}, {"note", SqlType::Of(TypeId::kVarchar)}};
