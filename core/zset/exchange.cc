@@ -85,20 +85,27 @@ std::vector<std::vector<uint32_t>> PartitionRows(const Batch& b, std::span<const
     const Column& c = *b.cols[k];
     const bool nulls = c.HasNulls();
     if (nulls && null.empty()) null.assign(n, 0);
-    for (size_t r = 0; r < n; ++r) {
-      uint64_t word;
-      if (nulls && c.IsNull(r)) {
-        word = kNullWord;
-        null[r] = 1;
-      } else if (c.phys == PhysType::kI64) {
-        word = static_cast<uint64_t>(c.i64[r]);
-      } else if (c.phys == PhysType::kF64) {
-        const double d = c.f64[r] == 0.0 ? 0.0 : c.f64[r];
-        std::memcpy(&word, &d, 8);
-      } else {
-        word = StringWord(c.str[r].data(), c.str[r].size());
+    auto fold = [&](auto word_of) {  // (one loop per column type: no type test per row)
+      for (size_t r = 0; r < n; ++r) {
+        if (nulls && c.nulls[r]) {
+          null[r] = 1;
+          h[r] = h[r] * kFold + kNullWord;
+        } else {
+          h[r] = h[r] * kFold + word_of(r);
+        }
       }
-      h[r] = h[r] * kFold + word;
+    };
+    if (c.phys == PhysType::kI64) {
+      fold([&](size_t r) { return static_cast<uint64_t>(c.i64[r]); });
+    } else if (c.phys == PhysType::kF64) {
+      fold([&](size_t r) {
+        const double d = c.f64[r] == 0.0 ? 0.0 : c.f64[r];  // -0.0 as 0.0, as encodings write it
+        uint64_t word;
+        std::memcpy(&word, &d, 8);
+        return word;
+      });
+    } else {
+      fold([&](size_t r) { return StringWord(c.str[r].data(), c.str[r].size()); });
     }
   }
   for (size_t r = 0; r < n; ++r) {

@@ -25,7 +25,7 @@ struct ConnectorObject {
   std::string transport;
   Json transport_config = Json::object();
   const Json* format = nullptr;  // the {name, config} object, when given
-  std::optional<size_t> max_batch_size;
+  std::optional<uint64_t> max_batch_size;
   std::optional<uint64_t> max_worker_batch_size;
   std::optional<uint64_t> max_queued_records;
   OutputBufferOptions buffer;
@@ -36,12 +36,13 @@ struct ConnectorObject {
   // never runs ahead of the steps), so Feldera's back-pressure threshold bounds what it holds
   // when it is the smaller.
   size_t BatchSize(size_t transport_default, const ConnectorContext& ctx) const {
+    constexpr uint64_t kMax = uint64_t{1} << 32;
     uint64_t n = transport_default;
     if (max_batch_size)
       n = *max_batch_size;
     else if (max_worker_batch_size)
-      n = *max_worker_batch_size * (ctx.pool != nullptr ? ctx.pool->workers() : 1);
-    return static_cast<size_t>(std::min<uint64_t>({n, max_queued_records.value_or(UINT64_MAX), uint64_t{1} << 32}));
+      n = std::min(*max_worker_batch_size, kMax) * (ctx.pool != nullptr ? ctx.pool->workers() : 1);
+    return static_cast<size_t>(std::min<uint64_t>({n, max_queued_records.value_or(kMax), kMax}));
   }
 };
 
@@ -92,7 +93,6 @@ ConnectorObject ParseObject(const Json& config, const ConnectorContext& ctx, con
   if (!o.buffer.enabled &&
       (config.contains("max_output_buffer_time_millis") || config.contains("max_output_buffer_size_records")))
     fail("'max_output_buffer_time_millis' and 'max_output_buffer_size_records' need 'enable_output_buffer': true");
-  const std::optional<uint64_t> max_queued = positive("max_queued_records");
   if (!config.contains("transport") || !config["transport"].is_object())
     fail("needs a 'transport' object {name, config}");
   const Json& t = config["transport"];
@@ -111,12 +111,9 @@ ConnectorObject ParseObject(const Json& config, const ConnectorContext& ctx, con
     o.format = &f;
   }
   if (config.contains("name") && !config["name"].is_string()) fail("'name' must be a string");
-  if (auto m = positive("max_batch_size"))
-    o.max_batch_size = static_cast<size_t>(std::min<uint64_t>(*m, uint64_t{1} << 32));
-  o.max_queued_records = max_queued;
+  o.max_batch_size = positive("max_batch_size");
   o.max_worker_batch_size = positive("max_worker_batch_size");
-  if (o.max_worker_batch_size)
-    o.max_worker_batch_size = std::min<uint64_t>(*o.max_worker_batch_size, uint64_t{1} << 32);
+  o.max_queued_records = positive("max_queued_records");
   return o;
 }
 
@@ -151,7 +148,7 @@ std::unique_ptr<OutputConnector> MakeOutputConnector(const Json& config, const S
     if (o.format == nullptr) throw Error(ErrorKind::kUsage, at + "file_output: needs a 'format' (csv or json)");
     auto c = MakeFileOutput(o.transport_config, *o.format, schema, ctx, !ctx.resume);
     if (c == nullptr || !o.buffer.enabled) return c;
-    return std::make_unique<BufferedOutputConnector>(std::move(c), o.buffer, schema, ctx.pool);
+    return std::make_unique<BufferedOutputConnector>(std::move(c), o.buffer, ctx.pool);
   }
   throw Error(ErrorKind::kUsage,
               fmt::format("{}unknown output transport '{}' (supported: file_output)", at, o.transport));

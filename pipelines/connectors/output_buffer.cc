@@ -1,7 +1,5 @@
 #include "pipelines/connectors/output_buffer.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 
 namespace fld {
@@ -14,8 +12,8 @@ constexpr uint64_t kConsolidateRows = 1 << 16;
 }  // namespace
 
 BufferedOutputConnector::BufferedOutputConnector(std::unique_ptr<OutputConnector> inner, OutputBufferOptions options,
-                                                 const Schema& schema, ThreadPool* pool)
-    : inner_(std::move(inner)), options_(options), types_(schema.PhysTypes()), pool_(pool) {
+                                                 ThreadPool* pool)
+    : inner_(std::move(inner)), options_(options), pool_(pool) {
   options_.max_records = std::max<uint64_t>(1, options_.max_records);
 }
 
@@ -40,19 +38,19 @@ void BufferedOutputConnector::Consolidate() {
   if (held_rows_ > 0) held_.push_back(std::move(all));
 }
 
-void BufferedOutputConnector::WriteHeld() {
+bool BufferedOutputConnector::WriteHeld() {
   Consolidate();
-  if (held_rows_ > 0) inner_->Write(held_[0], last_step_);
+  const bool any = held_rows_ > 0;
+  if (any) inner_->Write(held_[0], last_step_);
   held_.clear();
   held_rows_ = consolidated_rows_ = 0;
+  return any;
 }
 
 bool BufferedOutputConnector::Drain(OutputClock::time_point now, bool all) {
   if (held_rows_ == 0) return false;
   if (!all && !(options_.max_time && now - since_ >= *options_.max_time)) return false;
-  const uint64_t before = inner_->records();
-  WriteHeld();
-  return inner_->records() != before;
+  return WriteHeld();
 }
 
 std::optional<OutputClock::time_point> BufferedOutputConnector::DrainDeadline() const {

@@ -31,7 +31,6 @@
 #include <vector>
 
 #include "core/common/thread_pool.h"
-#include "core/types/schema.h"
 #include "pipelines/connectors/connector.h"
 
 namespace fld {
@@ -44,8 +43,7 @@ struct OutputBufferOptions {
 
 class BufferedOutputConnector : public OutputConnector {
  public:
-  BufferedOutputConnector(std::unique_ptr<OutputConnector> inner, OutputBufferOptions options, const Schema& schema,
-                          ThreadPool* pool);
+  BufferedOutputConnector(std::unique_ptr<OutputConnector> inner, OutputBufferOptions options, ThreadPool* pool);
 
   // Holds the change (consolidating what is held when it has grown enough), and writes what is
   // held at once when it reaches max_records.
@@ -65,11 +63,10 @@ class BufferedOutputConnector : public OutputConnector {
 
  private:
   void Consolidate();  // the held parts into one consolidated batch
-  void WriteHeld();    // consolidated, to the transport; nothing held afterwards
+  bool WriteHeld();    // consolidated, to the transport (false: it all cancelled out); nothing held afterwards
 
   std::unique_ptr<OutputConnector> inner_;
   OutputBufferOptions options_;
-  std::vector<PhysType> types_;
   ThreadPool* pool_;
   std::vector<Batch> held_;  // held_[0] is consolidated when consolidated_rows_ > 0
   uint64_t held_rows_ = 0;   // rows in held_ (with duplicates not yet consolidated)
