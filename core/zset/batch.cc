@@ -326,52 +326,55 @@ Value DecodeValue(std::string_view in, size_t* pos) {
   }
 }
 
-bool RowEncodingValid(std::string_view in) {
-  size_t pos = 0;
-  while (pos < in.size()) {
-    const uint8_t tag = static_cast<uint8_t>(in[pos]);
-    size_t need;  // bytes after the tag
-    if (IsCompactInt(tag)) {
-      need = tag - kCompactInt;
-    } else if (tag == 0) {
-      need = 0;
-    } else if (tag == 1 || tag == 2) {
-      need = 8;
-    } else if (tag == 3) {
-      if (in.size() - pos - 1 < 4) return false;
-      uint32_t n;
-      std::memcpy(&n, in.data() + pos + 1, 4);
-      need = 4 + size_t{n};
-    } else {
-      return false;
-    }
-    if (in.size() - pos - 1 < need) return false;
-    pos += 1 + need;
+bool NextEncodedValue(std::string_view in, size_t* pos, EncodedValue* v) {
+  const size_t at = *pos;
+  if (at >= in.size()) return false;
+  const uint8_t tag = static_cast<uint8_t>(in[at]);
+  const size_t left = in.size() - at - 1;  // bytes after the tag
+  if (IsCompactInt(tag)) {
+    if (left < static_cast<size_t>(tag - kCompactInt)) return false;
+    v->kind = EncodedValue::Kind::kInt;
+    v->bits = static_cast<uint64_t>(GetCompactInt(in, pos));
+    return true;
+  }
+  if (tag == 0) {
+    v->kind = EncodedValue::Kind::kNull;
+    *pos = at + 1;
+  } else if (tag == 1 || tag == 2) {
+    if (left < 8) return false;
+    v->kind = tag == 1 ? EncodedValue::Kind::kInt : EncodedValue::Kind::kDouble;
+    v->bits = Get64(in, at + 1);
+    *pos = at + 9;
+  } else if (tag == 3) {
+    uint32_t n;
+    if (left < 4) return false;
+    std::memcpy(&n, in.data() + at + 1, 4);
+    if (left - 4 < n) return false;
+    v->kind = EncodedValue::Kind::kString;
+    v->bytes = in.substr(at + 5, n);
+    *pos = at + 5 + n;
+  } else {
+    return false;
   }
   return true;
 }
 
+bool RowEncodingValid(std::string_view in) {
+  size_t pos = 0;
+  EncodedValue v;
+  while (pos < in.size())
+    if (!NextEncodedValue(in, &pos, &v)) return false;
+  return true;
+}
+
 bool RowEncodingFits(std::string_view in, std::span<const PhysType> types) {
-  if (!RowEncodingValid(in)) return false;
   size_t pos = 0, c = 0;
+  EncodedValue v;
   for (; pos < in.size(); ++c) {
-    if (c == types.size()) return false;
-    const uint8_t tag = static_cast<uint8_t>(in[pos]);
-    const bool is_int = IsCompactInt(tag) || tag == 1;
-    if (tag != 0 && is_int != (types[c] == PhysType::kI64)) return false;
-    if (tag == 2 && types[c] != PhysType::kF64) return false;
-    if (tag == 3 && types[c] != PhysType::kStr) return false;
-    if (IsCompactInt(tag)) {
-      pos += 1 + (tag - kCompactInt);
-    } else if (tag == 0) {
-      pos += 1;
-    } else if (tag == 3) {
-      uint32_t n;
-      std::memcpy(&n, in.data() + pos + 1, 4);
-      pos += 5 + size_t{n};
-    } else {
-      pos += 9;
-    }
+    if (c == types.size() || !NextEncodedValue(in, &pos, &v)) return false;
+    if (v.kind == EncodedValue::Kind::kInt && types[c] != PhysType::kI64) return false;
+    if (v.kind == EncodedValue::Kind::kDouble && types[c] != PhysType::kF64) return false;
+    if (v.kind == EncodedValue::Kind::kString && types[c] != PhysType::kStr) return false;
   }
   return c == types.size();
 }

@@ -116,6 +116,17 @@ Value DecodeValue(std::string_view in, size_t* pos);
 std::vector<Value> DecodeRow(std::string_view in);
 // Appends the values of an encoded row to *row (a vector kept across rows keeps its buffer).
 void DecodeRowInto(std::string_view in, std::vector<Value>* row);
+// One value of a row in either encoding, read in place: its kind, an integer's or a double's
+// 64 bits (a compact integer widened), a string's bytes (a view into the row).
+struct EncodedValue {
+  enum class Kind : uint8_t { kNull, kInt, kDouble, kString };
+  Kind kind = Kind::kNull;
+  uint64_t bits = 0;
+  std::string_view bytes;
+};
+// Reads the value at *pos into *v and advances *pos; false (nothing advanced) when the bytes
+// there are not a whole value of a known tag.
+bool NextEncodedValue(std::string_view in, size_t* pos, EncodedValue* v);
 // Whether `in` is a whole row in either encoding (known tags, every value within the bytes): the
 // decoders above trust their input, so a row read back from storage is checked first.
 bool RowEncodingValid(std::string_view in);

@@ -31,30 +31,16 @@ uint64_t StringWord(const char* p, size_t n) {
   return Xxh64(std::string_view(p, n), 0);
 }
 
-// The fold of an EncodeRow encoding; nullopt when `key` is not one (a caller's own encoding).
+// The fold of a row encoding's values; nullopt when `key` is not one (a caller's own encoding).
 std::optional<uint64_t> FoldEncoding(std::string_view key) {
   uint64_t h = 0;
   size_t at = 0;
+  EncodedValue v;
   while (at < key.size()) {
-    const uint8_t tag = static_cast<uint8_t>(key[at++]);
-    uint64_t word;
-    if (tag == 0) {
-      word = kNullWord;
-    } else if (tag == 1 || tag == 2) {
-      if (key.size() - at < 8) return std::nullopt;
-      std::memcpy(&word, key.data() + at, 8);
-      at += 8;
-    } else if (tag == 3) {
-      uint32_t n;
-      if (key.size() - at < 4) return std::nullopt;
-      std::memcpy(&n, key.data() + at, 4);
-      at += 4;
-      if (key.size() - at < n) return std::nullopt;
-      word = StringWord(key.data() + at, n);
-      at += n;
-    } else {
-      return std::nullopt;
-    }
+    if (!NextEncodedValue(key, &at, &v)) return std::nullopt;
+    const uint64_t word = v.kind == EncodedValue::Kind::kNull     ? kNullWord
+                          : v.kind == EncodedValue::Kind::kString ? StringWord(v.bytes.data(), v.bytes.size())
+                                                                  : v.bits;
     h = h * kFold + word;
   }
   return h;

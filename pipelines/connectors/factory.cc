@@ -4,8 +4,12 @@
 // last three are accepted and ignored); on outputs, the output buffer's keys
 // (pipelines/connectors/output_buffer.h).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <string_view>
 
 #include "core/common/error.h"
 #include "pipelines/connectors/connector.h"
@@ -54,21 +58,26 @@ ConnectorObject ParseObject(const Json& config, const ConnectorContext& ctx, con
   ConnectorObject o;
   if (!config.is_object()) fail(fmt::format("expected an object with a 'transport', not {}", config.dump()));
   const bool output = std::string_view(direction) == "output";
-  const char* expected = output ? "transport, format, name, max_batch_size, max_worker_batch_size, "
-                                  "max_queued_records, paused, labels, start_after, enable_output_buffer, "
-                                  "max_output_buffer_time_millis, max_output_buffer_size_records"
-                                : "transport, format, name, max_batch_size, max_worker_batch_size, "
-                                  "max_queued_records, paused, labels, start_after";
+  // The keys a connector object may hold; the last three only on outputs.
+  static constexpr std::string_view kKeys[] = {"transport",
+                                               "format",
+                                               "name",
+                                               "max_batch_size",
+                                               "max_worker_batch_size",
+                                               "max_queued_records",
+                                               "paused",
+                                               "labels",
+                                               "start_after",
+                                               "enable_output_buffer",
+                                               "max_output_buffer_time_millis",
+                                               "max_output_buffer_size_records"};
+  const size_t known = output ? std::size(kKeys) : std::size(kKeys) - 3;
   for (auto it = config.begin(); it != config.end(); ++it) {
     const std::string& k = it.key();
-    if (k == "transport" || k == "format" || k == "name" || k == "max_batch_size" || k == "max_queued_records" ||
-        k == "max_worker_batch_size" || k == "paused" || k == "labels" || k == "start_after")
-      continue;
-    if (k == "enable_output_buffer" || k == "max_output_buffer_time_millis" || k == "max_output_buffer_size_records") {
-      if (output) continue;
-      fail(fmt::format("'{}' applies to output connectors only", k));
-    }
-    fail(fmt::format("unknown key '{}' (expected {})", k, expected));
+    const auto at = std::find(std::begin(kKeys), std::end(kKeys), k) - std::begin(kKeys);
+    if (static_cast<size_t>(at) < known) continue;
+    if (static_cast<size_t>(at) < std::size(kKeys)) fail(fmt::format("'{}' applies to output connectors only", k));
+    fail(fmt::format("unknown key '{}' (expected {})", k, fmt::join(kKeys, kKeys + known, ", ")));
   }
   // An integer key at least `min` (a YAML spec gives signed integers, JSON unsigned ones).
   auto integer = [&](const char* key, uint64_t min, const char* what) -> std::optional<uint64_t> {
